@@ -1,0 +1,113 @@
+-- Claude Code session JSONL -> fmt_events + fmt_fates.   Input: stage_lines, batch_files.
+-- One API reply written over several lines (one per content block, same message.id) becomes one
+-- assistant event; tool results stay user-role events of kind tool_result; queue-operation enqueue
+-- text (typed while the agent worked) is a user event of kind queued_input.
+CREATE OR REPLACE TEMP TABLE cc AS
+SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+         "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
+         "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
+         "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
+         "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
+         "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
+                    "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
+                             "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
+FROM stage_lines s;
+
+CREATE OR REPLACE TEMP TABLE fmt_fates AS
+SELECT fid, line,
+       CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
+            WHEN blank THEN 'skip'
+            WHEN j.type IN ('user', 'assistant') AND j.message IS NULL THEN 'reject'
+            WHEN j.type IN ('user', 'assistant', 'system') THEN 'event'
+            WHEN j.type = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
+            ELSE 'skip' END AS fate,
+       CASE WHEN txt IS NULL THEN 'invalid UTF-8'
+            WHEN blank THEN 'blank_line'
+            WHEN j IS NULL THEN 'invalid JSON'
+            WHEN j.type IS NULL AND json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
+            WHEN j.type IS NULL THEN 'missing field: type'
+            WHEN j.type IN ('user', 'assistant') AND j.message IS NULL THEN 'missing or malformed field: message'
+            WHEN j.type = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
+            ELSE j.type END AS label,
+       CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt
+FROM cc;
+
+CREATE OR REPLACE TEMP TABLE cc_rows AS
+SELECT c.fid, c.line, c.j.type AS type,
+       coalesce(c.j.sessionId, f.stem)
+         || CASE WHEN c.j.agentId IS NOT NULL AND coalesce(c.j.isSidechain, false) THEN '/agent-' || c.j.agentId ELSE '' END
+         AS session_id,
+       parse_ts(c.j.timestamp) AS ts,
+       c.j.message.content AS content,
+       CASE WHEN json_type(c.j.message.content) = 'ARRAY' THEN json_transform(c.j.message.content,
+         '[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
+            "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}]') END AS blocks,
+       c.j
+FROM cc c JOIN fmt_fates USING (fid, line) JOIN batch_files f USING (fid)
+WHERE fmt_fates.fate = 'event';
+
+CREATE OR REPLACE TEMP TABLE fmt_events AS
+-- user lines: prompts, harness-written text, tool results
+SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,
+       'per_message' AS ts_quality, 'user' AS role,
+       CASE WHEN len(list_filter(blocks, lambda b: b.type = 'tool_result')) > 0 THEN 'tool_result' ELSE 'message' END AS kind,
+       CASE WHEN json_type(content) = 'VARCHAR' THEN content ->> '$'
+            ELSE nullif(array_to_string(list_filter(list_transform(blocks, lambda b: CASE
+                   WHEN b.type = 'text' THEN b.text
+                   WHEN b.type = 'tool_result' THEN json_text(b.content) END), lambda t: t IS NOT NULL), chr(10)), '') END AS text,
+       []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
+       list_filter(blocks, lambda b: b.type = 'tool_result')[1].tool_use_id AS tool_call_id,
+       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, j.message.id AS message_id,
+       j.uuid AS record_id, j.parentUuid AS parent_id, NULL::VARCHAR AS turn_id, NULL::VARCHAR AS model,
+       coalesce(j.isSidechain, false) AS is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
+       json_object('isMeta', j.isMeta, 'isCompactSummary', j.isCompactSummary, 'agentId', j.agentId,
+                   'permissionMode', j.permissionMode, 'version', j.version,
+                   'is_error', list_filter(blocks, lambda b: b.type = 'tool_result')[1].is_error,
+                   'sourceToolAssistantUUID', j.sourceToolAssistantUUID, 'content_is_string', json_type(content) = 'VARCHAR') AS meta
+FROM cc_rows WHERE type = 'user'
+UNION ALL
+-- queue-operation enqueue: text a person typed while the agent was busy
+SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',
+       json_text(j.content), [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
+       coalesce(j.isSidechain, false), NULL, NULL,
+       json_object('operation', j.operation, 'isMeta', j.isMeta, 'version', j.version)
+FROM cc_rows WHERE type = 'queue-operation'
+UNION ALL
+-- system lines: turn_duration / stop_hook_summary / compact_boundary / local_command ...
+SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
+       CASE j.subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
+       json_text(j.content), [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
+       coalesce(j.isSidechain, false), NULL, NULL,
+       json_object('subtype', j.subtype, 'isMeta', j.isMeta, 'version', j.version)
+FROM cc_rows WHERE type = 'system'
+UNION ALL
+-- assistant lines merged per API message (message.id); a line without id is its own reply
+SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
+       arg_min(ts, line), arg_max(ts, line), 'per_message', 'assistant', 'message',
+       nullif(string_agg(text_part, chr(10) ORDER BY line) FILTER (WHERE text_part <> ''), ''),
+       flatten(list(calls ORDER BY line)),
+       NULL,
+       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL),
+       NULL, any_value(message_id), arg_min(record_id, line), arg_min(parent_id, line), NULL,
+       arg_max(model, line) FILTER (WHERE model IS NOT NULL),
+       bool_or(is_sidechain),
+       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL),
+       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL),
+       json_object('isMeta', bool_or(is_meta), 'requestId', any_value(request_id),
+                   'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(version))
+FROM (
+    SELECT fid, line, session_id, ts, j.message.id AS message_id, j.uuid AS record_id, j.parentUuid AS parent_id,
+           j.message.model AS model, j.message.stop_reason AS stop_reason, j.isMeta AS is_meta,
+           j.requestId AS request_id, j.version AS version, coalesce(j.isSidechain, false) AS is_sidechain,
+           j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
+             + coalesce(j.message.usage.cache_creation_input_tokens, 0) AS tokens_in,
+           j.message.usage.output_tokens AS tokens_out,
+           CASE WHEN json_type(content) = 'VARCHAR' THEN content ->> '$'
+                ELSE array_to_string(list_transform(list_filter(blocks, lambda b: b.type = 'text'), lambda b: b.text), chr(10)) END AS text_part,
+           coalesce(list_transform(list_filter(blocks, lambda b: b.type = 'tool_use'),
+                    lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
+           coalesce(list_transform(blocks, lambda b: b.type), []) AS block_types
+    FROM cc_rows WHERE type = 'assistant'
+) a
+GROUP BY fid, coalesce(message_id, 'line:' || line);

@@ -1,0 +1,144 @@
+-- Codex rollout JSONL -> fmt_events + fmt_fates.   Input: stage_lines, batch_files.
+-- A response_item user message and the event_msg/user_message carrying the same text are one human
+-- message (meta.paired = true); an unpaired user/developer item is harness-injected context. The model
+-- output items of one response (assistant message + function/custom tool calls, nothing in between
+-- that breaks the round) form one assistant event. UI mirrors (agent_message, agent_reasoning) and
+-- token_count snapshots never become events.
+CREATE OR REPLACE TEMP TABLE cx AS
+SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+         "timestamp":"JSON","type":"VARCHAR",
+         "payload":{"type":"VARCHAR","id":"VARCHAR","role":"VARCHAR","content":"JSON","phase":"VARCHAR",
+                    "name":"VARCHAR","arguments":"JSON","input":"JSON","call_id":"VARCHAR","output":"JSON",
+                    "action":"JSON","message":"VARCHAR","turn_id":"VARCHAR","model":"VARCHAR","reason":"VARCHAR",
+                    "originator":"VARCHAR","cli_version":"VARCHAR","source":"JSON","model_provider":"VARCHAR",
+                    "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}')) END AS j
+FROM stage_lines s;
+
+CREATE OR REPLACE TEMP TABLE cx_cls AS
+SELECT fid, line, txt, blank, bad_excerpt, j,
+       parse_ts(j.timestamp) AS ts,
+       j.type || coalesce(':' || j.payload.type, '') AS rtype,
+       CASE WHEN j.type = 'response_item' AND j.payload.type = 'message' THEN
+              nullif(array_to_string(list_filter(list_transform(json_extract(j.payload.content, '$[*]'),
+                     lambda p: p ->> 'text'), lambda t: t IS NOT NULL), chr(10)), '') END AS item_text
+FROM cx;
+
+-- pair the k-th user response_item of a text with the k-th event_msg/user_message of that text
+CREATE OR REPLACE TEMP TABLE cx_pairs AS
+WITH items AS (
+    SELECT fid, line, trim(item_text) AS t,
+           row_number() OVER (PARTITION BY fid, trim(item_text) ORDER BY line) AS k
+    FROM cx_cls WHERE rtype = 'response_item:message' AND j.payload.role = 'user' AND item_text IS NOT NULL
+), msgs AS (
+    SELECT fid, line, trim(j.payload.message) AS t,
+           row_number() OVER (PARTITION BY fid, trim(j.payload.message) ORDER BY line) AS k
+    FROM cx_cls WHERE rtype = 'event_msg:user_message' AND j.payload.message IS NOT NULL
+)
+SELECT i.fid, i.line AS item_line, m.line AS msg_line FROM items i JOIN msgs m USING (fid, t, k);
+
+CREATE OR REPLACE TEMP TABLE cx_lines AS
+SELECT c.*,
+       CASE WHEN rtype IN ('response_item:function_call', 'response_item:custom_tool_call',
+                           'response_item:local_shell_call', 'response_item:web_search_call',
+                           'response_item:tool_search_call')
+              OR (rtype = 'response_item:message' AND j.payload.role = 'assistant') THEN 'out'
+            WHEN rtype IN ('response_item:message', 'response_item:function_call_output',
+                           'response_item:custom_tool_call_output', 'response_item:tool_search_output',
+                           'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
+                           'event_msg:turn_aborted', 'compacted', 'session_meta') THEN 'brk'
+            ELSE 'neutral' END AS cls,
+       p1.msg_line AS paired_msg_line, p2.item_line AS paired_item_line
+FROM cx_cls c
+LEFT JOIN cx_pairs p1 ON p1.fid = c.fid AND p1.item_line = c.line
+LEFT JOIN cx_pairs p2 ON p2.fid = c.fid AND p2.msg_line = c.line;
+
+CREATE OR REPLACE TEMP TABLE cx_ctx AS
+SELECT l.*,
+       sum(CASE WHEN cls = 'brk' THEN 1 ELSE 0 END) OVER w AS grp,
+       coalesce(last_value(CASE WHEN rtype IN ('turn_context', 'event_msg:task_started') THEN j.payload.turn_id END IGNORE NULLS) OVER w, NULL) AS turn_id,
+       coalesce(last_value(CASE WHEN rtype = 'turn_context' THEN j.payload.model END IGNORE NULLS) OVER w, f.ctx_model) AS model,
+       coalesce(first_value(CASE WHEN rtype = 'session_meta' THEN j.payload.id END IGNORE NULLS)
+                  OVER (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
+                f.ctx_session, f.stem) AS session_id
+FROM cx_lines l JOIN batch_files f USING (fid)
+WINDOW w AS (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
+
+CREATE OR REPLACE TEMP TABLE fmt_fates AS
+SELECT fid, line,
+       CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
+            WHEN blank THEN 'skip'
+            WHEN cls = 'out' OR rtype IN ('response_item:message', 'response_item:function_call_output',
+                 'response_item:custom_tool_call_output', 'response_item:tool_search_output',
+                 'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
+                 'event_msg:turn_aborted', 'compacted') THEN 'event'
+            ELSE 'skip' END AS fate,
+       CASE WHEN txt IS NULL THEN 'invalid UTF-8'
+            WHEN blank THEN 'blank_line'
+            WHEN j IS NULL THEN 'invalid JSON'
+            WHEN j.type IS NULL AND json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
+            WHEN j.type IS NULL THEN 'missing field: type'
+            WHEN rtype IN ('event_msg:agent_message', 'event_msg:agent_reasoning', 'event_msg:context_compacted')
+                 THEN 'mirror:' || j.payload.type
+            WHEN rtype = 'event_msg:token_count' THEN 'token_count'
+            WHEN rtype = 'response_item:reasoning' THEN 'reasoning'
+            ELSE rtype END AS label,
+       CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt
+FROM cx_ctx;
+
+CREATE OR REPLACE TEMP TABLE fmt_events AS
+-- user / developer items: paired = the human's prompt; unpaired = harness-injected context
+SELECT fid, least(line, coalesce(paired_msg_line, line)) AS line, greatest(line, coalesce(paired_msg_line, line)) AS last_line,
+       0 AS part, CASE WHEN paired_msg_line IS NULL THEN 1 ELSE 2 END AS n_records, session_id, ts, ts AS ts_end,
+       'per_message' AS ts_quality, CASE WHEN j.payload.role = 'developer' THEN 'system' ELSE 'user' END AS role,
+       CASE WHEN paired_msg_line IS NULL THEN 'context' ELSE 'message' END AS kind, item_text AS text,
+       []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls, NULL::VARCHAR AS tool_call_id,
+       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, j.payload.id AS message_id, NULL::VARCHAR AS record_id,
+       NULL::VARCHAR AS parent_id, turn_id, NULL::VARCHAR AS model, false AS is_sidechain,
+       NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
+       json_object('paired', paired_msg_line IS NOT NULL, 'codex_role', j.payload.role) AS meta
+FROM cx_ctx WHERE rtype = 'response_item:message' AND j.payload.role IN ('user', 'developer', 'system')
+UNION ALL
+-- event_msg/user_message without a response item: human input that arrived mid-turn
+SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input', j.payload.message,
+       [], NULL, NULL, NULL, NULL, NULL, NULL, turn_id, NULL, false, NULL, NULL,
+       json_object('paired', false, 'codex_event', 'user_message')
+FROM cx_ctx WHERE rtype = 'event_msg:user_message' AND paired_item_line IS NULL
+UNION ALL
+-- tool outputs
+SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'tool', 'tool_result',
+       coalesce(json_text(j.payload.output), j.payload.output::VARCHAR), [], j.payload.call_id, NULL, NULL, NULL,
+       NULL, NULL, turn_id, NULL, false, NULL, NULL, json_object('codex_type', j.payload.type)
+FROM cx_ctx WHERE rtype IN ('response_item:function_call_output', 'response_item:custom_tool_call_output',
+                            'response_item:tool_search_output')
+UNION ALL
+-- turn markers and compaction
+SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
+       CASE rtype WHEN 'event_msg:task_started' THEN 'turn_start' WHEN 'event_msg:task_complete' THEN 'turn_end'
+                  WHEN 'event_msg:turn_aborted' THEN 'turn_aborted' ELSE 'compaction' END,
+       CASE WHEN rtype = 'event_msg:turn_aborted' THEN j.payload.reason
+            WHEN rtype = 'compacted' THEN j.payload.message END,
+       [], NULL, NULL, NULL, NULL, NULL, NULL, coalesce(j.payload.turn_id, turn_id), NULL, false, NULL, NULL,
+       json_object('codex_type', rtype)
+FROM cx_ctx WHERE rtype IN ('event_msg:task_started', 'event_msg:task_complete', 'event_msg:turn_aborted', 'compacted')
+UNION ALL
+-- one assistant event per model response (its output items up to the next breaking record)
+SELECT o.fid, min(o.line), max(o.line), 0, count(*)::INTEGER, any_value(o.session_id), min(o.ts), max(o.ts),
+       'per_message', 'assistant', 'message',
+       nullif(string_agg(o.item_text, chr(10) ORDER BY o.line) FILTER (WHERE o.item_text IS NOT NULL), ''),
+       list({'id': o.j.payload.call_id,
+             'name': coalesce(o.j.payload.name, replace(o.j.payload.type, '_call', '')),
+             'arguments': coalesce(o.j.payload.arguments ->> '$', o.j.payload.input ->> '$', o.j.payload.action::VARCHAR)}
+            ORDER BY o.line) FILTER (WHERE o.j.payload.type <> 'message'),
+       NULL, NULL, NULL, arg_min(o.j.payload.id, o.line), NULL, NULL, arg_max(o.turn_id, o.line),
+       arg_max(o.model, o.line), false,
+       any_value(tk.tokens_in), any_value(tk.tokens_out),
+       json_object('phase', arg_max(o.j.payload.phase, o.line) FILTER (WHERE o.j.payload.phase IS NOT NULL),
+                   'phases', list(o.j.payload.phase ORDER BY o.line) FILTER (WHERE o.j.payload.phase IS NOT NULL))
+FROM cx_ctx o
+LEFT JOIN (SELECT fid, grp, arg_max(j.payload.info.last_token_usage.input_tokens, line) AS tokens_in,
+                  arg_max(j.payload.info.last_token_usage.output_tokens, line) AS tokens_out
+           FROM cx_ctx WHERE rtype = 'event_msg:token_count' AND j.payload.info IS NOT NULL GROUP BY fid, grp) tk
+       ON tk.fid = o.fid AND tk.grp = o.grp
+WHERE o.cls = 'out'
+GROUP BY o.fid, o.grp;

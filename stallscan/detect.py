@@ -1,0 +1,58 @@
+"""Decide a file's format from its content (first records), not only its name."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .reader import read_head
+
+FORMATS = ("claude_code", "codex", "openai_chat")
+
+CLAUDE_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
+                "progress", "file-history-delta", "last-prompt", "mode", "permission-mode", "ai-title",
+                "attachment", "custom-title"}
+CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+
+
+def detect_format(path: Path) -> str | None:
+    """Return a format name, or None when no known format matches."""
+    head = read_head(path)
+    for rec in _records(head):
+        fmt = _classify(rec)
+        if fmt:
+            return fmt
+    return None
+
+
+def _records(head: bytes, limit: int = 20):
+    lines = head.split(b"\n")
+    if len(head) >= 65536:
+        lines = lines[:-1]  # the last one may be cut
+    n = 0
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict):
+            yield rec
+            n += 1
+            if n >= limit:
+                return
+
+
+def _classify(rec: dict) -> str | None:
+    t = rec.get("type")
+    if isinstance(t, str) and t in CODEX_TYPES and "payload" in rec:
+        return "codex"
+    if isinstance(t, str) and t in CLAUDE_TYPES and (
+            "sessionId" in rec or "uuid" in rec or "leafUuid" in rec or "messageId" in rec):
+        return "claude_code"
+    if isinstance(rec.get("messages"), list):
+        return "openai_chat"
+    role = rec.get("role")
+    if isinstance(role, str) and role in ("user", "assistant", "tool", "system", "developer", "session_meta"):
+        return "openai_chat"
+    return None

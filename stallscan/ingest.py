@@ -1,0 +1,251 @@
+"""Ingest transcript files into the canonical tables: incremental, idempotent, nothing lost.
+
+Core API (no CLI here): `ingest_paths(con, paths)` returns an `IngestResult`. Parsing happens in
+DuckDB (queries/<format>_events.sql); Python only plans files, reads bytes in bulk and keeps books.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from . import sql
+from .detect import FORMATS, detect_format
+from .discover import discover
+from .errors import StallscanError
+from .reader import ReadState, compression_of, iter_lines
+
+BATCH_BYTES = 128 * 1024 * 1024
+BATCH_FILES = 2000
+
+
+@dataclass
+class IngestResult:
+    files: int = 0            # files considered
+    ingested: int = 0         # files read (new, grown or rewritten)
+    unchanged: int = 0        # files skipped because nothing changed
+    unrecognized: list = field(default_factory=list)   # paths whose format was not recognised
+    unreadable: list = field(default_factory=list)     # (path, why)
+    sessions: int = 0         # sessions touched by this run
+    events: int = 0           # events written by this run
+    lines: int = 0            # lines read by this run
+    skipped: dict = field(default_factory=dict)        # kind -> lines knowingly skipped
+    rejects: int = 0
+    pending: int = 0          # truncated last lines left for the next ingest
+    bytes: int = 0
+    seconds: float = 0.0
+    searched: list = field(default_factory=list)
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "ingested": self.ingested, "unchanged": self.unchanged,
+                "unrecognized": self.unrecognized, "unreadable": [list(u) for u in self.unreadable],
+                "sessions": self.sessions, "events": self.events, "lines": self.lines,
+                "skipped": dict(sorted(self.skipped.items())), "rejects": self.rejects,
+                "pending": self.pending, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+                "mb_per_s": round(self.mb_per_s, 1), "searched": self.searched}
+
+
+@dataclass
+class FilePlan:
+    path: Path
+    fmt: str
+    compression: str
+    size: int
+    mtime: float
+    start_line: int = 1
+    start_offset: int = 0
+    skip_leading_newline: bool = False
+    ctx_session: str | None = None
+    ctx_model: str | None = None
+
+
+def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto",
+                 progress: Callable[[int, int], None] | None = None) -> IngestResult:
+    """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file)."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise StallscanError(f"unknown format {fmt!r}", hint="one of: auto, " + ", ".join(FORMATS))
+    t0 = time.perf_counter()
+    found = discover(paths)
+    res = IngestResult(files=len(found.files) + len(found.unreadable), unreadable=found.unreadable,
+                       searched=found.searched)
+    plans = _plan(con, found.files, fmt, res)
+    total = sum(p.size - p.start_offset for p in plans)
+    done = 0
+    touched: set[str] = set()
+    for batch in _batches(plans):
+        done += _ingest_batch(con, batch, res, touched)
+        if progress:
+            progress(done, total)
+    res.sessions = len(touched)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
+    known = {r[0]: r for r in con.execute(
+        "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
+        "resume_line, resume_offset, ctx_session, ctx_model FROM files").fetchall()}
+    plans = []
+    for path in files:
+        try:
+            st = path.stat()
+            kind = fmt if fmt != "auto" else detect_format(path)
+        except OSError as exc:
+            res.unreadable.append((str(path), exc.strerror or str(exc)))
+            continue
+        row = known.get(str(path))
+        if row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime:
+            res.unchanged += 1
+            continue
+        if kind is None:
+            status = "empty" if st.st_size == 0 else "unrecognized"
+            if status == "unrecognized":
+                res.unrecognized.append(str(path))
+            _record_unrecognized(con, path, st, status)
+            continue
+        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
+        if row and row[1] == kind and plan.compression == "none" and _same_prefix(path, row):
+            plan.start_line, plan.start_offset = row[8], row[9]
+            plan.skip_leading_newline = not row[7] and row[9] == row[4]
+            plan.ctx_session, plan.ctx_model = row[10], row[11]
+        plans.append(plan)
+    return plans
+
+
+def _same_prefix(path: Path, row) -> bool:
+    """True when the bytes consumed last time are still the file's first bytes (it only grew)."""
+    consumed, head_hash, tail_hash = row[4], row[5], row[6]
+    if consumed is None or row[8] is None or path.stat().st_size < consumed:
+        return False
+    head, tail = _hashes(path, consumed)
+    return head == head_hash and tail == tail_hash
+
+
+def _hashes(path: Path, consumed: int) -> tuple[str, str]:
+    with open(path, "rb") as fh:
+        head = fh.read(min(consumed, 65536))
+        fh.seek(max(0, consumed - 4096))
+        tail = fh.read(min(consumed, 4096))
+    return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
+
+
+def _batches(plans: list[FilePlan]):
+    by_fmt: dict[str, list[FilePlan]] = {}
+    for p in plans:
+        by_fmt.setdefault(p.fmt, []).append(p)
+    for group in by_fmt.values():
+        batch, size = [], 0
+        for p in group:
+            batch.append(p)
+            size += p.size - p.start_offset
+            if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+
+def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str]) -> int:
+    """Read, parse and commit one batch of same-format files in one transaction."""
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_raw (fid INTEGER, line INTEGER, raw BLOB)")
+    states: list[ReadState] = []
+    nbytes = 0
+    for fid, plan in enumerate(batch):
+        state = ReadState(plan.start_offset, plan.start_line)
+        for block in iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline):
+            tbl = block.table(fid)
+            con.register("_block", tbl)
+            con.execute("INSERT INTO stage_raw SELECT * FROM _block")
+            con.unregister("_block")
+        states.append(state)
+        nbytes += state.consumed_bytes - plan.start_offset
+        res.pending += 1 if state.pending_bytes else 0
+    con.register("_batch_files", pa.table({
+        "fid": pa.array(range(len(batch)), pa.int32()),
+        "file": [str(p.path) for p in batch],
+        "stem": [_stem(p.path) for p in batch],
+        "fmt": [p.fmt for p in batch],
+        "start_line": pa.array([p.start_line for p in batch], pa.int32()),
+        "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
+        "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
+    }))
+    con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
+    con.unregister("_batch_files")
+    sql.run(con, "stage_lines")
+    sql.run(con, f"{batch[0].fmt}_events")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        sql.run(con, "ingest_commit")
+        if batch[0].fmt == "openai_chat":
+            sql.run(con, "openai_chat_ts_quality")
+        _update_files(con, batch, states)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    _tally(con, res, touched)
+    res.ingested += len(batch)
+    res.bytes += nbytes
+    con.execute("DROP TABLE IF EXISTS stage_raw; DROP TABLE IF EXISTS stage_lines")
+    return nbytes
+
+
+def _tally(con, res: IngestResult, touched: set[str]) -> None:
+    res.events += con.execute("SELECT count(*) FROM fmt_events").fetchone()[0]
+    for fate, label, n in con.execute("SELECT fate, label, count(*) FROM fmt_fates GROUP BY ALL").fetchall():
+        res.lines += n
+        if fate == "skip":
+            res.skipped[label] = res.skipped.get(label, 0) + n
+        elif fate == "reject":
+            res.rejects += n
+    touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
+
+
+def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
+    stats = {r[0]: r[1:] for r in sql.query(con, "file_stats").fetchall()}
+    rows = []
+    for fid, (plan, st) in enumerate(zip(batch, states)):
+        path = str(plan.path)
+        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model = \
+            stats.get(path, (0, 0, 0, 0, 0, None, None, None))
+        offsets = np.concatenate(st.line_offsets) if st.line_offsets else np.empty(0, np.int64)
+        if resume_line is None or resume_line < plan.start_line or resume_line - plan.start_line >= len(offsets):
+            resume_line, resume_offset = st.consumed_lines + 1, st.consumed_bytes
+            ctx_session, ctx_model = ctx_session or plan.ctx_session, ctx_model or plan.ctx_model
+        else:
+            resume_offset = int(offsets[resume_line - plan.start_line])
+        if plan.compression == "none":
+            head, tail = _hashes(plan.path, st.consumed_bytes)
+        else:
+            head = tail = None
+        status = "ok" if n_lines or st.pending_bytes else "empty"
+        rows.append((path, plan.fmt, plan.compression, plan.size, plan.mtime, head, tail, st.consumed_bytes,
+                     st.consumed_lines, st.ends_newline, st.pending_bytes, resume_line, resume_offset,
+                     ctx_session, ctx_model, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
+    con.executemany("INSERT OR REPLACE INTO files VALUES (" + ",".join(["?"] * 21) + ", now())", rows)
+
+
+def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
+    """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
+    con.execute("INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
+                "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
+                [str(path), compression_of(path), st.st_size, st.st_mtime, status])
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name

@@ -1,0 +1,164 @@
+"""Turn a transcript file into numbered lines, in bulk (numpy newline scan, zero-copy arrow arrays).
+
+No per-line Python: a file is read in large blocks, newline offsets are found with numpy and the
+lines become an arrow `large_binary` array that DuckDB scans directly. JSON-array files (Cline,
+OpenHands, ...) are not line-based and are handled by their format modules.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+BLOCK = 64 * 1024 * 1024  # bytes read per block
+
+
+def compression_of(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith(".zst") or name.endswith(".zstd"):
+        return "zstd"
+    return "none"
+
+
+def open_binary(path: Path, compression: str) -> BinaryIO:
+    if compression == "gzip":
+        return gzip.open(path, "rb")
+    if compression == "zstd":
+        return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
+    return open(path, "rb")
+
+
+def read_head(path: Path, n: int = 65536) -> bytes:
+    """First n (decompressed) bytes, for format detection."""
+    with open_binary(path, compression_of(path)) as fh:
+        return fh.read(n)
+
+
+@dataclass
+class LineBlock:
+    """A run of complete lines: 1-based numbers, raw bytes (newline kept), byte offsets of line starts."""
+
+    first_line: int
+    raw: pa.LargeBinaryArray
+    offsets: np.ndarray  # absolute byte offset of each line start (decompressed stream)
+
+    def table(self, fid: int) -> pa.Table:
+        n = len(self.raw)
+        return pa.table({
+            "fid": pa.array(np.full(n, fid, dtype=np.int32)),
+            "line": pa.array(np.arange(self.first_line, self.first_line + n, dtype=np.int32)),
+            "raw": self.raw,
+        })
+
+
+@dataclass
+class ReadState:
+    """What a pass over a file consumed; filled in as blocks are read."""
+
+    start_offset: int
+    start_line: int
+    consumed_bytes: int = 0
+    consumed_lines: int = 0  # lines numbered so far (last line number)
+    ends_newline: bool = True
+    pending_bytes: int = 0  # an unterminated last line that did not parse: left for the next ingest
+    line_offsets: list = field(default_factory=list)  # arrays of line-start offsets, per block
+
+
+def _newlines(buf: np.ndarray) -> np.ndarray:
+    step = 16 * 1024 * 1024
+    parts = [np.flatnonzero(buf[i:i + step] == 10) + i for i in range(0, len(buf), step)]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def iter_lines(path: Path, compression: str, state: ReadState,
+               skip_leading_newline: bool = False) -> Iterator[LineBlock]:
+    """Yield blocks of complete lines from `state.start_offset`; update `state` as it goes.
+
+    A last line without a trailing newline is kept when it parses as JSON (many writers omit the final
+    newline) and left pending otherwise (a live log cut mid-write): it is re-read by the next ingest.
+    """
+    line_no = state.start_line
+    pos = state.start_offset  # absolute offset of `carry` start
+    carry = b""
+    with open_binary(path, compression) as fh:
+        if state.start_offset:
+            if compression == "none":
+                fh.seek(state.start_offset)
+            else:
+                _discard(fh, state.start_offset)
+        first = True
+        while True:
+            chunk = fh.read(BLOCK)
+            if first and skip_leading_newline and chunk[:1] == b"\n":
+                chunk = chunk[1:]
+                pos += 1
+            first = False
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            arr = np.frombuffer(data, dtype=np.uint8)
+            nl = _newlines(arr)
+            if len(nl) == 0:
+                carry = data
+                continue
+            starts = np.empty(len(nl) + 1, dtype=np.int64)
+            starts[0] = 0
+            starts[1:] = nl + 1
+            block = _block(data, starts, line_no, pos)
+            state.line_offsets.append(block.offsets)
+            line_no += len(nl)
+            cut = int(nl[-1]) + 1
+            carry = data[cut:]
+            pos += cut
+            state.consumed_bytes = pos
+            state.consumed_lines = line_no - 1
+            state.ends_newline = True
+            yield block
+    if carry:
+        if _parses(carry):
+            starts = np.array([0, len(carry)], dtype=np.int64)
+            block = _block(carry, starts, line_no, pos)
+            state.line_offsets.append(block.offsets)
+            state.consumed_bytes = pos + len(carry)
+            state.consumed_lines = line_no
+            state.ends_newline = False
+            yield block
+        else:
+            state.pending_bytes = len(carry)
+            if not state.consumed_bytes:
+                state.consumed_bytes = state.start_offset
+                state.consumed_lines = state.start_line - 1
+    elif not state.consumed_bytes:
+        state.consumed_bytes = pos
+        state.consumed_lines = state.start_line - 1
+
+
+def _block(data: bytes, starts: np.ndarray, line_no: int, pos: int) -> LineBlock:
+    n = len(starts) - 1
+    raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(starts), pa.py_buffer(data)])
+    return LineBlock(first_line=line_no, raw=raw, offsets=starts[:-1] + pos)
+
+
+def _parses(tail: bytes) -> bool:
+    if not tail.strip():
+        return True  # trailing blank bytes: a blank line, not a truncated record
+    try:
+        json.loads(tail)
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def _discard(fh: BinaryIO, n: int) -> None:
+    while n > 0:
+        got = fh.read(min(n, BLOCK))
+        if not got:
+            break
+        n -= len(got)
