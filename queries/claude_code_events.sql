@@ -14,11 +14,20 @@ SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                              "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
 FROM stage_lines s;
 
+-- a record whose uuid was already seen in the file is a duplicate (Claude Code re-writes lines on resume)
+CREATE OR REPLACE TEMP TABLE cc AS
+SELECT c.*,
+       c.j.uuid IS NOT NULL AND (
+           row_number() OVER (PARTITION BY c.fid, c.j.uuid ORDER BY c.line) > 1
+           OR EXISTS (SELECT 1 FROM events e WHERE e.file = f.file AND e.line < f.start_line AND e.record_id = c.j.uuid)
+       ) AS dup
+FROM cc c JOIN batch_files f USING (fid);
+
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
        CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
-            WHEN blank THEN 'skip'
-            WHEN j.type IN ('user', 'assistant') AND j.message IS NULL THEN 'reject'
+            WHEN blank OR dup THEN 'skip'
+            WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'reject'
             WHEN j.type IN ('user', 'assistant', 'system') THEN 'event'
             WHEN j.type = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
             ELSE 'skip' END AS fate,
@@ -27,7 +36,8 @@ SELECT fid, line,
             WHEN j IS NULL THEN 'invalid JSON'
             WHEN j.type IS NULL AND json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.type IS NULL THEN 'missing field: type'
-            WHEN j.type IN ('user', 'assistant') AND j.message IS NULL THEN 'missing or malformed field: message'
+            WHEN dup THEN 'duplicate_record'
+            WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'missing or malformed field: message'
             WHEN j.type = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
             ELSE j.type END AS label,
        CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt

@@ -3,5 +3,5 @@
 CREATE OR REPLACE TEMP TABLE stage_lines AS
 SELECT fid, line, txt,
        txt IS NOT NULL AND is_blank(txt) AS blank,
-       CASE WHEN txt IS NULL THEN left(CAST(raw AS VARCHAR), 120) END AS bad_excerpt
+       CASE WHEN txt IS NULL THEN left(replace(replace(replace(CAST(raw AS VARCHAR), '\x22', '"'), '\x0A', ''), '\x0D', ''), 120) END AS bad_excerpt
 FROM (SELECT fid, line, raw, try(decode(raw)) AS txt FROM stage_raw);

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .reader import read_head
+from .reader import read_first_line, read_head
+
+HEAD = 65536
 
 FORMATS = ("claude_code", "codex", "openai_chat")
 
@@ -21,12 +23,16 @@ def detect_format(path: Path) -> str | None:
         fmt = _classify(rec)
         if fmt:
             return fmt
+    if len(head) >= HEAD and b"\n" not in head[:-1]:
+        # one long first record (a 10 MB tool result): read that whole line
+        for rec in _records(read_first_line(path), limit=1, cut=False):
+            return _classify(rec)
     return None
 
 
-def _records(head: bytes, limit: int = 20):
+def _records(head: bytes, limit: int = 20, cut: bool = True):
     lines = head.split(b"\n")
-    if len(head) >= 65536:
+    if cut and len(head) >= HEAD:
         lines = lines[:-1]  # the last one may be cut
     n = 0
     for raw in lines:

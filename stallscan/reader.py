@@ -41,6 +41,11 @@ def read_head(path: Path, n: int = 65536) -> bytes:
         return fh.read(n)
 
 
+def read_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
+    with open_binary(path, compression_of(path)) as fh:
+        return fh.readline(limit) if hasattr(fh, "readline") else fh.read(limit).split(b"\n", 1)[0]
+
+
 @dataclass
 class LineBlock:
     """A run of complete lines: 1-based numbers, raw bytes (newline kept), byte offsets of line starts."""
