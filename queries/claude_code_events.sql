@@ -121,3 +121,7 @@ FROM (
     FROM cc_rows WHERE type = 'assistant'
 ) a
 GROUP BY fid, coalesce(message_id, 'line:' || line);
+
+-- Claude lines carry their own session id and model: nothing to carry to a later ingest
+CREATE OR REPLACE TEMP TABLE fmt_ctx AS
+SELECT fid, NULL::VARCHAR AS ctx_session, NULL::VARCHAR AS ctx_model, NULL::VARCHAR AS ctx_turn FROM batch_files;

@@ -56,7 +56,7 @@ LEFT JOIN cx_pairs p2 ON p2.fid = c.fid AND p2.msg_line = c.line;
 CREATE OR REPLACE TEMP TABLE cx_ctx AS
 SELECT l.*,
        sum(CASE WHEN cls = 'brk' THEN 1 ELSE 0 END) OVER w AS grp,
-       coalesce(last_value(CASE WHEN rtype IN ('turn_context', 'event_msg:task_started') THEN j.payload.turn_id END IGNORE NULLS) OVER w, NULL) AS turn_id,
+       coalesce(last_value(CASE WHEN rtype IN ('turn_context', 'event_msg:task_started') THEN j.payload.turn_id END IGNORE NULLS) OVER w, f.ctx_turn) AS turn_id,
        coalesce(last_value(CASE WHEN rtype = 'turn_context' THEN j.payload.model END IGNORE NULLS) OVER w, f.ctx_model) AS model,
        coalesce(first_value(CASE WHEN rtype = 'session_meta' THEN j.payload.id END IGNORE NULLS)
                   OVER (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
@@ -142,3 +142,8 @@ LEFT JOIN (SELECT fid, grp, arg_max(j.payload.info.last_token_usage.input_tokens
        ON tk.fid = o.fid AND tk.grp = o.grp
 WHERE o.cls = 'out'
 GROUP BY o.fid, o.grp;
+
+-- what a later ingest of this file's tail needs to know: its session and the model in force
+CREATE OR REPLACE TEMP TABLE fmt_ctx AS
+SELECT fid, any_value(session_id) AS ctx_session, arg_max(model, line) AS ctx_model,
+       arg_max(turn_id, line) AS ctx_turn FROM cx_ctx GROUP BY fid;

@@ -97,3 +97,9 @@ SELECT q.fid, q.line, q.line AS last_line, q.part, 1 AS n_records,
 FROM oc_parsed q JOIN batch_files f USING (fid)
 LEFT JOIN (SELECT fid, arg_max(j.model, line) AS meta_model FROM oc WHERE j.role = 'session_meta' GROUP BY fid) m USING (fid)
 WHERE q.p.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function');
+
+-- what a later ingest of this file's tail needs to know: the model named by a session_meta line
+CREATE OR REPLACE TEMP TABLE fmt_ctx AS
+SELECT f.fid, f.ctx_session, coalesce(m.meta_model, f.ctx_model) AS ctx_model, f.ctx_turn
+FROM batch_files f
+LEFT JOIN (SELECT fid, arg_max(j.model, line) AS meta_model FROM oc WHERE j.role = 'session_meta' GROUP BY fid) m USING (fid);

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS files (
     resume_offset  BIGINT,              -- ... at this byte offset (events that may still merge with new lines)
     ctx_session    VARCHAR,             -- session id in force at resume_line (formats that name it once per file)
     ctx_model      VARCHAR,             -- model in force at resume_line (Codex turn_context, Hermes session_meta)
+    ctx_turn       VARCHAR,             -- harness turn id in force at resume_line (Codex)
     n_lines        INTEGER,             -- lines (records) accounted: = n_event_lines + n_skipped + n_rejects
     n_event_lines  INTEGER,             -- lines that became (part of) an event
     n_skipped      INTEGER,             -- lines knowingly skipped (by kind in `skipped`)

@@ -68,6 +68,7 @@ class FilePlan:
     skip_leading_newline: bool = False
     ctx_session: str | None = None
     ctx_model: str | None = None
+    ctx_turn: str | None = None
 
 
 def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto",
@@ -95,7 +96,7 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
 def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
     known = {r[0]: r for r in con.execute(
         "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
-        "resume_line, resume_offset, ctx_session, ctx_model FROM files").fetchall()}
+        "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files").fetchall()}
     plans = []
     for path in files:
         try:
@@ -118,7 +119,7 @@ def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]
         if row and row[1] == kind and plan.compression == "none" and _same_prefix(path, row):
             plan.start_line, plan.start_offset = row[8], row[9]
             plan.skip_leading_newline = not row[7] and row[9] == row[4]
-            plan.ctx_session, plan.ctx_model = row[10], row[11]
+            plan.ctx_session, plan.ctx_model, plan.ctx_turn = row[10], row[11], row[12]
         plans.append(plan)
     return plans
 
@@ -179,6 +180,7 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         "start_line": pa.array([p.start_line for p in batch], pa.int32()),
         "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
         "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
+        "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
     }))
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
@@ -217,12 +219,13 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
     rows = []
     for fid, (plan, st) in enumerate(zip(batch, states)):
         path = str(plan.path)
-        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model = \
-            stats.get(path, (0, 0, 0, 0, 0, None, None, None))
+        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = \
+            stats.get(path, (0, 0, 0, 0, 0, None, None, None, None))
         offsets = np.concatenate(st.line_offsets) if st.line_offsets else np.empty(0, np.int64)
         if resume_line is None or resume_line < plan.start_line or resume_line - plan.start_line >= len(offsets):
             resume_line, resume_offset = st.consumed_lines + 1, st.consumed_bytes
             ctx_session, ctx_model = ctx_session or plan.ctx_session, ctx_model or plan.ctx_model
+            ctx_turn = ctx_turn or plan.ctx_turn
         else:
             resume_offset = int(offsets[resume_line - plan.start_line])
         if plan.compression == "none":
@@ -232,8 +235,8 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
         status = "ok" if n_lines or st.pending_bytes else "empty"
         rows.append((path, plan.fmt, plan.compression, plan.size, plan.mtime, head, tail, st.consumed_bytes,
                      st.consumed_lines, st.ends_newline, st.pending_bytes, resume_line, resume_offset,
-                     ctx_session, ctx_model, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
-    con.executemany("INSERT OR REPLACE INTO files VALUES (" + ",".join(["?"] * 21) + ", now())", rows)
+                     ctx_session, ctx_model, ctx_turn, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
+    con.executemany("INSERT OR REPLACE INTO files VALUES (" + ",".join(["?"] * 22) + ", now())", rows)
 
 
 def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
