@@ -3,45 +3,52 @@
 -- assistant event; tool results stay user-role events of kind tool_result; queue-operation enqueue
 -- text (typed while the agent worked) is a user event of kind queued_input.
 CREATE OR REPLACE TEMP TABLE cc AS
-SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
-         "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
-         "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
-         "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
-         "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
-         "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
-                    "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
-                             "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
-FROM stage_lines s;
+SELECT fid, line, blank, bad_excerpt, j,
+       CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
+            THEN left(txt, 120) END AS excerpt,
+       CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape
+FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
+             CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+               "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
+               "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
+               "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
+               "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
+               "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
+                          "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
+                                   "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
+      FROM stage_lines s);
 
 -- a record whose uuid was already seen in the file is a duplicate (Claude Code re-writes lines on resume)
-CREATE OR REPLACE TEMP TABLE cc AS
-SELECT c.*,
-       c.j.uuid IS NOT NULL AND (
-           row_number() OVER (PARTITION BY c.fid, c.j.uuid ORDER BY c.line) > 1
-           OR EXISTS (SELECT 1 FROM events e WHERE e.file = f.file AND e.line < f.start_line AND e.record_id = c.j.uuid)
-       ) AS dup
-FROM cc c JOIN batch_files f USING (fid);
+CREATE OR REPLACE TEMP TABLE cc_dups AS
+SELECT fid, line FROM (
+    SELECT fid, line, row_number() OVER (PARTITION BY fid, uuid ORDER BY line) AS k
+    FROM (SELECT fid, line, j.uuid AS uuid FROM cc
+          WHERE (fid, j.uuid) IN (SELECT (fid, j.uuid) FROM cc WHERE j.uuid IS NOT NULL GROUP BY ALL HAVING count(*) > 1)))
+WHERE k > 1
+UNION
+SELECT c.fid, c.line FROM cc c
+JOIN (SELECT b.fid, e.record_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line < b.start_line) p
+  ON p.fid = c.fid AND p.record_id = c.j.uuid;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
-            WHEN blank OR dup THEN 'skip'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
+            WHEN blank OR d.line IS NOT NULL THEN 'skip'
             WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'reject'
             WHEN j.type IN ('user', 'assistant', 'system') THEN 'event'
             WHEN j.type = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
             ELSE 'skip' END AS fate,
-       CASE WHEN txt IS NULL THEN 'invalid UTF-8'
+       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
             WHEN j IS NULL THEN 'invalid JSON'
-            WHEN j.type IS NULL AND json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
+            WHEN j.type IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.type IS NULL THEN 'missing field: type'
-            WHEN dup THEN 'duplicate_record'
+            WHEN d.line IS NOT NULL THEN 'duplicate_record'
             WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'missing or malformed field: message'
             WHEN j.type = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
             ELSE j.type END AS label,
-       CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt
-FROM cc;
+       coalesce(bad_excerpt, excerpt) AS excerpt
+FROM cc LEFT JOIN cc_dups d USING (fid, line);
 
 CREATE OR REPLACE TEMP TABLE cc_rows AS
 SELECT c.fid, c.line, c.j.type AS type,

@@ -199,7 +199,7 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     _tally(con, res, touched)
     res.ingested += len(batch)
     res.bytes += nbytes
-    con.execute("DROP TABLE IF EXISTS stage_raw; DROP TABLE IF EXISTS stage_lines")
+    con.execute("DROP VIEW IF EXISTS stage_lines; DROP TABLE IF EXISTS stage_raw")
     return nbytes
 
 
