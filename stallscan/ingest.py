@@ -22,7 +22,7 @@ from .discover import discover
 from .errors import StallscanError
 from .reader import ReadState, compression_of, iter_lines
 
-BATCH_BYTES = 128 * 1024 * 1024
+BATCH_BYTES = 64 * 1024 * 1024   # bytes read per batch (one transaction); bounds memory
 BATCH_FILES = 2000
 
 
@@ -69,6 +69,7 @@ class FilePlan:
     ctx_session: str | None = None
     ctx_model: str | None = None
     ctx_turn: str | None = None
+    chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
 
 
 def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto",
@@ -82,12 +83,18 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
                        searched=found.searched)
     plans = _plan(con, found.files, fmt, res)
     total = sum(p.size - p.start_offset for p in plans)
+    run_files = {str(p.path): p.start_line for p in plans}
     done = 0
     touched: set[str] = set()
-    for batch in _batches(plans):
-        done += _ingest_batch(con, batch, res, touched)
-        if progress:
-            progress(done, total)
+    while plans:
+        continued = []
+        for batch in _batches(plans):
+            done += _ingest_batch(con, batch, res, touched, continued)
+            if progress:
+                progress(done, total)
+        plans = continued  # big files go on from where their last chunk stopped
+    _tally(con, res, run_files)
+    res.ingested = len(run_files)
     res.sessions = len(touched)
     res.seconds = time.perf_counter() - t0
     return res
@@ -157,14 +164,16 @@ def _batches(plans: list[FilePlan]):
             yield batch
 
 
-def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str]) -> int:
-    """Read, parse and commit one batch of same-format files in one transaction."""
+def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str],
+                  continued: list[FilePlan]) -> int:
+    """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
     con.execute("CREATE OR REPLACE TEMP TABLE stage_raw (fid INTEGER, line INTEGER, raw BLOB)")
     states: list[ReadState] = []
     nbytes = 0
     for fid, plan in enumerate(batch):
         state = ReadState(plan.start_offset, plan.start_line)
-        for block in iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline):
+        for block in iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
+                                BATCH_BYTES if plan.chunked else None):
             tbl = block.table(fid)
             con.register("_block", tbl)
             con.execute("INSERT INTO stage_raw SELECT * FROM _block")
@@ -172,6 +181,8 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         states.append(state)
         nbytes += state.consumed_bytes - plan.start_offset
         res.pending += 1 if state.pending_bytes else 0
+        if state.more:
+            continued.append(plan)
     con.register("_batch_files", pa.table({
         "fid": pa.array(range(len(batch)), pa.int32()),
         "file": [str(p.path) for p in batch],
@@ -196,22 +207,32 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    _tally(con, res, touched)
-    res.ingested += len(batch)
+    touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
+    for plan in (p for p in continued if p in batch):
+        row = con.execute("SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files "
+                          "WHERE path = ?", [str(plan.path)]).fetchone()
+        if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
+            plan.chunked = False
+        plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
+        plan.skip_leading_newline = False
     res.bytes += nbytes
     con.execute("DROP VIEW IF EXISTS stage_lines; DROP TABLE IF EXISTS stage_raw")
     return nbytes
 
 
-def _tally(con, res: IngestResult, touched: set[str]) -> None:
-    res.events += con.execute("SELECT count(*) FROM fmt_events").fetchone()[0]
-    for fate, label, n in con.execute("SELECT fate, label, count(*) FROM fmt_fates GROUP BY ALL").fetchall():
-        res.lines += n
-        if fate == "skip":
-            res.skipped[label] = res.skipped.get(label, 0) + n
-        elif fate == "reject":
-            res.rejects += n
-    touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
+def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
+    """What this run wrote: rows of the files it read, from the line each file was first read from."""
+    if not run_files:
+        return
+    con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
+    con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
+    con.unregister("_run_files")
+    res.events, res.lines = sql.query(con, "run_tally").fetchone()
+    for kind, n in con.execute("SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
+                               "AND s.line >= r.start_line GROUP BY ALL").fetchall():
+        res.skipped[kind] = n
+    res.rejects = con.execute("SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file "
+                              "AND x.line >= r.start_line").fetchone()[0]
 
 
 def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
@@ -232,8 +253,8 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
             head, tail = _hashes(plan.path, st.consumed_bytes)
         else:
             head = tail = None
-        status = "ok" if n_lines or st.pending_bytes else "empty"
-        rows.append((path, plan.fmt, plan.compression, plan.size, plan.mtime, head, tail, st.consumed_bytes,
+        status = "partial" if st.more else ("ok" if n_lines or st.pending_bytes else "empty")
+        rows.append((path, plan.fmt, plan.compression, -1 if st.more else plan.size, plan.mtime, head, tail, st.consumed_bytes,
                      st.consumed_lines, st.ends_newline, st.pending_bytes, resume_line, resume_offset,
                      ctx_session, ctx_model, ctx_turn, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
     con.executemany("INSERT OR REPLACE INTO files VALUES (" + ",".join(["?"] * 22) + ", now())", rows)

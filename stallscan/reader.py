@@ -73,6 +73,7 @@ class ReadState:
     consumed_lines: int = 0  # lines numbered so far (last line number)
     ends_newline: bool = True
     pending_bytes: int = 0  # an unterminated last line that did not parse: left for the next ingest
+    more: bool = False      # stopped at max_bytes: the rest of the file is read by a continuation pass
     line_offsets: list = field(default_factory=list)  # arrays of line-start offsets, per block
 
 
@@ -83,7 +84,7 @@ def _newlines(buf: np.ndarray) -> np.ndarray:
 
 
 def iter_lines(path: Path, compression: str, state: ReadState,
-               skip_leading_newline: bool = False) -> Iterator[LineBlock]:
+               skip_leading_newline: bool = False, max_bytes: int | None = None) -> Iterator[LineBlock]:
     """Yield blocks of complete lines from `state.start_offset`; update `state` as it goes.
 
     A last line without a trailing newline is kept when it parses as JSON (many writers omit the final
@@ -99,8 +100,9 @@ def iter_lines(path: Path, compression: str, state: ReadState,
             else:
                 _discard(fh, state.start_offset)
         first = True
+        step = min(BLOCK, max_bytes) if max_bytes else BLOCK
         while True:
-            chunk = fh.read(BLOCK)
+            chunk = fh.read(step)
             if first and skip_leading_newline and chunk[:1] == b"\n":
                 chunk = chunk[1:]
                 pos += 1
@@ -126,6 +128,9 @@ def iter_lines(path: Path, compression: str, state: ReadState,
             state.consumed_lines = line_no - 1
             state.ends_newline = True
             yield block
+            if max_bytes is not None and pos - state.start_offset >= max_bytes:
+                state.more = True
+                return
     if carry:
         if _parses(carry):
             starts = np.array([0, len(carry)], dtype=np.int64)

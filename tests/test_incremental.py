@@ -92,3 +92,19 @@ def test_grown_codex_and_hermes_files_match_one_shot(tmp_path):
             ref = connect(":memory:")
             ingest_paths(ref, [str(f)])
             assert snapshot(con) == snapshot(ref), (name, cut)
+
+
+def test_big_files_are_read_in_chunks_with_the_same_result(tmp_path, monkeypatch):
+    """A file larger than one batch is ingested chunk by chunk (bounded memory), same tables as one pass."""
+    import stallscan.ingest as ing
+
+    corpus = [SAMPLES / "claude-code" / "session.jsonl", SAMPLES / "codex" / "rollout.jsonl",
+              SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl"]
+    ref = connect(":memory:")
+    ingest_paths(ref, [str(p) for p in corpus])
+    monkeypatch.setattr(ing, "BATCH_BYTES", 700)       # a few lines per chunk
+    chunked = connect(":memory:")
+    res = ingest_paths(chunked, [str(p) for p in corpus])
+    assert snapshot(chunked) == snapshot(ref)
+    assert res.ingested == 3 and res.lines == sum(len(p.read_text().splitlines()) for p in corpus)
+    assert chunked.execute("SELECT count(*) FROM files WHERE status <> 'ok' OR size < 0").fetchone()[0] == 0

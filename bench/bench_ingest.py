@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Ingest benchmark: stallscan vs. DuckDB's bare `read_json` (explicit columns) on the same files.
+
+    python bench/bench_ingest.py --bytes 1G            # Claude-Code-shaped and OpenAI-chat-shaped corpora
+    python bench/bench_ingest.py --bytes 200M --format openai --files 500
+
+Every figure comes from this one run: each command runs as its own process (start-up included),
+the bare read first, then `stallscan ingest` into a fresh database, then the same ingest again with
+nothing changed. Peak RSS is the child's own max RSS (os.wait4). Printed as ratios, with the targets:
+ingest within 2x of the bare read, peak RSS under 2 GB, no-change re-ingest under 5% of the first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BARE = {
+    "claude": "{sessionId:'VARCHAR', uuid:'VARCHAR', parentUuid:'VARCHAR', type:'VARCHAR', timestamp:'TIMESTAMPTZ', "
+              "isMeta:'BOOLEAN', message:'STRUCT(id VARCHAR, role VARCHAR, stop_reason VARCHAR, content JSON)'}",
+    "openai": "{session_id:'VARCHAR', role:'VARCHAR', content:'JSON', tool_calls:'JSON', tool_call_id:'VARCHAR', "
+              "finish_reason:'VARCHAR', timestamp:'VARCHAR'}",
+}
+
+
+def run(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MiB) and stdout of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"command failed: {' '.join(cmd)}\n{err.decode(errors='replace')}")
+    return wall, usage.ru_maxrss / 1024, out.decode()
+
+
+def bare_cmd(fmt: str, pattern: str) -> list[str]:
+    code = ("import duckdb,sys; c=duckdb.connect(); "
+            f"c.execute(\"CREATE TABLE t AS SELECT * FROM read_json('{pattern}', format='newline_delimited', "
+            f"columns={BARE[fmt]})\"); print(c.execute('select count(*) from t').fetchone()[0])")
+    return [sys.executable, "-c", code]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bytes", default="1G")
+    ap.add_argument("--format", choices=["claude", "openai", "both"], default="both")
+    ap.add_argument("--files", type=int, default=1, help="spread the corpus over this many files")
+    ap.add_argument("--workdir", default=None, help="where corpora and databases go (default: a temp dir)")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="stallscan-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for fmt in (["claude", "openai"] if args.format == "both" else [args.format]):
+        target = work / f"{fmt}_{args.bytes}_{args.files}"
+        out = target if args.files > 1 else target.with_suffix(".jsonl")
+        if not out.exists():
+            gen = [sys.executable, str(HERE / "gen.py"), "--format", fmt, "--bytes", args.bytes, "--out", str(out)]
+            if args.files > 1:
+                gen += ["--files", str(args.files)]
+            subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
+        pattern = str(out / "*.jsonl") if args.files > 1 else str(out)
+        nbytes = sum(p.stat().st_size for p in (out.glob("*.jsonl") if args.files > 1 else [out]))
+        subprocess.run(["cat"] + ([str(p) for p in out.glob("*.jsonl")] if args.files > 1 else [str(out)]),
+                       stdout=subprocess.DEVNULL, check=True)  # warm the page cache for both contenders
+        bare_s, bare_rss, _ = run(bare_cmd(fmt, pattern))
+        db = work / f"{fmt}.duckdb"
+        for p in (db, db.with_suffix(".duckdb.wal")):
+            p.unlink(missing_ok=True)
+        ingest = [sys.executable, "-m", "stallscan.cli", "ingest", str(out), "--db", str(db), "--json"]
+        ing_s, ing_rss, ing_out = run(ingest)
+        re_s, _, re_out = run(ingest)
+        summary, again = json.loads(ing_out), json.loads(re_out)
+        assert again["ingested"] == 0 and again["events"] == 0, "re-ingest read files again"
+        rows.append({"format": fmt, "MB": nbytes / 1e6, "lines": summary["lines"], "events": summary["events"],
+                     "bare_s": bare_s, "bare_MBps": nbytes / 1e6 / bare_s, "bare_rss_MiB": bare_rss,
+                     "ingest_s": ing_s, "ingest_MBps": nbytes / 1e6 / ing_s, "ratio": ing_s / bare_s,
+                     "peak_rss_MiB": ing_rss, "reingest_s": re_s, "reingest_pct": 100 * re_s / ing_s})
+    print(f"{'format':8} {'MB':>8} {'bare MB/s':>10} {'stallscan MB/s':>15} {'ratio':>6} {'peak RSS MiB':>13} "
+          f"{'re-ingest':>10} {'re %':>6}")
+    for r in rows:
+        print(f"{r['format']:8} {r['MB']:8.0f} {r['bare_MBps']:10.0f} {r['ingest_MBps']:15.0f} {r['ratio']:6.2f} "
+              f"{r['peak_rss_MiB']:13.0f} {r['reingest_s']:9.2f}s {r['reingest_pct']:5.1f}%")
+    print("targets: ratio <= 2.0, peak RSS < 2048 MiB, re-ingest < 5%")
+    print(json.dumps(rows, indent=1))
+    if not args.keep and args.workdir is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
