@@ -18,17 +18,19 @@ FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                                    "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
       FROM stage_lines s);
 
--- a record whose uuid was already seen in the file is a duplicate (Claude Code re-writes lines on resume)
+-- a record whose uuid was already seen in the same session of the file is a duplicate (Claude Code
+-- re-writes lines on resume; a resumed session re-logging the old session's last record keeps it)
 CREATE OR REPLACE TEMP TABLE cc_dups AS
 SELECT fid, line FROM (
-    SELECT fid, line, row_number() OVER (PARTITION BY fid, uuid ORDER BY line) AS k
-    FROM (SELECT fid, line, j.uuid AS uuid FROM cc
-          WHERE (fid, j.uuid) IN (SELECT (fid, j.uuid) FROM cc WHERE j.uuid IS NOT NULL GROUP BY ALL HAVING count(*) > 1)))
+    SELECT fid, line, row_number() OVER (PARTITION BY fid, sid, uuid ORDER BY line) AS k
+    FROM (SELECT fid, line, j.sessionId AS sid, j.uuid AS uuid FROM cc
+          WHERE (fid, j.sessionId, j.uuid) IN (SELECT (fid, j.sessionId, j.uuid) FROM cc WHERE j.uuid IS NOT NULL
+                                               GROUP BY ALL HAVING count(*) > 1)))
 WHERE k > 1
 UNION
 SELECT c.fid, c.line FROM cc c
-JOIN (SELECT b.fid, e.record_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line < b.start_line) p
-  ON p.fid = c.fid AND p.record_id = c.j.uuid;
+JOIN (SELECT b.fid, e.record_id, e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line < b.start_line) p
+  ON p.fid = c.fid AND p.record_id = c.j.uuid AND split_part(p.session_id, '/', 1) = c.j.sessionId;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,

@@ -31,11 +31,11 @@ WITH items AS (
            row_number() OVER (PARTITION BY fid, trim(item_text) ORDER BY line) AS k
     FROM cx_cls WHERE rtype = 'response_item:message' AND j.payload.role = 'user' AND item_text IS NOT NULL
 ), msgs AS (
-    SELECT fid, line, trim(j.payload.message) AS t,
+    SELECT fid, line, ts, trim(j.payload.message) AS t,
            row_number() OVER (PARTITION BY fid, trim(j.payload.message) ORDER BY line) AS k
     FROM cx_cls WHERE rtype = 'event_msg:user_message' AND j.payload.message IS NOT NULL
 )
-SELECT i.fid, i.line AS item_line, m.line AS msg_line FROM items i JOIN msgs m USING (fid, t, k);
+SELECT i.fid, i.line AS item_line, m.line AS msg_line, m.ts AS msg_ts FROM items i JOIN msgs m USING (fid, t, k);
 
 CREATE OR REPLACE TEMP TABLE cx_lines AS
 SELECT c.*,
@@ -48,7 +48,7 @@ SELECT c.*,
                            'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
                            'event_msg:turn_aborted', 'compacted', 'session_meta') THEN 'brk'
             ELSE 'neutral' END AS cls,
-       p1.msg_line AS paired_msg_line, p2.item_line AS paired_item_line
+       p1.msg_line AS paired_msg_line, p1.msg_ts AS paired_msg_ts, p2.item_line AS paired_item_line
 FROM cx_cls c
 LEFT JOIN cx_pairs p1 ON p1.fid = c.fid AND p1.item_line = c.line
 LEFT JOIN cx_pairs p2 ON p2.fid = c.fid AND p2.msg_line = c.line;
@@ -89,7 +89,9 @@ FROM cx_ctx;
 CREATE OR REPLACE TEMP TABLE fmt_events AS
 -- user / developer items: paired = the human's prompt; unpaired = harness-injected context
 SELECT fid, least(line, coalesce(paired_msg_line, line)) AS line, greatest(line, coalesce(paired_msg_line, line)) AS last_line,
-       0 AS part, CASE WHEN paired_msg_line IS NULL THEN 1 ELSE 2 END AS n_records, session_id, ts, ts AS ts_end,
+       0 AS part, CASE WHEN paired_msg_line IS NULL THEN 1 ELSE 2 END AS n_records, session_id,
+       CASE WHEN paired_msg_line < line THEN paired_msg_ts ELSE ts END AS ts,
+       CASE WHEN paired_msg_line > line THEN paired_msg_ts ELSE ts END AS ts_end,
        'per_message' AS ts_quality, CASE WHEN j.payload.role = 'developer' THEN 'system' ELSE 'user' END AS role,
        CASE WHEN paired_msg_line IS NULL THEN 'context' ELSE 'message' END AS kind, item_text AS text,
        []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls, NULL::VARCHAR AS tool_call_id,

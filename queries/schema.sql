@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS events (
     last_line      INTEGER NOT NULL,   -- line of the event's last record (a reply ends at its last record)
     part           INTEGER NOT NULL,   -- 0, or the index of the message inside a multi-message record
     n_records      INTEGER NOT NULL,   -- input records merged into this event (Claude split replies, Codex pairs)
-    session_id     VARCHAR NOT NULL,   -- conversation id (Claude sessionId[/agentId], Codex session_meta id, file stem)
+    session_id     VARCHAR NOT NULL,   -- conversation id (Claude sessionId, or sessionId/agent-<agentId> for a sidechain; Codex session_meta id; else file stem)
     seq            INTEGER NOT NULL,   -- order inside the session: file order, never timestamp order
     ts             TIMESTAMPTZ,        -- UTC time of the first record, NULL when the log has none
     ts_end         TIMESTAMPTZ,        -- UTC time of the last record (end of a split reply); = ts for one record

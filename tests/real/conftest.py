@@ -120,8 +120,6 @@ def same_arguments(actual, expected) -> bool:
     """Tool-call arguments: the raw string, or JSON that decodes to the same value."""
     if actual == expected:
         return True
-    if isinstance(expected, str) and expected == actual:
-        return True
     try:
         a = json.loads(actual) if isinstance(actual, str) else actual
     except (TypeError, ValueError):
@@ -156,11 +154,29 @@ def file_row(con, path: Path) -> dict | None:
     return rows[0] if rows else None
 
 
+def _skipped_columns(con) -> set[str]:
+    return {r[0] for r in con.execute("DESCRIBE skipped").fetchall()}
+
+
 def skipped_by_kind(con, path: Path) -> Counter:
-    c = Counter()
-    for r in fetch(con, "SELECT kind, n FROM skipped WHERE file = ?", [str(path)]):
-        c[r["kind"]] += r["n"]
-    return +c
+    """Skipped records of a file counted by kind (works for one-row-per-line or (kind, n) layouts)."""
+    if "n" in _skipped_columns(con):
+        sql = "SELECT kind, sum(n) AS n FROM skipped WHERE file = ? GROUP BY kind"
+    else:
+        sql = "SELECT kind, count(*) AS n FROM skipped WHERE file = ? GROUP BY kind"
+    return +Counter({r["kind"]: int(r["n"]) for r in fetch(con, sql, [str(path)])})
+
+
+def skipped_lines(con, path: Path) -> dict[int, str] | None:
+    """{line: kind} of the skipped records, or None when the skipped table has no line column."""
+    if "line" not in _skipped_columns(con):
+        return None
+    rows = fetch(con, "SELECT line, kind FROM skipped WHERE file = ? ORDER BY line", [str(path)])
+    out = {}
+    for r in rows:
+        assert r["line"] not in out, f"{path}: line {r['line']} skipped twice"
+        out[r["line"]] = r["kind"]
+    return out
 
 
 def events_checksum(con, files: list[str] | None = None) -> tuple[int, str]:
@@ -186,7 +202,7 @@ def side_tables(con, files: list[str]) -> dict:
         [files],
     )
     out["skipped"] = fetch(
-        con, "SELECT * FROM skipped WHERE file IN (SELECT unnest(?)) ORDER BY file, kind", [files]
+        con, "SELECT * FROM skipped WHERE file IN (SELECT unnest(?)) ORDER BY ALL", [files]
     )
     out["rejects"] = fetch(
         con, "SELECT * FROM rejects WHERE file IN (SELECT unnest(?)) ORDER BY file, line", [files]
@@ -256,6 +272,7 @@ def h():
         count_records=count_records, read_jsonl=read_jsonl, parse_ts=parse_ts,
         finish_norm=finish_norm, norm_text=norm_text, same_arguments=same_arguments,
         fetch=fetch, event_rows=event_rows, file_row=file_row, skipped_by_kind=skipped_by_kind,
+        skipped_lines=skipped_lines,
         events_checksum=events_checksum, side_tables=side_tables, ingest_dirs=ingest_dirs,
         compare_rows=compare_rows, pred=pred, real_files=real_files,
     )

@@ -1,8 +1,7 @@
-"""Command-line interface. The only module that imports typer; everything else is core."""
+"""`stallscan ingest` and `stallscan sql`."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import List, Optional
 
@@ -10,52 +9,9 @@ import duckdb
 import typer
 from rich.console import Console
 
-from . import __version__
-from .db import connect, default_db_path
-from .errors import EXIT_DB, EXIT_INPUT, EXIT_REJECTS, StallscanError
-
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Replay AI-agent transcripts through stall and turn-boundary logic.")
-
-DbOpt = typer.Option(None, "--db", help="Database file (default: $STALLSCAN_DB or ./stallscan.duckdb).")
-
-
-def _err_console() -> Console:
-    return Console(stderr=True, width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None)
-
-
-def _fail(exc: StallscanError) -> None:
-    err = _err_console()
-    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
-    if exc.hint:
-        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
-    raise typer.Exit(exc.exit_code)
-
-
-def _guard(fn):
-    """Turn user-caused errors into one stderr line and a documented exit code."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except StallscanError as exc:
-            _fail(exc)
-        except duckdb.Error as exc:
-            _fail(StallscanError(f"database error: {str(exc).strip().splitlines()[0]}",
-                                 hint="re-run with a fresh --db if the file is damaged", exit_code=EXIT_DB))
-        except KeyboardInterrupt:
-            _err_console().print("interrupted")
-            raise typer.Exit(130)
-    return wrapper
-
-
-@app.callback(invoke_without_command=True)
-def main(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
-        typer.echo(f"stallscan {__version__}")
-        raise typer.Exit(0)
+from ..db import connect, default_db_path
+from ..errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
+from . import DbOpt, _err_console, _guard, app
 
 
 @app.command()
@@ -67,8 +23,8 @@ def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (rec
            as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
            strict: bool = typer.Option(False, "--strict", help="Exit 1 when any line is rejected.")) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
-    from .ingest import ingest_paths
-    from .render import ingest_summary
+    from ..ingest import ingest_paths
+    from ..render import ingest_summary
 
     con = connect(db or default_db_path())
     err = _err_console()
@@ -101,7 +57,7 @@ def sql_cmd(query: str = typer.Argument(..., help="A SQL statement run against t
             db: Optional[str] = DbOpt,
             out: str = typer.Option("table", "--format", help="table, json or csv.")) -> None:
     """Run a query against the database and print the result."""
-    from .render import table_from_rows
+    from ..render import table_from_rows
 
     con = connect(db or default_db_path(), read_only=True)
     try:
@@ -122,9 +78,3 @@ def sql_cmd(query: str = typer.Argument(..., help="A SQL statement run against t
         Console().print(table_from_rows(cols, rows))
 
 
-def run() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    run()

@@ -1,0 +1,68 @@
+"""Command-line interface (the only package that imports typer; everything else is core).
+
+Each command group lives in its own module and registers on `app` when imported at the bottom."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import List, Optional
+
+import duckdb
+import typer
+from rich.console import Console
+
+from .. import __version__
+from ..errors import EXIT_DB, StallscanError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Replay AI-agent transcripts through stall and turn-boundary logic.")
+
+DbOpt = typer.Option(None, "--db", help="Database file (default: $STALLSCAN_DB or ./stallscan.duckdb).")
+
+
+def _err_console() -> Console:
+    return Console(stderr=True, width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None)
+
+
+def _fail(exc: StallscanError) -> None:
+    err = _err_console()
+    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+    if exc.hint:
+        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def _guard(fn):
+    """Turn user-caused errors into one stderr line and a documented exit code."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except StallscanError as exc:
+            _fail(exc)
+        except duckdb.Error as exc:
+            _fail(StallscanError(f"database error: {str(exc).strip().splitlines()[0]}",
+                                 hint="re-run with a fresh --db if the file is damaged", exit_code=EXIT_DB))
+        except KeyboardInterrupt:
+            _err_console().print("interrupted")
+            raise typer.Exit(130)
+    return wrapper
+
+
+@app.callback(invoke_without_command=True)
+def main(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        typer.echo(f"stallscan {__version__}")
+        raise typer.Exit(0)
+
+
+def run() -> None:
+    app()
+
+
+# command modules register themselves on `app`
+from . import ingest_cmd  # noqa: E402,F401
+from . import report_cmd  # noqa: E402,F401

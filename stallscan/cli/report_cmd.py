@@ -1,0 +1,65 @@
+"""`stallscan report`: one command from logs (or a database) to the answer."""
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from ..db import connect, default_db_path
+from ..errors import StallscanError
+from . import DbOpt, _err_console, _guard, app
+
+
+def _opts(threshold, retry_bound, since, until, harness, model, limit):
+    from ..report import ReportOptions
+
+    def when(v):
+        if v is None:
+            return None
+        try:
+            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
+        return dt if dt.tzinfo else dt.replace(tzinfo=__import__("datetime").timezone.utc)
+
+    return ReportOptions(threshold=threshold, retry_bound=retry_bound, since=when(since), until=when(until),
+                         harness=list(harness or []), model=list(model or []), limit=limit)
+
+
+@app.command()
+@_guard
+def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest first (optional)."),
+           db: Optional[str] = DbOpt,
+           out: str = typer.Option("table", "--format", help="table or json."),
+           threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
+           retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
+           since: Optional[str] = typer.Option(None, "--since", help="Only sessions active at or after this time."),
+           until: Optional[str] = typer.Option(None, "--until", help="Only sessions active before this time."),
+           harness: Optional[List[str]] = typer.Option(None, "--harness", help="Only this source format (repeatable)."),
+           model: Optional[List[str]] = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
+           limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists.")) -> None:
+    """How bad is it here: corpus, stalls, turn boundaries, threshold."""
+    from ..report import build_report, render_report
+
+    if out not in ("table", "json"):
+        raise StallscanError(f"unknown --format {out!r}", hint="table or json")
+    opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
+    con = connect(db or default_db_path())
+    if paths:
+        from ..ingest import ingest_paths
+        res = ingest_paths(con, paths)
+        _err_console().print(f"ingested {res.ingested} file(s), {res.events:,} events "
+                             f"({res.unchanged} unchanged, {res.rejects} rejected lines)", highlight=False)
+    data = build_report(con, opts)
+    con.close()
+    if out == "json":
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        return
+    console = Console()
+    for part in render_report(data):
+        console.print(part)
+        console.print()
