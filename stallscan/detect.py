@@ -8,7 +8,24 @@ from .reader import read_first_line, read_head
 
 HEAD = 65536
 
-FORMATS = ("claude_code", "codex", "openai_chat")
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """How a format's files are read. Each format has queries/<name>_events.sql."""
+
+    name: str
+    whole_file: bool = False   # one JSON document per file: read whole, elements numbered 1.. as lines
+    appendable: bool = True    # a grown file can be read from where the last ingest stopped
+
+
+SPECS: dict[str, FormatSpec] = {
+    "claude_code": FormatSpec("claude_code"),
+    "codex": FormatSpec("codex"),
+    "openai_chat": FormatSpec("openai_chat"),
+}
+FORMATS = tuple(SPECS)
 
 CLAUDE_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
                 "progress", "file-history-delta", "last-prompt", "mode", "permission-mode", "ai-title",

@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import sql
-from .detect import FORMATS, detect_format
+from .detect import FORMATS, SPECS, detect_format
 from .discover import discover
 from .errors import StallscanError
-from .reader import ReadState, compression_of, iter_lines
+from .reader import ReadState, compression_of, iter_lines, read_whole
 
 BATCH_BYTES = 64 * 1024 * 1024   # bytes read per batch (one transaction); bounds memory
 BATCH_FILES = 2000
@@ -123,7 +123,8 @@ def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]
             _record_unrecognized(con, path, st, status)
             continue
         plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
-        if row and row[1] == kind and plan.compression == "none" and _same_prefix(path, row):
+        if row and row[1] == kind and plan.compression == "none" and SPECS[kind].appendable \
+                and not SPECS[kind].whole_file and _same_prefix(path, row):
             plan.start_line, plan.start_offset = row[8], row[9]
             plan.skip_leading_newline = not row[7] and row[9] == row[4]
             plan.ctx_session, plan.ctx_model, plan.ctx_turn = row[10], row[11], row[12]
@@ -172,8 +173,12 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     nbytes = 0
     for fid, plan in enumerate(batch):
         state = ReadState(plan.start_offset, plan.start_line)
-        for block in iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
-                                BATCH_BYTES if plan.chunked else None):
+        if SPECS[plan.fmt].whole_file:
+            blocks = read_whole(plan.path, plan.compression, state)
+        else:
+            blocks = iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
+                                BATCH_BYTES if plan.chunked else None)
+        for block in blocks:
             tbl = block.table(fid)
             con.register("_block", tbl)
             con.execute("INSERT INTO stage_raw SELECT * FROM _block")

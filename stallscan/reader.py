@@ -41,6 +41,19 @@ def read_head(path: Path, n: int = 65536) -> bytes:
         return fh.read(n)
 
 
+def read_whole(path: Path, compression: str, state: "ReadState") -> Iterator["LineBlock"]:
+    """A one-document file (JSON array / object) as a single block holding one 'line' (the document)."""
+    with open_binary(path, compression) as fh:
+        data = fh.read()
+    state.consumed_bytes = len(data)
+    state.consumed_lines = 1 if data.strip() else 0
+    if data.strip():
+        starts = np.array([0, len(data)], dtype=np.int64)
+        block = _block(data, starts, 1, 0)
+        state.line_offsets.append(block.offsets)
+        yield block
+
+
 def read_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
     with open_binary(path, compression_of(path)) as fh:
         return fh.readline(limit) if hasattr(fh, "readline") else fh.read(limit).split(b"\n", 1)[0]
