@@ -1,22 +1,47 @@
--- Claude Code session JSONL -> fmt_events + fmt_fates.   Input: stage_lines, batch_files.
+-- Claude Code session JSONL -> fmt_events + fmt_fates + fmt_ctx.   Input: stage_lines, batch_files.
 -- One API reply written over several lines (one per content block, same message.id) becomes one
 -- assistant event; tool results stay user-role events of kind tool_result; queue-operation enqueue
--- text (typed while the agent worked) is a user event of kind queued_input.
+-- text (typed while the agent worked) is a user event of kind queued_input; system lines are system
+-- events. All per-line work happens in the first statement, one parallel pass over the raw lines.
 CREATE OR REPLACE TEMP TABLE cc AS
-SELECT fid, line, blank, bad_excerpt, j,
-       CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
-            THEN left(txt, 120) END AS excerpt,
-       CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape
-FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-             CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
-               "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
-               "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
-               "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
-               "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
-               "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
-                          "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
-                                   "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
-      FROM stage_lines s);
+SELECT fid, line, blank, bad_excerpt, j, excerpt, shape, typ, session_id, ts, blocks,
+       CASE WHEN typ IN ('user', 'assistant') THEN
+            CASE WHEN json_type(j.message.content) = 'VARCHAR' THEN j.message.content ->> '$'
+                 ELSE nullif(array_to_string(list_filter(list_transform(blocks, lambda b: CASE
+                        WHEN b.type = 'text' THEN b.text
+                        WHEN b.type = 'tool_result' AND typ = 'user' THEN json_text(b.content) END),
+                        lambda t: t IS NOT NULL AND t <> ''), chr(10)), '') END
+            WHEN typ = 'queue-operation' OR typ = 'system' THEN json_text(j.content) END AS text,
+       coalesce(list_transform(list_filter(blocks, lambda b: b.type = 'tool_use'),
+                lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
+       list_filter(blocks, lambda b: b.type = 'tool_result') AS results,
+       coalesce(list_transform(blocks, lambda b: b.type), []) AS block_types
+FROM (
+    SELECT p.*, p.j.type AS typ,
+           coalesce(p.j.sessionId, f.stem)
+             || CASE WHEN p.j.agentId IS NOT NULL AND coalesce(p.j.isSidechain, false) THEN '/agent-' || p.j.agentId ELSE '' END
+             AS session_id,
+           parse_ts(p.j.timestamp) AS ts,
+           CASE WHEN json_type(p.j.message.content) = 'ARRAY' THEN json_transform(p.j.message.content,
+             '[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
+                "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}]') END AS blocks
+    FROM (
+        SELECT fid, line, blank, bad_excerpt, j,
+               CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
+                    THEN left(txt, 120) END AS excerpt,
+               CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape
+        FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
+                     CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+                       "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
+                       "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
+                       "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
+                       "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
+                       "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
+                                  "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
+                                           "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
+              FROM stage_lines s)
+    ) p JOIN batch_files f USING (fid)
+);
 
 -- a record whose uuid was already seen in the same session of the file is a duplicate (Claude Code
 -- re-writes lines on resume; a resumed session re-logging the old session's last record keeps it)
@@ -34,102 +59,74 @@ JOIN (SELECT b.fid, e.record_id, e.session_id FROM events e JOIN batch_files b O
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR typ IS NULL)) THEN 'reject'
             WHEN blank OR d.line IS NOT NULL THEN 'skip'
-            WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'reject'
-            WHEN j.type IN ('user', 'assistant', 'system') THEN 'event'
-            WHEN j.type = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
+            WHEN typ IN ('user', 'assistant') AND j.message.role IS NULL THEN 'reject'
+            WHEN typ IN ('user', 'assistant', 'system') THEN 'event'
+            WHEN typ = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
             ELSE 'skip' END AS fate,
        CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
             WHEN j IS NULL THEN 'invalid JSON'
-            WHEN j.type IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
-            WHEN j.type IS NULL THEN 'missing field: type'
+            WHEN typ IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
+            WHEN typ IS NULL THEN 'missing field: type'
             WHEN d.line IS NOT NULL THEN 'duplicate_record'
-            WHEN j.type IN ('user', 'assistant') AND j.message.role IS NULL THEN 'missing or malformed field: message'
-            WHEN j.type = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
-            ELSE j.type END AS label,
+            WHEN typ IN ('user', 'assistant') AND j.message.role IS NULL THEN 'missing or malformed field: message'
+            WHEN typ = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
+            ELSE typ END AS label,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
 
-CREATE OR REPLACE TEMP TABLE cc_rows AS
-SELECT c.fid, c.line, c.j.type AS type,
-       coalesce(c.j.sessionId, f.stem)
-         || CASE WHEN c.j.agentId IS NOT NULL AND coalesce(c.j.isSidechain, false) THEN '/agent-' || c.j.agentId ELSE '' END
-         AS session_id,
-       parse_ts(c.j.timestamp) AS ts,
-       c.j.message.content AS content,
-       CASE WHEN json_type(c.j.message.content) = 'ARRAY' THEN json_transform(c.j.message.content,
-         '[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
-            "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}]') END AS blocks,
-       c.j
-FROM cc c JOIN fmt_fates USING (fid, line) JOIN batch_files f USING (fid)
-WHERE fmt_fates.fate = 'event';
-
 CREATE OR REPLACE TEMP TABLE fmt_events AS
+WITH ev AS (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
 -- user lines: prompts, harness-written text, tool results
 SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,
        'per_message' AS ts_quality, 'user' AS role,
-       CASE WHEN len(list_filter(blocks, lambda b: b.type = 'tool_result')) > 0 THEN 'tool_result' ELSE 'message' END AS kind,
-       CASE WHEN json_type(content) = 'VARCHAR' THEN content ->> '$'
-            ELSE nullif(array_to_string(list_filter(list_transform(blocks, lambda b: CASE
-                   WHEN b.type = 'text' THEN b.text
-                   WHEN b.type = 'tool_result' THEN json_text(b.content) END), lambda t: t IS NOT NULL), chr(10)), '') END AS text,
+       CASE WHEN len(results) > 0 THEN 'tool_result' ELSE 'message' END AS kind, text,
        []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
-       list_filter(blocks, lambda b: b.type = 'tool_result')[1].tool_use_id AS tool_call_id,
+       results[1].tool_use_id AS tool_call_id,
        NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, j.message.id AS message_id,
        j.uuid AS record_id, j.parentUuid AS parent_id, NULL::VARCHAR AS turn_id, NULL::VARCHAR AS model,
        coalesce(j.isSidechain, false) AS is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
        json_object('isMeta', j.isMeta, 'isCompactSummary', j.isCompactSummary, 'agentId', j.agentId,
-                   'permissionMode', j.permissionMode, 'version', j.version,
-                   'is_error', list_filter(blocks, lambda b: b.type = 'tool_result')[1].is_error,
-                   'sourceToolAssistantUUID', j.sourceToolAssistantUUID, 'content_is_string', json_type(content) = 'VARCHAR') AS meta
-FROM cc_rows WHERE type = 'user'
+                   'permissionMode', j.permissionMode, 'version', j.version, 'is_error', results[1].is_error,
+                   'sourceToolAssistantUUID', j.sourceToolAssistantUUID,
+                   'content_is_string', json_type(j.message.content) = 'VARCHAR') AS meta
+FROM ev WHERE typ = 'user'
 UNION ALL
 -- queue-operation enqueue: text a person typed while the agent was busy
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',
-       json_text(j.content), [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
+       text, [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
        coalesce(j.isSidechain, false), NULL, NULL,
        json_object('operation', j.operation, 'isMeta', j.isMeta, 'version', j.version)
-FROM cc_rows WHERE type = 'queue-operation'
+FROM ev WHERE typ = 'queue-operation'
 UNION ALL
 -- system lines: turn_duration / stop_hook_summary / compact_boundary / local_command ...
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
        CASE j.subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
-       json_text(j.content), [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
+       text, [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
        coalesce(j.isSidechain, false), NULL, NULL,
        json_object('subtype', j.subtype, 'isMeta', j.isMeta, 'version', j.version)
-FROM cc_rows WHERE type = 'system'
+FROM ev WHERE typ = 'system'
 UNION ALL
 -- assistant lines merged per API message (message.id); a line without id is its own reply
 SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
        arg_min(ts, line), arg_max(ts, line), 'per_message', 'assistant', 'message',
-       nullif(string_agg(text_part, chr(10) ORDER BY line) FILTER (WHERE text_part <> ''), ''),
+       string_agg(text, chr(10) ORDER BY line) FILTER (WHERE text IS NOT NULL),
        flatten(list(calls ORDER BY line)),
        NULL,
-       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL),
-       NULL, any_value(message_id), arg_min(record_id, line), arg_min(parent_id, line), NULL,
-       arg_max(model, line) FILTER (WHERE model IS NOT NULL),
-       bool_or(is_sidechain),
-       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL),
-       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL),
-       json_object('isMeta', bool_or(is_meta), 'requestId', any_value(request_id),
-                   'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(version))
-FROM (
-    SELECT fid, line, session_id, ts, j.message.id AS message_id, j.uuid AS record_id, j.parentUuid AS parent_id,
-           j.message.model AS model, j.message.stop_reason AS stop_reason, j.isMeta AS is_meta,
-           j.requestId AS request_id, j.version AS version, coalesce(j.isSidechain, false) AS is_sidechain,
-           j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
-             + coalesce(j.message.usage.cache_creation_input_tokens, 0) AS tokens_in,
-           j.message.usage.output_tokens AS tokens_out,
-           CASE WHEN json_type(content) = 'VARCHAR' THEN content ->> '$'
-                ELSE array_to_string(list_transform(list_filter(blocks, lambda b: b.type = 'text'), lambda b: b.text), chr(10)) END AS text_part,
-           coalesce(list_transform(list_filter(blocks, lambda b: b.type = 'tool_use'),
-                    lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
-           coalesce(list_transform(blocks, lambda b: b.type), []) AS block_types
-    FROM cc_rows WHERE type = 'assistant'
-) a
-GROUP BY fid, coalesce(message_id, 'line:' || line);
+       arg_max(j.message.stop_reason, line) FILTER (WHERE j.message.stop_reason IS NOT NULL),
+       NULL, any_value(j.message.id), arg_min(j.uuid, line), arg_min(j.parentUuid, line), NULL,
+       arg_max(j.message.model, line) FILTER (WHERE j.message.model IS NOT NULL),
+       bool_or(coalesce(j.isSidechain, false)),
+       arg_max(j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
+               + coalesce(j.message.usage.cache_creation_input_tokens, 0), line)
+           FILTER (WHERE j.message.usage.input_tokens IS NOT NULL),
+       arg_max(j.message.usage.output_tokens, line) FILTER (WHERE j.message.usage.output_tokens IS NOT NULL),
+       json_object('isMeta', bool_or(j.isMeta), 'requestId', any_value(j.requestId),
+                   'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(j.version))
+FROM ev WHERE typ = 'assistant'
+GROUP BY fid, coalesce(j.message.id, 'line:' || line);
 
 -- Claude lines carry their own session id and model: nothing to carry to a later ingest
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS

@@ -24,6 +24,7 @@ from .reader import ReadState, compression_of, iter_lines, read_whole
 
 BATCH_BYTES = 64 * 1024 * 1024   # bytes read per batch (one transaction); bounds memory
 BATCH_FILES = 2000
+STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
 
 
 @dataclass
@@ -168,7 +169,7 @@ def _batches(plans: list[FilePlan]):
 def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str],
                   continued: list[FilePlan]) -> int:
     """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_raw (fid INTEGER, line INTEGER, raw BLOB)")
+    tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
     for fid, plan in enumerate(batch):
@@ -178,16 +179,16 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         else:
             blocks = iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
                                 BATCH_BYTES if plan.chunked else None)
-        for block in blocks:
-            tbl = block.table(fid)
-            con.register("_block", tbl)
-            con.execute("INSERT INTO stage_raw SELECT * FROM _block")
-            con.unregister("_block")
+        tables.extend(block.table(fid) for block in blocks)
         states.append(state)
         nbytes += state.consumed_bytes - plan.start_offset
         res.pending += 1 if state.pending_bytes else 0
         if state.more:
             continued.append(plan)
+    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
+    staged = pa.concat_tables(tables) if tables else pa.table(
+        {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())})
+    con.register("stage_raw", pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema))
     con.register("_batch_files", pa.table({
         "fid": pa.array(range(len(batch)), pa.int32()),
         "file": [str(p.path) for p in batch],
@@ -221,7 +222,8 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
         plan.skip_leading_newline = False
     res.bytes += nbytes
-    con.execute("DROP VIEW IF EXISTS stage_lines; DROP TABLE IF EXISTS stage_raw")
+    con.execute("DROP VIEW IF EXISTS stage_lines")
+    con.unregister("stage_raw")
     return nbytes
 
 
