@@ -77,7 +77,7 @@ def main() -> None:
         db = work / f"{fmt}.duckdb"
         for p in (db, db.with_suffix(".duckdb.wal")):
             p.unlink(missing_ok=True)
-        ingest = [sys.executable, "-m", "stallscan.cli", "ingest", str(out), "--db", str(db), "--json"]
+        ingest = [sys.executable, "-m", "stallscan", "ingest", str(out), "--db", str(db), "--json"]
         ing_s, ing_rss, ing_out = run(ingest)
         re_s, _, re_out = run(ingest)
         summary, again = json.loads(ing_out), json.loads(re_out)
