@@ -1,75 +1,80 @@
--- OpenAI chat-completions message logs (Hermes session JSONL and friends) -> fmt_events + fmt_fates.
+-- OpenAI chat-completions message logs (Hermes session JSONL and friends) -> fmt_events + fmt_fates + fmt_ctx.
 -- Two shapes: one message per line ({role, content, tool_calls, tool_call_id, finish_reason, timestamp}),
 -- or one whole conversation per line ({messages: [...], optional response/choices}). An x-initiator /
 -- initiator value is read from the message, its `headers`, or (conversation lines) the record, where it
 -- belongs to the conversation's last user message.   Input: stage_lines, batch_files.
+-- A message line is parsed once; only conversation lines parse their messages a second time.
 CREATE OR REPLACE TEMP TABLE oc AS
-SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
-         "role":"VARCHAR","messages":"JSON","choices":"JSON","response":"JSON","model":"VARCHAR",
-         "id":"VARCHAR","session_id":"VARCHAR","conversation_id":"VARCHAR","x-initiator":"VARCHAR",
-         "initiator":"VARCHAR","headers":"JSON","timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON"}')) END AS j
-FROM stage_lines s;
+SELECT fid, line, blank, bad_excerpt, j,
+       CASE WHEN NOT blank AND (j IS NULL OR (j.role IS NULL AND j.messages IS NULL)) THEN left(txt, 120) END AS excerpt,
+       CASE WHEN NOT blank AND j IS NOT NULL AND j.role IS NULL AND j.messages IS NULL THEN json_type(txt) END AS shape
+FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
+             CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+               "role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR","finish_reason":"VARCHAR",
+               "timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
+               "x-initiator":"VARCHAR","initiator":"VARCHAR","headers":"JSON","id":"VARCHAR","name":"VARCHAR",
+               "session_id":"VARCHAR","conversation_id":"VARCHAR","reasoning":"VARCHAR",
+               "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"},
+               "messages":"JSON","choices":"JSON","response":"JSON"}')) END AS j
+      FROM stage_lines s);
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN txt IS NULL OR (NOT blank AND j IS NULL) THEN 'reject'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND j IS NULL) THEN 'reject'
             WHEN blank THEN 'skip'
-            WHEN json_type(txt) <> 'OBJECT' THEN 'reject'
             WHEN json_type(j.messages) = 'ARRAY' THEN (CASE WHEN json_array_length(j.messages) > 0 THEN 'event' ELSE 'skip' END)
             WHEN j.role IS NULL THEN 'reject'
             WHEN j.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function') THEN 'event'
             ELSE 'skip' END AS fate,
-       CASE WHEN txt IS NULL THEN 'invalid UTF-8'
+       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
             WHEN j IS NULL THEN 'invalid JSON'
-            WHEN json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
             WHEN json_type(j.messages) = 'ARRAY' THEN 'empty_conversation'
+            WHEN j.role IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.role IS NULL THEN 'missing field: role'
             WHEN j.role = 'session_meta' THEN 'session_meta'
             ELSE 'role:' || j.role END AS label,
-       CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt
+       coalesce(bad_excerpt, excerpt) AS excerpt
 FROM oc;
 
 -- every message with its place: part 0 for message lines, 1..n inside a conversation line
 CREATE OR REPLACE TEMP TABLE oc_msgs AS
-SELECT o.fid, o.line, 0 AS part, false AS in_conversation, o.txt::JSON AS m, NULL::VARCHAR AS rec_initiator,
+SELECT o.fid, o.line, 0 AS part, false AS in_conversation, o.j AS p, NULL::VARCHAR AS rec_initiator,
        NULL::VARCHAR AS rec_session, NULL::VARCHAR AS rec_model, false AS is_last_user
 FROM oc o JOIN fmt_fates f USING (fid, line)
-WHERE f.fate = 'event' AND json_type(o.j.messages) IS DISTINCT FROM 'ARRAY'
+WHERE f.fate = 'event' AND o.j.messages IS NULL
 UNION ALL
-SELECT fid, line, x.i AS part, true, x.m,
-       coalesce(j."x-initiator", j.initiator, j.headers ->> 'x-initiator', j.headers ->> 'X-Initiator'),
-       coalesce(j.session_id, j.conversation_id, j.id), j.model,
-       x.i = (SELECT max(y.i) FROM (SELECT unnest(list_transform(json_extract(c.messages, '$[*]'),
-              lambda mm, ii: {'i': ii, 'r': mm ->> 'role'})) AS y) WHERE y.r = 'user')
-FROM (SELECT o.fid, o.line, o.j,
-             unnest(list_transform(json_extract(o.j.messages, '$[*]')
-                      || CASE WHEN json_type(coalesce(o.j.response, o.j) -> '$.choices[0].message') = 'OBJECT'
-                              THEN [json_merge_patch(coalesce(o.j.response, o.j) -> '$.choices[0].message',
-                                     json_object('finish_reason', coalesce(o.j.response, o.j) ->> '$.choices[0].finish_reason'))]
-                              ELSE [] END,
-                    lambda mm, ii: {'i': ii, 'm': mm})) AS x,
-             o.j.messages AS messages
-      FROM oc o JOIN fmt_fates f USING (fid, line)
-      WHERE f.fate = 'event' AND json_type(o.j.messages) = 'ARRAY') c;
-
-CREATE OR REPLACE TEMP TABLE oc_parsed AS
-SELECT mm.fid, mm.line, mm.part, mm.in_conversation, mm.rec_initiator, mm.rec_session, mm.rec_model, mm.is_last_user,
-       json_transform(mm.m, '{"role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR",
-         "finish_reason":"VARCHAR","timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
+SELECT fid, line, x.i AS part, true,
+       json_transform(x.m, '{
+         "role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR","finish_reason":"VARCHAR",
+         "timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
          "x-initiator":"VARCHAR","initiator":"VARCHAR","headers":"JSON","id":"VARCHAR","name":"VARCHAR",
          "session_id":"VARCHAR","conversation_id":"VARCHAR","reasoning":"VARCHAR",
-         "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"}}') AS p
-FROM oc_msgs mm;
+         "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"},
+         "messages":"JSON","choices":"JSON","response":"JSON"}'),
+       coalesce(j."x-initiator", j.initiator, j.headers ->> 'x-initiator', j.headers ->> 'X-Initiator'),
+       coalesce(j.session_id, j.conversation_id, j.id), j.model,
+       x.i = list_max(list_filter(list_transform(json_extract(messages, '$[*]'),
+                 lambda mm, ii: CASE WHEN mm ->> 'role' = 'user' THEN ii END), lambda v: v IS NOT NULL))
+FROM (SELECT o.fid, o.line, o.j, o.j.messages AS messages,
+             unnest(list_transform(json_extract(o.j.messages, '$[*]')
+                      || CASE WHEN json_type(coalesce(o.j.response, o.j.choices) -> '$.choices[0].message') = 'OBJECT'
+                              THEN [json_merge_patch(o.j.response -> '$.choices[0].message',
+                                     json_object('finish_reason', o.j.response ->> '$.choices[0].finish_reason'))]
+                              WHEN json_type(o.j.choices -> '$[0].message') = 'OBJECT'
+                              THEN [json_merge_patch(o.j.choices -> '$[0].message',
+                                     json_object('finish_reason', o.j.choices ->> '$[0].finish_reason'))]
+                              ELSE [] END,
+                    lambda mm, ii: {'i': ii, 'm': mm})) AS x
+      FROM oc o JOIN fmt_fates f USING (fid, line)
+      WHERE f.fate = 'event' AND json_type(o.j.messages) = 'ARRAY');
 
 CREATE OR REPLACE TEMP TABLE fmt_events AS
 SELECT q.fid, q.line, q.line AS last_line, q.part, 1 AS n_records,
        coalesce(q.p.session_id, q.p.conversation_id, q.rec_session,
                 CASE WHEN q.in_conversation THEN f.stem || ':' || q.line END, f.ctx_session, f.stem) AS session_id,
-       parse_ts(coalesce(q.p.timestamp, q.p.ts, q.p.created_at, q.p.created)) AS ts,
-       parse_ts(coalesce(q.p.timestamp, q.p.ts, q.p.created_at, q.p.created)) AS ts_end,
-       CASE WHEN coalesce(q.p.timestamp, q.p.ts, q.p.created_at, q.p.created) IS NULL THEN 'none' ELSE 'per_message' END AS ts_quality,
+       parse_ts(q.t) AS ts, parse_ts(q.t) AS ts_end,
+       CASE WHEN q.t IS NULL THEN 'none' ELSE 'per_message' END AS ts_quality,
        CASE q.p.role WHEN 'developer' THEN 'system' WHEN 'function' THEN 'tool' ELSE q.p.role END AS role,
        CASE WHEN q.p.role IN ('tool', 'function') THEN 'tool_result' ELSE 'message' END AS kind,
        json_text(q.p.content) AS text,
@@ -89,12 +94,12 @@ SELECT q.fid, q.line, q.line AS last_line, q.part, 1 AS n_records,
        false AS is_sidechain,
        coalesce(q.p.usage.prompt_tokens, q.p.usage.input_tokens) AS tokens_in,
        coalesce(q.p.usage.completion_tokens, q.p.usage.output_tokens) AS tokens_out,
-       json_object('ts_naive', json_type(coalesce(q.p.timestamp, q.p.ts, q.p.created_at)) = 'VARCHAR'
-                        AND NOT regexp_matches(coalesce(q.p.timestamp, q.p.ts, q.p.created_at) ->> '$', '(Z|[+-]\d\d:?\d\d)$'),
+       json_object('ts_naive', json_type(q.t) = 'VARCHAR' AND NOT regexp_matches(q.t ->> '$', '(Z|[+-]\d\d:?\d\d)$'),
                    'has_reasoning', q.p.reasoning IS NOT NULL AND q.p.reasoning <> '',
                    'tool_calls_field', json_type(q.p.tool_calls), 'name', q.p.name,
                    'in_conversation', q.in_conversation) AS meta
-FROM oc_parsed q JOIN batch_files f USING (fid)
+FROM (SELECT *, coalesce(p.timestamp, p.ts, p.created_at, p.created) AS t FROM oc_msgs) q
+JOIN batch_files f USING (fid)
 LEFT JOIN (SELECT fid, arg_max(j.model, line) AS meta_model FROM oc WHERE j.role = 'session_meta' GROUP BY fid) m USING (fid)
 WHERE q.p.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function');
 
