@@ -12,7 +12,7 @@ from stallscan.errors import StallscanError
 from stallscan.ingest import ingest_paths
 from stallscan.labels import label_events, library_entries
 
-from conftest import write_lines
+from tests.conftest import write_lines
 
 
 def _user(n, text, **extra):
