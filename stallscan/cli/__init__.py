@@ -66,3 +66,4 @@ def run() -> None:
 # command modules register themselves on `app`
 from . import ingest_cmd  # noqa: E402,F401
 from . import report_cmd  # noqa: E402,F401
+from . import export_cmd  # noqa: E402,F401

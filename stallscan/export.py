@@ -1,0 +1,115 @@
+"""Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB."""
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from .errors import StallscanError
+
+# table -> how to make sure it exists (module, function) before exporting it
+DERIVED = {
+    "user_labels": ("stallscan.labels", "label_events"),
+    "turn_boundaries": ("stallscan.boundaries", "replay_boundaries"),
+    "stalls": ("stallscan.stalls", "replay_stalls"),
+    "turns": ("stallscan.stalls", "replay_stalls"),
+    "rounds": ("stallscan.stalls", "replay_stalls"),
+    "sweep": ("stallscan.sweep", "sweep_table"),
+}
+BASE = ("events", "files", "skipped", "rejects")
+DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
+TEXT_COLUMNS = {"events": ("text", "tool_calls"), "rejects": ("excerpt",), "stalls": ("excerpt",),
+                "turn_boundaries": ("excerpt",)}
+
+
+@dataclass
+class ExportResult:
+    table: str
+    path: str
+    rows: int
+    partitioned_by: list[str]
+
+
+def available_tables() -> list[str]:
+    return list(BASE) + list(DERIVED)
+
+
+def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Build a derived table (labels, boundaries, stalls, sweep) when it is not there yet."""
+    exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    if exists or table in BASE:
+        return
+    mod_name, fn_name = DERIVED[table]
+    try:
+        fn = getattr(importlib.import_module(mod_name), fn_name)
+    except (ImportError, AttributeError):
+        raise StallscanError(f"table {table} is not available in this version", hint="export one of: " +
+                             ", ".join(t for t in available_tables() if _importable(t))) from None
+    fn(con)
+
+
+def export_tables(con: duckdb.DuckDBPyConnection, out_dir: str | os.PathLike, tables: list[str],
+                  partition_by: list[str] | None = None, redact: str = "none") -> list[ExportResult]:
+    """Write each table as parquet under out_dir/<table>/ (hive partitions when partition_by is given).
+
+    redact: "none"; "mask" (secret shapes in text columns replaced, see stallscan.redact); "drop" (text
+    columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`.
+    """
+    unknown = [t for t in tables if t not in available_tables()]
+    if unknown:
+        raise StallscanError(f"unknown table(s): {', '.join(unknown)}", hint="one of: " + ", ".join(available_tables()))
+    if redact not in ("none", "mask", "drop"):
+        raise StallscanError(f"unknown redaction {redact!r}", hint="none, mask or drop")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for table in tables:
+        ensure_table(con, table)
+        cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+        select = _select(table, cols, redact)
+        parts = [p for p in (partition_by or []) if p in cols or (p == "date" and "ts" in cols)]
+        if parts and "date" in parts:
+            select = f"SELECT *, CAST(ts AS DATE) AS date FROM ({select})"
+        target = out / table
+        if parts:
+            con.execute(f"COPY ({select}) TO '{_q(str(target))}' (FORMAT parquet, COMPRESSION zstd, "
+                        f"PARTITION_BY ({', '.join(parts)}), OVERWRITE_OR_IGNORE true)")
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
+        rows = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        results.append(ExportResult(table, str(target), rows, parts))
+    return results
+
+
+def _select(table: str, cols: list[str], redact: str) -> str:
+    text_cols = [c for c in TEXT_COLUMNS.get(table, ()) if c in cols]
+    if redact == "none" or not text_cols:
+        return f"SELECT * FROM {table}"
+    if redact == "drop":
+        return f"SELECT * EXCLUDE ({', '.join(text_cols)}) FROM {table}"
+    from .redact import redact_sql  # masks secret shapes inside DuckDB
+    repl = []
+    for c in text_cols:
+        if c == "tool_calls":
+            repl.append(f"list_transform(tool_calls, lambda t: {{'id': t.id, 'name': t.name, "
+                        f"'arguments': {redact_sql('t.arguments')}}}) AS tool_calls")
+        else:
+            repl.append(f"{redact_sql(c)} AS {c}")
+    return f"SELECT * REPLACE ({', '.join(repl)}) FROM {table}"
+
+
+def _importable(table: str) -> bool:
+    if table in BASE:
+        return True
+    try:
+        return hasattr(importlib.import_module(DERIVED[table][0]), DERIVED[table][1])
+    except ImportError:
+        return False
+
+
+def _q(s: str) -> str:
+    return s.replace("'", "''")
