@@ -10,12 +10,28 @@ from .errors import InputError, StallscanError
 
 # Extensions a directory walk picks up (files named explicitly are always read).
 WALK_SUFFIXES = (".jsonl", ".json", ".ndjson", ".traj", ".jsonl.gz", ".jsonl.zst", ".json.gz",
-                 ".json.zst", ".ndjson.gz", ".ndjson.zst")
+                 ".json.zst", ".ndjson.gz", ".ndjson.zst",
+                 ".aider.chat.history.md", ".aider.input.history")  # aider's two files (not every .md)
 
 DEFAULT_FOLDERS = {
     "claude_code": "~/.claude/projects",
     "codex": "~/.codex/sessions",
     "openai_chat": "~/.hermes/sessions",
+    # Cline / Roo Code task folders: <taskId>/api_conversation_history.json + ui_messages.json
+    # (VS Code globalStorage on Linux, macOS, Windows; the Cline CLI keeps its own)
+    "cline": "~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+    "cline_macos": "~/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+    "cline_windows": "~/AppData/Roaming/Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+    "roo": "~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+    "roo_macos": "~/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+    "roo_windows": "~/AppData/Roaming/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+    "cline_cli": "~/.cline/data/tasks",
+    "gemini_cli": "~/.gemini/tmp",                 # <projectHash>/chats/session-*.json(l)
+    "copilot_cli": "~/.copilot/session-state",     # <sessionId>/events.jsonl
+    "openhands": "~/.openhands/sessions",          # file store: sessions/<sid>/events/<n>.json (one event a file)
+    # aider writes its two files into the working tree: only these two files of the current directory
+    "aider": "./.aider.chat.history.md",
+    "aider_input": "./.aider.input.history",
 }
 
 
@@ -42,7 +58,7 @@ def discover(paths: list[str]) -> Discovery:
             found.files.append(p)
 
     if not paths:
-        roots = [r for r in default_roots() if r.is_dir()]
+        roots = [r for r in default_roots() if r.is_dir() or r.is_file()]
         found.searched = [str(r) for r in default_roots()]
         if not roots:
             raise StallscanError("no PATH given and none of the usual log folders exist ("
