@@ -1,0 +1,86 @@
+-- Replay the router's turn-boundary decision for every user-role event (and tool result).
+-- Inputs: events, user_labels (stallscan.labels). Parameter: threshold (seconds, DOUBLE).
+-- Output: table turn_boundaries. Decision order (issue 3):
+--   1. header:     an x-initiator value (user -> human, agent -> continuation)
+--   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
+--   3. completion: previous reply not final (empty / truncated / cancelled / failed / tool_calls) -> continuation
+--   4. gap:        after a final reply, gap_s >= threshold -> human, else continuation
+--      no_time:    after a final reply but no trustworthy gap (a ts_quality not per_message, a missing
+--                  timestamp, or a negative gap from clock skew) -> human, decided by the rules that do
+--                  not need time (a user message after a final reply opens a turn); counted separately.
+-- Also the two simpler policies: gap-only (ignores completion reports; NULL when the log gives no gap)
+-- and header-only (NULL when no header was logged).
+
+-- completion report of every assistant event (its own fields only)
+CREATE OR REPLACE TEMP TABLE tb_replies AS
+SELECT event_id, ts_end, ts_quality,
+       CASE WHEN finish_norm = 'length' THEN 'truncated'
+            WHEN finish_norm = 'cancelled' OR starts_with(ltrim(coalesce(text, '')), 'Operation interrupted: ') THEN 'cancelled'
+            WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
+                 OR starts_with(ltrim(coalesce(text, '')), 'API Error')
+                 OR trim(coalesce(text, '')) = 'Failure: I did not provide a response.' THEN 'failed'
+            WHEN n_tool_calls > 0 THEN 'tool_calls'
+            WHEN text IS NULL OR trim(text, chr(32) || chr(9) || chr(10) || chr(13)) IN ('', '(empty)') THEN 'empty'
+            ELSE 'final' END AS status
+FROM events WHERE role = 'assistant';
+
+CREATE OR REPLACE TEMP TABLE tb_rows AS
+SELECT x.*, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
+       CASE WHEN x.ts_quality = 'per_message' AND r.ts_quality = 'per_message' AND x.ts IS NOT NULL AND r.ts_end IS NOT NULL
+            THEN (epoch_us(x.ts) - epoch_us(r.ts_end)) / 1e6 END AS gap_raw_s
+FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+             last_value(CASE WHEN e.role = 'assistant' THEN e.event_id END IGNORE NULLS) OVER (
+                 PARTITION BY e.session_id ORDER BY e.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_event_id
+      FROM events e) x
+LEFT JOIN tb_replies r ON r.event_id = x.prev_event_id
+WHERE x.role IN ('user', 'tool');
+
+CREATE OR REPLACE TABLE turn_boundaries AS
+WITH d AS (
+    SELECT t.*, l.origin, l.origin_rule, l.human_content, l.starts_request,
+           l.origin = 'human' OR l.human_content AS is_human_turn,
+           CASE WHEN t.gap_raw_s >= 0 THEN t.gap_raw_s END AS gap_s,
+           CASE WHEN t.initiator IN ('user', 'agent') THEN 'header'
+                WHEN t.prev_reply_status IS NULL THEN 'first'
+                WHEN t.prev_reply_status <> 'final' THEN 'completion'
+                WHEN t.gap_raw_s IS NULL OR t.gap_raw_s < 0 THEN 'no_time'
+                ELSE 'gap' END AS decided_by
+    FROM tb_rows t JOIN user_labels l USING (event_id)
+), p AS (
+    SELECT d.*,
+           CASE decided_by WHEN 'header' THEN (CASE initiator WHEN 'user' THEN 'human' ELSE 'continuation' END)
+                           WHEN 'first' THEN 'human'
+                           WHEN 'completion' THEN 'continuation'
+                           WHEN 'no_time' THEN 'human'
+                           ELSE (CASE WHEN gap_s >= $threshold::DOUBLE THEN 'human' ELSE 'continuation' END) END AS decision,
+           CASE WHEN prev_reply_status IS NULL THEN 'human'
+                WHEN gap_s IS NOT NULL THEN (CASE WHEN gap_s >= $threshold::DOUBLE THEN 'human' ELSE 'continuation' END)
+                END AS gap_only_decision,
+           CASE initiator WHEN 'user' THEN 'human' WHEN 'agent' THEN 'continuation' END AS header_only_decision
+    FROM d
+)
+SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decided_by, decision, origin,
+       is_human_turn,
+       CASE WHEN NOT starts_request THEN 'not_request'
+            WHEN is_human_turn AND decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND decision = 'human' THEN 'auto_as_human'
+            ELSE 'none' END AS error,
+       gap_only_decision,
+       CASE WHEN NOT starts_request THEN 'not_request'
+            WHEN gap_only_decision IS NULL THEN NULL
+            WHEN is_human_turn AND gap_only_decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND gap_only_decision = 'human' THEN 'auto_as_human'
+            ELSE 'none' END AS gap_only_error,
+       header_only_decision,
+       CASE WHEN NOT starts_request THEN 'not_request'
+            WHEN header_only_decision IS NULL THEN NULL
+            WHEN is_human_turn AND header_only_decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND header_only_decision = 'human' THEN 'auto_as_human'
+            ELSE 'none' END AS header_only_error,
+       source_format, role, kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
+       ts_quality, $threshold::DOUBLE AS threshold
+FROM p
+ORDER BY session_id, seq;
+
+DROP TABLE IF EXISTS tb_replies;
+DROP TABLE IF EXISTS tb_rows;
