@@ -77,7 +77,7 @@ SELECT fid, line,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
 
-CREATE OR REPLACE TEMP TABLE fmt_events AS
+CREATE OR REPLACE TEMP VIEW fmt_events AS
 WITH ev AS (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
 -- user lines: prompts, harness-written text, tool results
 SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,

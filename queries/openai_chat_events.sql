@@ -38,7 +38,7 @@ SELECT fid, line,
 FROM oc;
 
 -- every message with its place: part 0 for message lines, 1..n inside a conversation line
-CREATE OR REPLACE TEMP TABLE oc_msgs AS
+CREATE OR REPLACE TEMP VIEW oc_msgs AS
 SELECT o.fid, o.line, 0 AS part, false AS in_conversation, o.j AS p, NULL::VARCHAR AS rec_initiator,
        NULL::VARCHAR AS rec_session, NULL::VARCHAR AS rec_model, false AS is_last_user
 FROM oc o JOIN fmt_fates f USING (fid, line)
@@ -69,7 +69,7 @@ FROM (SELECT o.fid, o.line, o.j, o.j.messages AS messages,
       FROM oc o JOIN fmt_fates f USING (fid, line)
       WHERE f.fate = 'event' AND json_type(o.j.messages) = 'ARRAY');
 
-CREATE OR REPLACE TEMP TABLE fmt_events AS
+CREATE OR REPLACE TEMP VIEW fmt_events AS
 SELECT q.fid, q.line, q.line AS last_line, q.part, 1 AS n_records,
        coalesce(q.p.session_id, q.p.conversation_id, q.rec_session,
                 CASE WHEN q.in_conversation THEN f.stem || ':' || q.line END, f.ctx_session, f.stem) AS session_id,

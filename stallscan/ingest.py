@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,9 +23,13 @@ from .discover import discover
 from .errors import StallscanError
 from .reader import ReadState, compression_of, iter_lines, read_whole
 
-BATCH_BYTES = 64 * 1024 * 1024   # bytes read per batch (one transaction); bounds memory
+# bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
+BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
 BATCH_FILES = 2000
+MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
+# what reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
+READ_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
 
 
 @dataclass
@@ -87,6 +92,24 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
     run_files = {str(p.path): p.start_line for p in plans}
     done = 0
     touched: set[str] = set()
+    saved = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')").fetchone()
+    # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
+    con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        _run_batches(con, plans, res, touched, progress, total)
+    finally:
+        con.execute(f"SET memory_limit = '{saved[0]}'")
+        con.execute(f"SET preserve_insertion_order = {saved[1]}")
+    _tally(con, res, run_files)
+    res.ingested = len(run_files)
+    res.sessions = len(touched)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _run_batches(con, plans: list[FilePlan], res: IngestResult, touched: set[str], progress, total: int) -> None:
+    done = 0
     while plans:
         continued = []
         for batch in _batches(plans):
@@ -94,11 +117,6 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
             if progress:
                 progress(done, total)
         plans = continued  # big files go on from where their last chunk stopped
-    _tally(con, res, run_files)
-    res.ingested = len(run_files)
-    res.sessions = len(touched)
-    res.seconds = time.perf_counter() - t0
-    return res
 
 
 def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
@@ -110,9 +128,11 @@ def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]
         try:
             st = path.stat()
             kind = fmt if fmt != "auto" else detect_format(path)
-        except OSError as exc:
-            res.unreadable.append((str(path), exc.strerror or str(exc)))
+        except READ_ERRORS as exc:
+            res.unreadable.append((str(path), _why(exc)))
             continue
+        except RecursionError:  # first records nested deeper than Python's json can decode: not a transcript
+            kind = None
         row = known.get(str(path))
         if row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime:
             res.unchanged += 1
@@ -172,19 +192,30 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
-    for fid, plan in enumerate(batch):
+    readable = []
+    for plan in batch:
+        fid = len(readable)
         state = ReadState(plan.start_offset, plan.start_line)
-        if SPECS[plan.fmt].whole_file:
-            blocks = read_whole(plan.path, plan.compression, state)
-        else:
-            blocks = iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
-                                BATCH_BYTES if plan.chunked else None)
-        tables.extend(block.table(fid) for block in blocks)
+        try:
+            if SPECS[plan.fmt].whole_file:
+                blocks = read_whole(plan.path, plan.compression, state)
+            else:
+                blocks = iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
+                                    BATCH_BYTES if plan.chunked else None)
+            got = [block.table(fid) for block in blocks]
+        except READ_ERRORS as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
+            res.unreadable.append((str(plan.path), _why(exc)))
+            continue
+        readable.append(plan)
+        tables.extend(got)
         states.append(state)
         nbytes += state.consumed_bytes - plan.start_offset
         res.pending += 1 if state.pending_bytes else 0
         if state.more:
             continued.append(plan)
+    if not readable:
+        return nbytes
+    batch = readable
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
     staged = pa.concat_tables(tables) if tables else pa.table(
         {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())})
@@ -202,6 +233,7 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
     sql.run(con, "stage_lines")
+    _drop_outputs(con)
     sql.run(con, f"{batch[0].fmt}_events")
     con.execute("BEGIN TRANSACTION")
     try:
@@ -225,6 +257,15 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     con.execute("DROP VIEW IF EXISTS stage_lines")
     con.unregister("stage_raw")
     return nbytes
+
+
+def _drop_outputs(con) -> None:
+    """Formats may produce fmt_events / fmt_fates / fmt_ctx as tables or views: clear the last batch's."""
+    for name, is_view in con.execute(
+            "SELECT view_name, true FROM duckdb_views() WHERE temporary AND view_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx') "
+            "UNION ALL SELECT table_name, false FROM duckdb_tables() WHERE temporary "
+            "AND table_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx')").fetchall():
+        con.execute(f"DROP {'VIEW' if is_view else 'TABLE'} {name}")
 
 
 def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
@@ -272,6 +313,10 @@ def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> No
     con.execute("INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
                 "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
                 [str(path), compression_of(path), st.st_size, st.st_mtime, status])
+
+
+def _why(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc).strip().split("\n")[0] or type(exc).__name__
 
 
 def _stem(path: Path) -> str:
