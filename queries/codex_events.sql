@@ -4,7 +4,16 @@
 -- output items of one response (assistant message + function/custom tool calls, nothing in between
 -- that breaks the round) form one assistant event. UI mirrors (agent_message, agent_reasoning) and
 -- token_count snapshots never become events.
-CREATE OR REPLACE TEMP TABLE cx AS
+CREATE OR REPLACE TEMP TABLE cx_cls AS
+SELECT fid, line, blank, bad_excerpt, j,
+       CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL) THEN left(txt, 120) END AS excerpt,
+       CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape,
+       parse_ts(j.timestamp) AS ts,
+       j.type || coalesce(':' || j.payload.type, '') AS rtype,
+       CASE WHEN j.type = 'response_item' AND j.payload.type = 'message' THEN
+              nullif(array_to_string(list_filter(list_transform(json_extract(j.payload.content, '$[*]'),
+                     lambda p: p ->> 'text'), lambda t: t IS NOT NULL), chr(10)), '') END AS item_text
+FROM (
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
        CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
          "timestamp":"JSON","type":"VARCHAR",
@@ -13,16 +22,7 @@ SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                     "action":"JSON","message":"VARCHAR","turn_id":"VARCHAR","model":"VARCHAR","reason":"VARCHAR",
                     "originator":"VARCHAR","cli_version":"VARCHAR","source":"JSON","model_provider":"VARCHAR",
                     "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}')) END AS j
-FROM stage_lines s;
-
-CREATE OR REPLACE TEMP TABLE cx_cls AS
-SELECT fid, line, txt, blank, bad_excerpt, j,
-       parse_ts(j.timestamp) AS ts,
-       j.type || coalesce(':' || j.payload.type, '') AS rtype,
-       CASE WHEN j.type = 'response_item' AND j.payload.type = 'message' THEN
-              nullif(array_to_string(list_filter(list_transform(json_extract(j.payload.content, '$[*]'),
-                     lambda p: p ->> 'text'), lambda t: t IS NOT NULL), chr(10)), '') END AS item_text
-FROM cx;
+FROM stage_lines s);
 
 -- pair the k-th user response_item of a text with the k-th event_msg/user_message of that text
 CREATE OR REPLACE TEMP TABLE cx_pairs AS
@@ -37,7 +37,7 @@ WITH items AS (
 )
 SELECT i.fid, i.line AS item_line, m.line AS msg_line, m.ts AS msg_ts FROM items i JOIN msgs m USING (fid, t, k);
 
-CREATE OR REPLACE TEMP TABLE cx_lines AS
+CREATE OR REPLACE TEMP VIEW cx_lines AS
 SELECT c.*,
        CASE WHEN rtype IN ('response_item:function_call', 'response_item:custom_tool_call',
                            'response_item:local_shell_call', 'response_item:web_search_call',
@@ -66,27 +66,27 @@ WINDOW w AS (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING A
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
             WHEN blank THEN 'skip'
             WHEN cls = 'out' OR rtype IN ('response_item:message', 'response_item:function_call_output',
                  'response_item:custom_tool_call_output', 'response_item:tool_search_output',
                  'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
                  'event_msg:turn_aborted', 'compacted') THEN 'event'
             ELSE 'skip' END AS fate,
-       CASE WHEN txt IS NULL THEN 'invalid UTF-8'
+       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
             WHEN j IS NULL THEN 'invalid JSON'
-            WHEN j.type IS NULL AND json_type(txt) <> 'OBJECT' THEN 'not a JSON object'
+            WHEN j.type IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.type IS NULL THEN 'missing field: type'
             WHEN rtype IN ('event_msg:agent_message', 'event_msg:agent_reasoning', 'event_msg:context_compacted')
                  THEN 'mirror:' || j.payload.type
             WHEN rtype = 'event_msg:token_count' THEN 'token_count'
             WHEN rtype = 'response_item:reasoning' THEN 'reasoning'
             ELSE rtype END AS label,
-       CASE WHEN txt IS NULL THEN bad_excerpt ELSE left(txt, 120) END AS excerpt
+       coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cx_ctx;
 
-CREATE OR REPLACE TEMP TABLE fmt_events AS
+CREATE OR REPLACE TEMP VIEW fmt_events AS
 -- user / developer items: paired = the human's prompt; unpaired = harness-injected context
 SELECT fid, least(line, coalesce(paired_msg_line, line)) AS line, greatest(line, coalesce(paired_msg_line, line)) AS last_line,
        0 AS part, CASE WHEN paired_msg_line IS NULL THEN 1 ELSE 2 END AS n_records, session_id,
