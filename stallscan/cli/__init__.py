@@ -67,3 +67,5 @@ def run() -> None:
 from . import ingest_cmd  # noqa: E402,F401
 from . import report_cmd  # noqa: E402,F401
 from . import export_cmd  # noqa: E402,F401
+from . import boundaries_cmd  # noqa: E402,F401
+from . import sweep_cmd  # noqa: E402,F401
