@@ -36,7 +36,7 @@ def test_report_from_paths_in_one_command(tmp_path):
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     ok = data["corpus"]["files_by_status"]["ok"]
-    assert data["corpus"]["totals"]["files"] == ok >= len(list(SAMPLES.rglob("*.jsonl")))
+    assert ok >= len(list(SAMPLES.rglob("*.jsonl"))) and 0 < data["corpus"]["totals"]["files"] <= ok
     assert "ingested" in p.stderr
 
 
