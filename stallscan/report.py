@@ -70,3 +70,4 @@ def _jsonable(d: dict) -> dict:
 
 # built-in sections register on import
 from . import corpus  # noqa: E402,F401
+from . import stalls_report  # noqa: E402,F401

@@ -69,3 +69,4 @@ from . import report_cmd  # noqa: E402,F401
 from . import export_cmd  # noqa: E402,F401
 from . import boundaries_cmd  # noqa: E402,F401
 from . import sweep_cmd  # noqa: E402,F401
+from . import stalls_cmd  # noqa: E402,F401

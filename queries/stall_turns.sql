@@ -1,0 +1,38 @@
+-- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
+-- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
+-- Input: stall_ev (events with turn_id), stall_walk (rounds with their stall outcome).
+CREATE OR REPLACE TABLE turns AS
+WITH ev AS (
+    SELECT session_id, turn_id::INTEGER AS turn_id,
+           any_value(source_format) AS source_format,
+           arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
+           min(seq) AS start_seq, max(seq) AS end_seq,
+           min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
+    FROM stall_ev GROUP BY ALL
+), rd AS (
+    SELECT session_id, turn_id,
+           count(*) AS n_rounds,
+           sum(n_tool_calls) AS n_tool_calls,
+           count(*) FILTER (WHERE is_stall) AS n_stalls,
+           count(*) FILTER (WHERE is_stall AND nudge_id IS NOT NULL) AS n_nudged,
+           arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
+           arg_max(provider, seq) AS provider,
+           arg_max(event_id, seq) FILTER (WHERE delivered) AS delivered_event_id,
+           arg_max(round_kind, seq) FILTER (WHERE delivered) AS delivered_round_kind,
+           arg_max(finish_reason, seq) FILTER (WHERE delivered) AS delivered_finish,
+           arg_max(outcome, seq) FILTER (WHERE delivered) AS delivered_outcome
+    FROM stall_walk GROUP BY ALL
+)
+SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provider, 'unknown') AS provider,
+       ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
+       coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(rd.n_tool_calls, 0)::INTEGER AS n_tool_calls,
+       coalesce(rd.n_stalls, 0)::INTEGER AS n_stalls, coalesce(rd.n_nudged, 0)::INTEGER AS n_nudged,
+       rd.delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
+       CASE WHEN rd.n_rounds IS NULL THEN 'no_reply'
+            WHEN rd.delivered_outcome IS NOT NULL THEN rd.delivered_outcome
+            WHEN rd.delivered_round_kind = 'final' THEN 'answered'
+            WHEN rd.delivered_round_kind = 'tool_round' THEN 'open'
+            ELSE rd.delivered_round_kind END AS outcome
+FROM ev LEFT JOIN rd USING (session_id, turn_id)
+WHERE ev.turn_id > 0 OR rd.n_rounds > 0
+ORDER BY ev.session_id, ev.turn_id;
