@@ -26,6 +26,7 @@ class ReportOptions:
     harness: list[str] = field(default_factory=list)
     model: list[str] = field(default_factory=list)
     limit: int = 20  # rows in "worst first" lists
+    bootstrap: int = 1000  # session resamples for the threshold interval
 
 
 @dataclass
@@ -60,6 +61,15 @@ def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     return out
 
 
+def public(data: dict) -> dict:
+    """The report data without private (underscore) keys: what --format json prints."""
+    if isinstance(data, dict):
+        return {k: public(v) for k, v in data.items() if not str(k).startswith("_")}
+    if isinstance(data, list):
+        return [public(v) for v in data]
+    return data
+
+
 def render_report(data: dict) -> list:
     return [s.render(data[s.name]) for s in SECTIONS if s.name in data]
 
@@ -70,4 +80,6 @@ def _jsonable(d: dict) -> dict:
 
 # built-in sections register on import
 from . import corpus  # noqa: E402,F401
+from . import boundaries_report  # noqa: E402,F401
 from . import stalls_report  # noqa: E402,F401
+from . import threshold_report  # noqa: E402,F401

@@ -34,7 +34,9 @@ def _opts(threshold, retry_bound, since, until, harness, model, limit):
 @_guard
 def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest first (optional)."),
            db: Optional[str] = DbOpt,
-           out: str = typer.Option("table", "--format", help="table or json."),
+           out: str = typer.Option("table", "--format", help="table, json, markdown or html."),
+           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+           bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
            threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
            retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
            since: Optional[str] = typer.Option(None, "--since", help="Only sessions active at or after this time."),
@@ -43,11 +45,13 @@ def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest f
            model: Optional[List[str]] = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
            limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists.")) -> None:
     """How bad is it here: corpus, stalls, turn boundaries, threshold."""
-    from ..report import build_report, render_report
+    from ..report import build_report, public, render_report
+    from ..report_formats import to_html, to_markdown
 
-    if out not in ("table", "json"):
-        raise StallscanError(f"unknown --format {out!r}", hint="table or json")
+    if out not in ("table", "json", "markdown", "html"):
+        raise StallscanError(f"unknown --format {out!r}", hint="table, json, markdown or html")
     opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
+    opts.bootstrap = bootstrap
     con = connect(db or default_db_path())
     if paths:
         from ..ingest import ingest_paths
@@ -56,10 +60,23 @@ def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest f
                              f"({res.unchanged} unchanged, {res.rejects} rejected lines)", highlight=False)
     data = build_report(con, opts)
     con.close()
+    text = None
     if out == "json":
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        text = json.dumps(public(data), indent=2, default=str) + "\n"
+    elif out == "markdown":
+        text = to_markdown(public(data))
+    elif out == "html":
+        text = to_html(public(data))
+    if text is not None:
+        if output:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            sys.stdout.write(text)
         return
-    console = Console()
+    console = Console(record=bool(output))
     for part in render_report(data):
         console.print(part)
         console.print()
+    if output:
+        console.save_text(output)

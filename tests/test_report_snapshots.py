@@ -1,0 +1,52 @@
+"""Snapshot tests of every report format on sample_logs, in a pinned environment (TZ=UTC, NO_COLOR, 120 columns).
+
+Update after an intended change with:  STALLSCAN_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_report_snapshots.py
+(then read the diff before committing it).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SAMPLES
+
+SNAP = Path(__file__).parent / "snapshots"
+ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120", TERM="dumb")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("snap") / "s.duckdb"
+    p = subprocess.run([sys.executable, "-m", "stallscan", "ingest", str(SAMPLES), "--db", str(path)],
+                       env=ENV, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def normalise(text: str) -> str:
+    text = text.replace(str(ROOT), "<ROOT>")
+    return re.sub(r"[ \t]+\n", "\n", text)
+
+
+@pytest.mark.parametrize("fmt, name", [("table", "report.txt"), ("json", "report.json"),
+                                       ("markdown", "report.md"), ("html", "report.html")])
+def test_report_snapshot(db, fmt, name):
+    p = subprocess.run([sys.executable, "-m", "stallscan", "report", "--db", str(db), "--format", fmt,
+                        "--bootstrap", "200"], env=ENV, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    got = normalise(p.stdout)
+    if fmt == "html":
+        assert "<script" not in got and "http://" not in got.replace("http://www.w3.org/2000/svg", "")
+        assert got.count("<svg") >= 2
+    path = SNAP / name
+    if os.environ.get("STALLSCAN_UPDATE_SNAPSHOTS") or not path.exists():
+        SNAP.mkdir(exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+        if not os.environ.get("STALLSCAN_UPDATE_SNAPSHOTS"):
+            pytest.fail(f"snapshot {name} was missing and has been written; re-run")
+    assert got == path.read_text(encoding="utf-8")
