@@ -79,14 +79,14 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
        CASE WHEN ts IS NULL THEN 'none' ELSE 'per_message' END AS ts_quality,
        j.role AS role,
        CASE WHEN j.role = 'assistant' THEN 'message'
-            WHEN len(results) > 0 OR regexp_matches(first_text, '^\[[^\]\n]+\] Result:') THEN 'tool_result'
+            WHEN len(results) > 0 OR regexp_matches(first_text, '^\[[^\n]*\] Result:') THEN 'tool_result'
             ELSE 'message' END AS kind,
        text,
        CASE WHEN j.role = 'assistant' THEN coalesce(list_transform(uses,
               lambda b: {'id': coalesce(b.id, b.call_id), 'name': b.name, 'arguments': b.input::VARCHAR}), []) ELSE [] END
          ::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
        CASE WHEN j.role = 'user' THEN coalesce(results[1].tool_use_id,
-              CASE WHEN regexp_matches(first_text, '^\[[^\]\n]+\] Result:') THEN prev_call_id END) END AS tool_call_id,
+              CASE WHEN regexp_matches(first_text, '^\[[^\n]*\] Result:') THEN prev_call_id END) END AS tool_call_id,
        NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, NULL::VARCHAR AS message_id,
        NULL::VARCHAR AS record_id, NULL::VARCHAR AS parent_id, NULL::VARCHAR AS turn_id,
        CASE WHEN j.role = 'assistant' THEN j.modelInfo.modelId END AS model,
@@ -97,7 +97,7 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
               'tokens_cached', j.metrics.tokens.cached, 'block_types', list_transform(blocks, lambda b: b.type))
             ELSE json_object(
               'cline_file', 'api',
-              'result_of', CASE WHEN regexp_matches(first_text, '^\[[^\]\n]+\] Result:')
+              'result_of', CASE WHEN regexp_matches(first_text, '^\[[^\n]*\] Result:')
                                 THEN regexp_extract(first_text, '^\[([A-Za-z0-9_:.-]+)', 1) END,
               'environment_details', env_details,
               'has_task', contains(coalesce(text, ''), '<task>'),
@@ -105,7 +105,8 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
               'has_answer', contains(coalesce(text, ''), '<answer>'),
               'has_user_message', contains(coalesce(text, ''), '<user_message>'),
               'no_tool_error', contains(coalesce(text, ''), '[ERROR] You did not use a tool in your previous response'),
-              'task_resumption', contains(coalesce(text, ''), '[TASK RESUMPTION]'),
+              'task_resumption', starts_with(first_text, '[TASK RESUMPTION]'),
+              'has_task_resumption_block', contains(coalesce(text, ''), '[TASK RESUMPTION]'),
               'human_text', nullif(array_to_string(regexp_extract_all(coalesce(text, ''),
                     '(?s)<(?:task|feedback|answer|user_message)>\n?(.*?)\n?</(?:task|feedback|answer|user_message)>', 1), chr(10)), ''),
               'n_images', n_images,

@@ -3,9 +3,9 @@
 -- kind}; `{"$set": {...}}` lines patch it; message records {id, timestamp, type: user|gemini|info, content,
 -- thoughts, tokens, model, toolCalls} are RE-WRITTEN with the same id (first without, then with
 -- toolCalls): all lines of one id are one event (line = first, last_line = last, n_records = k), the
--- last write wins. A gemini message is an assistant event; each of its toolCalls that carries a
--- result is a tool_result event (part 1.., n_records 0, ts = the call's own timestamp). `info` (and any
--- other type) records are system events. The file is re-read whole when it changes (appendable = false).
+-- last write wins. A gemini message is an assistant event (tool_calls from toolCalls; the calls' results,
+-- status and own timestamps, recorded in the same record, are listed in meta.tool_results). `info` (and
+-- any other type) records are system events. The file is re-read whole when it changes (appendable = false).
 CREATE OR REPLACE TEMP TABLE gm_raw AS
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
        CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
@@ -77,22 +77,15 @@ SELECT r.fid, r.line, r.last_line, 0 AS part, r.n_records, x.session_id,
                    'content_is_string', json_type(r.j.content) = 'VARCHAR',
                    'n_thoughts', CASE WHEN json_type(r.j.thoughts) = 'ARRAY' THEN json_array_length(r.j.thoughts) END,
                    'tokens_cached', r.j.tokens.cached, 'tokens_thoughts', r.j.tokens.thoughts,
-                   'session_kind', x.session_kind) AS meta
-FROM gm_rec r JOIN gm_ctx x USING (fid)
-UNION ALL
--- results of the tool calls, recorded inside the gemini message
-SELECT g.fid, g.line, r.last_line, g.part, 0, x.session_id,
-       parse_ts(g.c.timestamp), parse_ts(g.c.timestamp),
-       CASE WHEN parse_ts(g.c.timestamp) IS NULL THEN 'none' ELSE 'per_message' END,
-       'tool', 'tool_result',
-       coalesce(g.c.result -> '$[0].functionResponse.response' ->> '$.output',
-                g.c.result -> '$[0].functionResponse.response' ->> '$.error',
-                json_text(g.c.resultDisplay), (g.c.result -> '$[0].functionResponse.response')::VARCHAR),
-       [], g.c.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, coalesce(x.session_kind = 'subagent', false), NULL, NULL,
-       json_object('gemini_type', 'toolCall', 'status', g.c.status, 'name', g.c.name,
-                   'is_error', g.c.status = 'error' OR (g.c.result -> '$[0].functionResponse.response.error') IS NOT NULL)
-FROM gm_calls g JOIN gm_rec r USING (fid, line) JOIN gm_ctx x USING (fid)
-WHERE g.c.result IS NOT NULL AND json_type(g.c.result) <> 'NULL';
+                   'session_kind', x.session_kind,
+                   -- results of the calls, recorded inside this same record (kept here: an event per result
+                   -- would share this record's line, and a line is counted once)
+                   'tool_results', (SELECT list({'id': g.c.id, 'name': g.c.name, 'status': g.c.status,
+                                                 'ts': g.c.timestamp ->> '$',
+                                                 'is_error': g.c.status = 'error' OR (g.c.result -> '$[0].functionResponse.response.error') IS NOT NULL}
+                                                ORDER BY g.part)
+                                    FROM gm_calls g WHERE g.fid = r.fid AND g.line = r.line)) AS meta
+FROM gm_rec r JOIN gm_ctx x USING (fid);
 
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
 SELECT fid, session_id AS ctx_session, NULL::VARCHAR AS ctx_model, NULL::VARCHAR AS ctx_turn FROM gm_ctx;

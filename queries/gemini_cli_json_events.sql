@@ -2,8 +2,8 @@
 -- fmt_events + fmt_fates.   Input: stage_lines, batch_files. One object {sessionId, projectHash, startTime,
 -- lastUpdated, messages: [...]} staged whole as line 1; each element of `messages` is a record numbered
 -- 1.. (line = its 1-based position). Messages map exactly as in the JSONL layout (gemini_cli_events.sql):
--- user -> user message, gemini -> assistant message (+ one tool_result event per toolCall result, part
--- 1.., n_records 0), info/other -> system. A repeated id (not seen in real files) is merged, last wins.
+-- user -> user message, gemini -> assistant message (toolCall results in meta.tool_results), info/other ->
+-- system. A repeated id (not seen in real files) is merged, last wins.
 CREATE OR REPLACE TEMP TABLE gm_doc AS
 SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
        s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
@@ -78,22 +78,15 @@ SELECT r.fid, r.line, r.last_line, 0 AS part, r.n_records, x.session_id,
                    'content_is_string', json_type(r.j.content) = 'VARCHAR',
                    'n_thoughts', CASE WHEN json_type(r.j.thoughts) = 'ARRAY' THEN json_array_length(r.j.thoughts) END,
                    'tokens_cached', r.j.tokens.cached, 'tokens_thoughts', r.j.tokens.thoughts,
-                   'session_kind', x.session_kind) AS meta
-FROM gm_rec r JOIN gm_ctx x USING (fid)
-UNION ALL
--- results of the tool calls, recorded inside the gemini message
-SELECT g.fid, g.line, r.last_line, g.part, 0, x.session_id,
-       parse_ts(g.c.timestamp), parse_ts(g.c.timestamp),
-       CASE WHEN parse_ts(g.c.timestamp) IS NULL THEN 'none' ELSE 'per_message' END,
-       'tool', 'tool_result',
-       coalesce(g.c.result -> '$[0].functionResponse.response' ->> '$.output',
-                g.c.result -> '$[0].functionResponse.response' ->> '$.error',
-                json_text(g.c.resultDisplay), (g.c.result -> '$[0].functionResponse.response')::VARCHAR),
-       [], g.c.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, coalesce(x.session_kind = 'subagent', false), NULL, NULL,
-       json_object('gemini_type', 'toolCall', 'status', g.c.status, 'name', g.c.name,
-                   'is_error', g.c.status = 'error' OR (g.c.result -> '$[0].functionResponse.response.error') IS NOT NULL)
-FROM gm_calls g JOIN gm_rec r USING (fid, line) JOIN gm_ctx x USING (fid)
-WHERE g.c.result IS NOT NULL AND json_type(g.c.result) <> 'NULL';
+                   'session_kind', x.session_kind,
+                   -- results of the calls, recorded inside this same record (kept here: an event per result
+                   -- would share this record's line, and a line is counted once)
+                   'tool_results', (SELECT list({'id': g.c.id, 'name': g.c.name, 'status': g.c.status,
+                                                 'ts': g.c.timestamp ->> '$',
+                                                 'is_error': g.c.status = 'error' OR (g.c.result -> '$[0].functionResponse.response.error') IS NOT NULL}
+                                                ORDER BY g.part)
+                                    FROM gm_calls g WHERE g.fid = r.fid AND g.line = r.line)) AS meta
+FROM gm_rec r JOIN gm_ctx x USING (fid);
 
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
 SELECT fid, session_id AS ctx_session, NULL::VARCHAR AS ctx_model, NULL::VARCHAR AS ctx_turn FROM gm_ctx;
