@@ -68,6 +68,7 @@ CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
        CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
             WHEN blank THEN 'skip'
+            WHEN rtype = 'response_item:message' AND coalesce(j.payload.role, '') NOT IN ('user', 'developer', 'system', 'assistant') THEN 'reject'  -- no event reads it
             WHEN cls = 'out' OR rtype IN ('response_item:message', 'response_item:function_call_output',
                  'response_item:custom_tool_call_output', 'response_item:tool_search_output',
                  'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
@@ -78,12 +79,13 @@ SELECT fid, line,
             WHEN j IS NULL THEN 'invalid JSON'
             WHEN j.type IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.type IS NULL THEN 'missing field: type'
+            WHEN rtype = 'response_item:message' AND coalesce(j.payload.role, '') NOT IN ('user', 'developer', 'system', 'assistant') THEN 'missing or malformed field: payload.role'
             WHEN rtype IN ('event_msg:agent_message', 'event_msg:agent_reasoning', 'event_msg:context_compacted')
                  THEN 'mirror:' || j.payload.type
             WHEN rtype = 'event_msg:token_count' THEN 'token_count'
             WHEN rtype = 'response_item:reasoning' THEN 'reasoning'
             ELSE rtype END AS label,
-       coalesce(bad_excerpt, excerpt) AS excerpt
+       coalesce(bad_excerpt, excerpt, CASE WHEN rtype = 'response_item:message' AND coalesce(j.payload.role, '') NOT IN ('user', 'developer', 'system', 'assistant') THEN left(j::VARCHAR, 120) END) AS excerpt
 FROM cx_ctx;
 
 CREATE OR REPLACE TEMP VIEW fmt_events AS

@@ -2,7 +2,9 @@
 -- resume_line = first line of the last event, or of the last assistant event if earlier (a reply
 -- or a pair that new lines could still extend). Input: batch_files, fmt_ctx.
 WITH ev AS (
-    SELECT e.file, sum(e.n_records) AS n_event_lines, count(*) AS n_events,
+    -- the messages of one multi-message record (part > 0) share its one line: count that line once
+    SELECT e.file, coalesce(sum(e.n_records) FILTER (WHERE e.part = 0), 0)
+                   + count(DISTINCT e.line) FILTER (WHERE e.part > 0) AS n_event_lines, count(*) AS n_events,
            least(arg_max(e.line, e.last_line), max(e.line) FILTER (WHERE e.role = 'assistant')) AS resume_line
     FROM events e JOIN batch_files b ON e.file = b.file GROUP BY e.file
 ), sk AS (

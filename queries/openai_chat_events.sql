@@ -22,20 +22,31 @@ CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
        CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND j IS NULL) THEN 'reject'
             WHEN blank THEN 'skip'
-            WHEN json_type(j.messages) = 'ARRAY' THEN (CASE WHEN json_array_length(j.messages) > 0 THEN 'event' ELSE 'skip' END)
+            WHEN json_type(j.messages) = 'ARRAY' THEN (CASE WHEN usable_msgs THEN 'event'
+                                                            WHEN json_array_length(j.messages) > 0 THEN 'reject' ELSE 'skip' END)
             WHEN j.role IS NULL THEN 'reject'
             WHEN j.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function') THEN 'event'
             ELSE 'skip' END AS fate,
        CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
             WHEN j IS NULL THEN 'invalid JSON'
+            WHEN json_type(j.messages) = 'ARRAY' AND NOT usable_msgs AND json_array_length(j.messages) > 0
+                 THEN 'no message with a known role in messages'
             WHEN json_type(j.messages) = 'ARRAY' THEN 'empty_conversation'
             WHEN j.role IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN j.role IS NULL THEN 'missing field: role'
             WHEN j.role = 'session_meta' THEN 'session_meta'
             ELSE 'role:' || j.role END AS label,
-       coalesce(bad_excerpt, excerpt) AS excerpt
-FROM oc;
+       coalesce(bad_excerpt, excerpt, CASE WHEN json_type(j.messages) = 'ARRAY' AND NOT usable_msgs
+                                           THEN left(j.messages::VARCHAR, 120) END) AS excerpt
+FROM (SELECT *,  -- a conversation line becomes events only through messages with a known role (as in fmt_events)
+             coalesce(len(list_filter(json_extract(j.messages, '$[*]'), lambda m: (m ->> 'role') IN
+                          ('user', 'assistant', 'tool', 'system', 'developer', 'function'))) > 0, false)
+             OR coalesce(CASE WHEN json_type(coalesce(j.response, j.choices) -> '$.choices[0].message') = 'OBJECT'
+                              THEN j.response ->> '$.choices[0].message.role'
+                              WHEN json_type(j.choices -> '$[0].message') = 'OBJECT' THEN j.choices ->> '$[0].message.role' END
+                         IN ('user', 'assistant', 'tool', 'system', 'developer', 'function'), false) AS usable_msgs
+      FROM oc);
 
 -- every message with its place: part 0 for message lines, 1..n inside a conversation line
 CREATE OR REPLACE TEMP VIEW oc_msgs AS

@@ -108,13 +108,16 @@ CREATE OR REPLACE MACRO finish_norm(r) AS CASE
     WHEN lower(r) IN ('cancelled', 'canceled', 'aborted', 'interrupted', 'abort') THEN 'cancelled'
     ELSE NULL END;
 
--- A timestamp given as an ISO string (zone or naive = UTC) or as epoch seconds / milliseconds.
-CREATE OR REPLACE MACRO parse_ts(v) AS CASE
+-- A timestamp given as an ISO string (zone or naive = UTC) or as epoch seconds / milliseconds; NULL outside
+-- 1970..2199 (a year-10000 or BC value is a corrupt field, and Python cannot even hold it as a datetime).
+CREATE OR REPLACE MACRO ts_in_range(t) AS
+    CASE WHEN t >= TIMESTAMPTZ '1970-01-01 00:00:00+00' AND t < TIMESTAMPTZ '2200-01-01 00:00:00+00' THEN t END;
+CREATE OR REPLACE MACRO parse_ts(v) AS ts_in_range(CASE
     WHEN v IS NULL THEN NULL
     WHEN json_type(v) IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN
         try(to_timestamp(CASE WHEN abs(v::DOUBLE) > 1e11 THEN v::DOUBLE / 1000 ELSE v::DOUBLE END))
     WHEN json_type(v) = 'VARCHAR' THEN try_cast(v ->> '$' AS TIMESTAMPTZ)
-    ELSE NULL END;
+    ELSE NULL END);
 
 -- Text of a JSON value that is a string, or a list of strings / {text} parts.
 CREATE OR REPLACE MACRO json_text(v) AS CASE json_type(v)
