@@ -70,3 +70,4 @@ from . import export_cmd  # noqa: E402,F401
 from . import boundaries_cmd  # noqa: E402,F401
 from . import sweep_cmd  # noqa: E402,F401
 from . import stalls_cmd  # noqa: E402,F401
+from . import show_cmd  # noqa: E402,F401
