@@ -46,8 +46,10 @@ def timeline(con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.
 
 def timeline_table(sid: str, rows: list[dict]) -> Table:
     t = Table(title=f"session {sid}", title_justify="left", show_lines=False)
-    for c in ("seq", "line", "time (UTC)", "gap s", "role", "origin / round", "decision", "flag"):
-        t.add_column(c, justify="right" if c in ("seq", "line", "gap s") else "left", no_wrap=True)
+    widths = {"seq": 3, "line": 4, "time (UTC)": 18, "gap s": 7, "role": 9, "origin / round": 17,
+              "decision": 19, "flag": 22}
+    for c, w in widths.items():
+        t.add_column(c, justify="right" if c in ("seq", "line", "gap s") else "left", no_wrap=True, min_width=w)
     t.add_column("text", no_wrap=True, overflow="ellipsis", max_width=60)
     for r in rows:
         flag, style = "", None
