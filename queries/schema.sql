@@ -116,6 +116,10 @@ CREATE OR REPLACE MACRO parse_ts(v) AS ts_in_range(CASE
     WHEN v IS NULL THEN NULL
     WHEN json_type(v) IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN
         try(to_timestamp(CASE WHEN abs(v::DOUBLE) > 1e11 THEN v::DOUBLE / 1000 ELSE v::DOUBLE END))
+    WHEN json_type(v) = 'VARCHAR' AND NOT regexp_matches(v ->> '$', '([zZ]|[+-]\d\d(:?\d\d)?)$') THEN
+        -- naive local time: read in the zone of the variable naive_tz (ingest --naive-tz; default UTC)
+        coalesce(try(timezone(coalesce(getvariable('naive_tz'), 'UTC'), try_cast(v ->> '$' AS TIMESTAMP))),
+                 try_cast(v ->> '$' AS TIMESTAMPTZ))
     WHEN json_type(v) = 'VARCHAR' THEN try_cast(v ->> '$' AS TIMESTAMPTZ)
     ELSE NULL END);
 

@@ -31,6 +31,7 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False) -> d
         raise DatabaseError(f"cannot open database {target}: {_first_line(exc)}",
                             hint="is it a DuckDB file written by stallscan? use another --db") from None
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
     _check_version(con, target)
     if not read_only:
         sql.run(con, "schema")

@@ -79,8 +79,17 @@ class FilePlan:
 
 
 def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto",
-                 progress: Callable[[int, int], None] | None = None) -> IngestResult:
-    """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file)."""
+                 progress: Callable[[int, int], None] | None = None, naive_tz: str | None = None) -> IngestResult:
+    """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file).
+
+    naive_tz: the zone of timestamps logged without one (Hermes, OpenHands, aider); default UTC.
+    """
+    if naive_tz:
+        try:
+            con.execute("SELECT timezone(?, TIMESTAMP '2020-01-01')", [naive_tz])
+        except duckdb.Error:
+            raise StallscanError(f"unknown time zone {naive_tz!r}", hint="an IANA name, e.g. Europe/Berlin") from None
+        con.execute("SET VARIABLE naive_tz = ?", [naive_tz])
     if fmt != "auto" and fmt not in FORMATS:
         raise StallscanError(f"unknown format {fmt!r}", hint="one of: auto, " + ", ".join(FORMATS))
     t0 = time.perf_counter()

@@ -138,3 +138,11 @@ def test_format_forced_and_unrecognised(con, tmp_path):
     g = write_lines(tmp_path / "weird.log", [json.dumps({"role": "user", "content": "hi"})])
     ingest_paths(con, [str(g)], fmt="openai_chat")
     assert con.execute("SELECT source_format, role, text FROM events").fetchall() == [("openai_chat", "user", "hi")]
+
+
+def test_naive_timestamps_read_in_the_given_zone(con, tmp_path):
+    f = write_lines(tmp_path / "h.jsonl", [json.dumps({"role": "user", "content": "hi", "timestamp": "2026-04-22T09:00:00"}),
+                                          json.dumps({"role": "assistant", "content": "yo", "timestamp": "2026-04-22T09:00:05+02:00"})])
+    ingest_paths(con, [str(f)], naive_tz="Europe/Berlin")
+    got = con.execute("SELECT role, strftime(ts, '%H:%M:%S'), meta->>'ts_naive' FROM events ORDER BY line").fetchall()
+    assert got == [("user", "07:00:00", "true"), ("assistant", "07:00:05", "false")]

@@ -21,7 +21,9 @@ def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (rec
            db: Optional[str] = DbOpt,
            fmt: str = typer.Option("auto", "--format", help="auto, claude_code, codex or openai_chat."),
            as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-           strict: bool = typer.Option(False, "--strict", help="Exit 1 when any line is rejected.")) -> None:
+           strict: bool = typer.Option(False, "--strict", help="Exit 1 when any line is rejected."),
+           naive_tz: Optional[str] = typer.Option(None, "--naive-tz", help="Zone of timestamps logged without one "
+                                                  "(Hermes, OpenHands, aider), e.g. Europe/Berlin. Default UTC.")) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
     from ..ingest import ingest_paths
     from ..render import ingest_summary
@@ -34,9 +36,10 @@ def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (rec
         with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), TimeRemainingColumn(), console=err, transient=True) as bar:
             task = bar.add_task("ingest", total=None)
-            res = ingest_paths(con, paths or [], fmt, progress=lambda d, t: bar.update(task, completed=d, total=t))
+            res = ingest_paths(con, paths or [], fmt, progress=lambda d, t: bar.update(task, completed=d, total=t),
+                               naive_tz=naive_tz)
     else:
-        res = ingest_paths(con, paths or [], fmt)
+        res = ingest_paths(con, paths or [], fmt, naive_tz=naive_tz)
     con.close()
     if as_json:
         sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
