@@ -83,4 +83,3 @@ from . import corpus  # noqa: E402,F401
 from . import boundaries_report  # noqa: E402,F401
 from . import stalls_report  # noqa: E402,F401
 from . import threshold_report  # noqa: E402,F401
-from . import boundaries_report  # noqa: E402,F401
