@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Replay + sweep benchmark on N generated events (default 10 million), all figures from one run.
+
+    python bench/bench_replay.py --events 10M
+
+Builds an `events` table directly in DuckDB (sessions of human prompts, tool rounds, tool results,
+automatic nudges and stop-hook prompts at sub-second gaps, dropped tool calls, finals), then times:
+labels + turn boundaries, the stall replay, a 1,000-threshold sweep with 1,000 session-bootstrap
+resamples, and the same sweep at a single threshold. Prints events/s and the sweep's cost ratio
+1,000 thresholds : 1 threshold (target: about 1.5x or less).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from stallscan.db import connect
+
+
+def parse_n(s: str) -> int:
+    s = s.strip().upper()
+    mult = {"K": 10**3, "M": 10**6, "G": 10**9}.get(s[-1], 1)
+    return int(float(s[:-1] if s[-1] in "KMG" else s) * mult)
+
+
+GEN = """
+CREATE OR REPLACE TABLE events AS
+WITH s AS (SELECT i AS k, 'sess' || (i // $per) AS session_id, (i % $per) AS pos, hash(i) AS h FROM range($n) t(i))
+SELECT md5(k::VARCHAR) AS event_id, 'openai_chat' AS source_format, '/bench/' || session_id AS file,
+       pos + 1 AS line, pos + 1 AS last_line, 0 AS part, 1 AS n_records, session_id, pos + 1 AS seq,
+       TIMESTAMPTZ '2026-01-01' + to_microseconds((k * 7 + (h % 5000000))::BIGINT) AS ts,
+       TIMESTAMPTZ '2026-01-01' + to_microseconds((k * 7 + (h % 5000000))::BIGINT) AS ts_end,
+       'per_message' AS ts_quality, role, kind, text,
+       CASE WHEN role = 'assistant' AND kind2 = 'tool' THEN [{'id': 'c' || k, 'name': 'read', 'arguments': '{}'}]
+            ELSE []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] END AS tool_calls,
+       CASE WHEN role = 'assistant' AND kind2 = 'tool' THEN 1 ELSE 0 END AS n_tool_calls,
+       CASE WHEN role = 'tool' THEN 'c' || (k - 1) END AS tool_call_id,
+       finish AS finish_reason, finish AS finish_norm, NULL AS initiator, NULL AS message_id, NULL AS record_id,
+       NULL AS parent_id, NULL AS turn_id, CASE WHEN role = 'assistant' THEN 'model-' || (h % 3) END AS model,
+       false AS is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out, '{}'::JSON AS meta
+FROM (SELECT *,
+             CASE WHEN pos % 10 = 0 THEN 'user' WHEN pos % 10 IN (2, 4, 6) THEN 'tool'
+                  WHEN pos % 10 = 8 AND h % 4 = 0 THEN 'user' ELSE 'assistant' END AS role,
+             CASE WHEN pos % 10 IN (1, 3, 5) THEN 'tool' ELSE 'text' END AS kind2,
+             CASE WHEN pos % 10 IN (2, 4, 6) THEN 'tool_result' ELSE 'message' END AS kind,
+             CASE WHEN pos % 10 = 0 THEN 'Please fix the failing test in module ' || (h % 100)
+                  WHEN pos % 10 = 8 AND h % 4 = 0 THEN 'Please continue.'
+                  WHEN pos % 10 IN (1, 3, 5) AND h % 50 = 0 THEN 'I will read the file now.'
+                  WHEN pos % 10 IN (1, 3, 5) THEN 'Reading.'
+                  WHEN pos % 10 IN (2, 4, 6) THEN 'file contents'
+                  ELSE 'Done: the test passes now.' END AS text,
+             CASE WHEN pos % 10 IN (1, 3, 5) THEN 'tool_calls' WHEN pos % 10 IN (7, 9) THEN 'stop' END AS finish
+      FROM s) x
+"""
+
+
+def timed(label: str, fn, n_events: int) -> float:
+    t0 = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t0
+    print(f"{label:42} {dt:8.2f} s  {n_events / dt / 1e6:8.2f} M events/s")
+    return dt
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", default="10M")
+    ap.add_argument("--per-session", type=int, default=60)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--thresholds", type=int, default=1000)
+    args = ap.parse_args()
+    n = parse_n(args.events)
+    con = connect(":memory:")
+    t0 = time.perf_counter()
+    con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
+    print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s")
+
+    from stallscan.boundaries import replay_boundaries
+    from stallscan.labels import label_events
+    from stallscan.stalls import replay_stalls
+    from stallscan.sweep import run_sweep
+
+    timed("labels (user_labels)", lambda: label_events(con), n)
+    timed("turn boundaries at 2.0 s", lambda: replay_boundaries(con, 2.0), n)
+    timed("stall replay (rounds, stalls, turns)", lambda: replay_stalls(con), n)
+    con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    grid = np.linspace(0, 30, args.thresholds)
+    many = timed(f"sweep {args.thresholds} thresholds x {args.bootstrap} resamples",
+                 lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr",)), n)
+    one = timed(f"sweep 1 threshold x {args.bootstrap} resamples",
+                lambda: run_sweep(con, np.array([2.0]), bootstrap=args.bootstrap, policies=("vgr",)), n)
+    print(f"ratio {args.thresholds} thresholds / 1 threshold: {many / one:.2f}x (target <= ~1.5x)")
+
+
+if __name__ == "__main__":
+    main()
