@@ -148,6 +148,9 @@ def label_events(con: duckdb.DuckDBPyConnection, config: str | os.PathLike | dic
     _load_library(con, library_entries(cfg))
     n_over = _load_overrides(con, cfg)
     sql.run(con, "user_labels")
+    for rank, pattern in con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall():
+        sql.run(con, "user_labels_regex", {"rank": rank, "pattern": pattern})
+    sql.run(con, "user_labels_finish")
     by_origin = dict(con.execute("SELECT origin, count(*) FROM user_labels GROUP BY ALL ORDER BY 1").fetchall())
     not_req = con.execute("SELECT count(*) FROM user_labels WHERE NOT starts_request").fetchall()[0][0]
     return {"origin": by_origin, "not_requests": not_req, "overrides": n_over}

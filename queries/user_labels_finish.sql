@@ -1,0 +1,47 @@
+-- Origin labels, step 3: the first matching library entry per event (rank order) and the final table.
+-- Inputs: ul_events, ul_cand (steps 1 and 2), label_overrides. Output: table user_labels.
+CREATE OR REPLACE TEMP TABLE ul_match AS
+SELECT event_id,
+       min_by({'id': id, 'origin': origin, 'starts_request': starts_request, 'human_content': human_content}, rank) AS m
+FROM ul_cand
+GROUP BY event_id;
+
+-- a queue-operation enqueue whose text later became a user line of the same session is a copy of that
+-- line (the enqueue/dequeue pair in front of every prompt of the desktop app): not a request of its own
+CREATE OR REPLACE TEMP TABLE ul_queue_copies AS
+SELECT DISTINCT q.event_id
+FROM ul_events q
+JOIN ul_events u ON u.session_id = q.session_id AND u.seq > q.seq AND u.role = 'user' AND u.kind = 'message'
+                AND u.t = q.t
+WHERE q.kind = 'queued_input' AND q.t <> '';
+
+CREATE OR REPLACE TABLE user_labels AS
+SELECT u.event_id,
+       coalesce(o.origin, m.m.origin,
+                CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
+                     WHEN u.kind = 'context' THEN 'automatic'
+                     ELSE 'human' END) AS origin,
+       CASE WHEN o.origin IS NOT NULL THEN 'override:' ELSE '' END ||
+       coalesce(m.m.id,
+                CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
+                     WHEN u.kind = 'context' THEN u.source_format || '.unpaired_context'
+                     WHEN u.kind = 'queued_input' AND c.event_id IS NOT NULL THEN u.source_format || '.queued_copy'
+                     WHEN u.kind = 'queued_input' THEN u.source_format || '.queued_input'
+                     ELSE 'default_human' END) AS origin_rule,
+       coalesce(m.m.human_content, false) AS human_content,
+       CASE WHEN c.event_id IS NOT NULL THEN false
+            WHEN m.m.id IS NOT NULL THEN m.m.starts_request
+            WHEN u.kind = 'context' THEN false
+            ELSE true END AS starts_request
+FROM ul_events u
+LEFT JOIN ul_match m USING (event_id)
+LEFT JOIN ul_queue_copies c USING (event_id)
+LEFT JOIN (SELECT event_id, any_value(origin) AS origin FROM label_overrides GROUP BY event_id) o USING (event_id);
+
+ALTER TABLE user_labels ADD PRIMARY KEY (event_id);
+
+DROP TABLE IF EXISTS ul_events;
+DROP TABLE IF EXISTS ul_lib;
+DROP TABLE IF EXISTS ul_match;
+DROP TABLE IF EXISTS ul_cand;
+DROP TABLE IF EXISTS ul_queue_copies;

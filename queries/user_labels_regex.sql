@@ -1,0 +1,13 @@
+-- Origin labels, step 2 (once per regex entry of the prompt library): add the events that entry's
+-- pattern matches. A constant pattern per statement lets DuckDB compile the regex once.
+-- Parameters: $rank (the entry), $pattern (RE2). Inputs: ul_events, ul_lib. Output: rows appended to ul_cand.
+INSERT INTO ul_cand
+SELECT u.event_id, l.rank, l.id, l.origin, l.starts_request, l.human_content
+FROM ul_events u
+JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind
+WHERE l.rank = $rank::INTEGER
+  AND (l.sidechain IS NULL OR l.sidechain = u.is_sidechain)
+  AND (l.first IS NULL OR l.first = u.is_first)
+  AND (l.after IS NULL OR contains(coalesce(u.prev_text, ''), l.after))
+  AND (l.flag IS NULL OR json_extract_string(u.meta, '$."' || l.flag || '"') = 'true')
+  AND regexp_matches(u.t, $pattern::VARCHAR);
