@@ -22,6 +22,9 @@ WITH f AS (
            CASE WHEN r.round_kind IN ('tool_round', 'final') THEN 1 ELSE 0 END AS brk,
            row_number() OVER (PARTITION BY r.session_id, r.turn_id ORDER BY r.seq DESC, r.event_id DESC) = 1 AS delivered
     FROM rounds r
+    -- only turns with a stall need the walk (stalls are rare: the windows below run on a small part)
+    SEMI JOIN (SELECT DISTINCT session_id, turn_id FROM rounds
+               WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) s USING (session_id, turn_id)
 ), e AS (
     SELECT f.*,
            sum(brk) OVER (PARTITION BY session_id, turn_id ORDER BY seq, event_id ROWS UNBOUNDED PRECEDING) - brk AS episode

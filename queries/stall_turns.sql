@@ -1,6 +1,6 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_ev (events with turn_id), stall_walk (rounds with their stall outcome).
+-- Input: stall_ev (events with turn_id), rounds, stall_walk (the rounds of turns with a stall, with outcomes).
 CREATE OR REPLACE TABLE turns AS
 WITH ev AS (
     SELECT session_id, turn_id::INTEGER AS turn_id,
@@ -10,18 +10,20 @@ WITH ev AS (
            min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
     FROM stall_ev GROUP BY ALL
 ), rd AS (
-    SELECT session_id, turn_id,
-           count(*) AS n_rounds,
-           sum(n_tool_calls) AS n_tool_calls,
-           count(*) FILTER (WHERE is_stall) AS n_stalls,
-           count(*) FILTER (WHERE is_stall AND nudge_id IS NOT NULL) AS n_nudged,
-           arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
-           arg_max(provider, seq) AS provider,
-           arg_max(event_id, seq) FILTER (WHERE delivered) AS delivered_event_id,
-           arg_max(round_kind, seq) FILTER (WHERE delivered) AS delivered_round_kind,
-           arg_max(finish_reason, seq) FILTER (WHERE delivered) AS delivered_finish,
-           arg_max(outcome, seq) FILTER (WHERE delivered) AS delivered_outcome
-    FROM stall_walk GROUP BY ALL
+    SELECT r.*, w.outcome AS delivered_outcome
+    FROM (SELECT session_id, turn_id,
+                 count(*) AS n_rounds,
+                 sum(n_tool_calls) AS n_tool_calls,
+                 count(*) FILTER (WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) AS n_stalls,
+                 count(*) FILTER (WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')
+                                  AND nudge_id IS NOT NULL) AS n_nudged,
+                 arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
+                 arg_max(provider, seq) AS provider,
+                 arg_max(event_id, (seq, event_id)) AS delivered_event_id,
+                 arg_max(round_kind, (seq, event_id)) AS delivered_round_kind,
+                 arg_max(finish_reason, (seq, event_id)) AS delivered_finish
+          FROM rounds GROUP BY ALL) r
+    LEFT JOIN stall_walk w ON w.event_id = r.delivered_event_id
 )
 SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provider, 'unknown') AS provider,
        ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
