@@ -7,29 +7,13 @@ formats.md §1 are hard-coded next to the computed ones, so both must agree with
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 
-def _helpers():
-    """The plain helper functions of conftest.py, loaded under a private name.
-
-    (``from conftest import ...`` is fragile: pytest re-binds the module name ``conftest`` to whichever
-    conftest.py it loaded last.)"""
-    name = "_stallscan_real_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-_h = _helpers()
+from tests.real import conftest as _h  # plain helper functions (not fixtures)
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts
 read_jsonl, same_arguments, skipped_by_kind = _h.read_jsonl, _h.same_arguments, _h.skipped_by_kind
