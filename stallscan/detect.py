@@ -19,6 +19,7 @@ class FormatSpec:
     name: str
     whole_file: bool = False   # one JSON document per file: read whole, elements numbered 1.. as lines
     appendable: bool = True    # a grown file can be read from where the last ingest stopped
+    then: tuple = ()           # further query files run after <name>_events.sql (shared steps)
 
 
 SPECS: dict[str, FormatSpec] = {
@@ -28,8 +29,8 @@ SPECS: dict[str, FormatSpec] = {
     # issue 6: the other harnesses (queries/<name>_events.sql documents each mapping)
     "cline_api": FormatSpec("cline_api", whole_file=True, appendable=False),
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
-    "gemini_cli": FormatSpec("gemini_cli", appendable=False),        # ids re-written: read whole
-    "gemini_cli_json": FormatSpec("gemini_cli_json", whole_file=True, appendable=False),
+    "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),        # ids re-written: read whole
+    "gemini_cli_json": FormatSpec("gemini_cli_json", whole_file=True, appendable=False, then=("gemini_messages",)),
     "copilot_cli": FormatSpec("copilot_cli"),
     "openhands": FormatSpec("openhands", whole_file=True, appendable=False),
     "swe_agent": FormatSpec("swe_agent", whole_file=True, appendable=False),

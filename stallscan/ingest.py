@@ -244,6 +244,8 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     sql.run(con, "stage_lines")
     _drop_outputs(con)
     sql.run(con, f"{batch[0].fmt}_events")
+    for step in SPECS[batch[0].fmt].then:
+        sql.run(con, step)
     con.execute("BEGIN TRANSACTION")
     try:
         sql.run(con, "ingest_commit")
