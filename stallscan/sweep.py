@@ -101,25 +101,34 @@ def _policy_split(rows: dict, policy: str):
 def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
     human = rows["human"].astype(bool)
     by_gap, fixed_human = _policy_split(rows, policy)
-    gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float)[by_gap], nan=0.0)
+    gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
     bins = np.searchsorted(t, gaps, side="right")       # thresholds <= gap: called human for those
     sess = np.unique(rows["session_id"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
+    n_sess = int(sess.max()) + 1 if len(sess) else 0
+    nb = len(t) + 1
 
-    def counts(weights):
-        w_gap = weights[by_gap]
-        h = np.bincount(bins[human[by_gap]], w_gap[human[by_gap]], minlength=len(t) + 1)
-        o = np.bincount(bins[~human[by_gap]], w_gap[~human[by_gap]], minlength=len(t) + 1)
+    # everything a resample needs, aggregated once: (session, bin) counts per class for the gap-decided
+    # events, and per-session counts of each fixed cell; a resample only re-weights sessions
+    def pairs(mask):
+        key, cnt = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_counts=True)
+        return key // nb, key % nb, cnt.astype(float)
+
+    gh, go = pairs(by_gap & human), pairs(by_gap & ~human)
+    fx = ~by_gap
+    cells = {k: np.bincount(sess[m], minlength=n_sess).astype(float) for k, m in
+             (("tp", fx & human & fixed_human), ("fn", fx & human & ~fixed_human),
+              ("fp", fx & ~human & fixed_human), ("tn", fx & ~human & ~fixed_human))}
+
+    def counts(w_sess):
+        h = np.bincount(gh[1], w_sess[gh[0]] * gh[2], minlength=nb)
+        o = np.bincount(go[1], w_sess[go[0]] * go[2], minlength=nb)
         tp = np.cumsum(h[::-1])[::-1][1:]          # humans with bin > k, i.e. gap >= t[k]
         fp = np.cumsum(o[::-1])[::-1][1:]
         fn = h.sum() - tp
         tn = o.sum() - fp
-        fx = ~by_gap
-        fixed = {"tp": weights[fx & human & fixed_human].sum(), "fn": weights[fx & human & ~fixed_human].sum(),
-                 "fp": weights[fx & ~human & fixed_human].sum(), "tn": weights[fx & ~human & ~fixed_human].sum()}
-        return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, fixed
+        return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, {k: float(w_sess @ c) for k, c in cells.items()}
 
-    ones = np.ones(len(human))
-    g, fixed = counts(ones)
+    g, fixed = counts(np.ones(n_sess))
     allp = {k: g[k] + fixed[k] for k in g}
     cost = a * allp["fp"] + b * allp["fn"]
     curve = Curve(policy, group, t, g, allp, cost, int(by_gap.sum()), len(human))
@@ -130,13 +139,12 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
            "auto_as_human": int(allp["fp"][best]) if len(t) else 0, "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
            "n_events": len(human), "n_gap_decided": int(by_gap.sum()),
            "at_2s": _point(allp, cost, at2), "interval": None, "bootstrap": 0}
-    n_sess = int(sess.max()) + 1 if len(sess) else 0
     if n_boot and n_sess > 1 and len(t):
         rng = np.random.default_rng(seed)
         picks = np.empty(n_boot)
         for r in range(n_boot):
             w_sess = np.bincount(rng.integers(0, n_sess, n_sess), minlength=n_sess).astype(float)
-            gb, fb = counts(w_sess[sess])
+            gb, fb = counts(w_sess)
             cb = a * (gb["fp"] + fb["fp"]) + b * (gb["fn"] + fb["fn"])
             picks[r] = t[int(np.argmin(cb))]
         rec["interval"] = [float(np.quantile(picks, 0.025)), float(np.quantile(picks, 0.975))]
