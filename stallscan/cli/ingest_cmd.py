@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ..db import connect, default_db_path
+from ..detect import FORMATS
 from ..errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 from . import DbOpt, _err_console, _guard, app
 
@@ -17,18 +18,21 @@ from . import DbOpt, _err_console, _guard, app
 @app.command()
 @_guard
 def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (recursive) or globs. "
-                                                         "Default: ~/.claude/projects, ~/.codex/sessions, ~/.hermes/sessions."),
+                                                         "Default: the usual log folders of the supported tools (see README)."),
            db: Optional[str] = DbOpt,
-           fmt: str = typer.Option("auto", "--format", help="auto, claude_code, codex or openai_chat."),
+           fmt: str = typer.Option("auto", "--format", help="auto (detect per file by content) or one of: "
+                                   + ", ".join(FORMATS) + "."),
            as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
            strict: bool = typer.Option(False, "--strict", help="Exit 1 when any line is rejected."),
            naive_tz: Optional[str] = typer.Option(None, "--naive-tz", help="Zone of timestamps logged without one "
-                                                  "(Hermes, OpenHands, aider), e.g. Europe/Berlin. Default UTC.")) -> None:
+                                                  "(Hermes, OpenHands, aider), e.g. Europe/Berlin. Default UTC."),
+           rebuild: bool = typer.Option(False, "--rebuild", help="Drop every table first and re-read all files "
+                                        "(for a database an older stallscan wrote).")) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
     from ..ingest import ingest_paths
     from ..render import ingest_summary
 
-    con = connect(db or default_db_path())
+    con = connect(db or default_db_path(), rebuild=rebuild)
     err = _err_console()
     show_bar = err.is_terminal and not as_json
     if show_bar:
