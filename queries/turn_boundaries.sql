@@ -11,16 +11,17 @@
 -- Also the two simpler policies: gap-only (ignores completion reports; NULL when the log gives no gap)
 -- and header-only (NULL when no header was logged).
 
--- completion report of every assistant event (its own fields only)
+-- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
+-- no reply text is copied)
 CREATE OR REPLACE TEMP TABLE tb_replies AS
 SELECT event_id, ts_end, ts_quality,
        CASE WHEN finish_norm = 'length' THEN 'truncated'
-            WHEN finish_norm = 'cancelled' OR starts_with(ltrim(coalesce(text, '')), 'Operation interrupted: ') THEN 'cancelled'
+            WHEN finish_norm = 'cancelled' OR regexp_matches(coalesce(text, ''), '^\s*Operation interrupted: ') THEN 'cancelled'
             WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
-                 OR starts_with(ltrim(coalesce(text, '')), 'API Error')
-                 OR trim(coalesce(text, '')) = 'Failure: I did not provide a response.' THEN 'failed'
+                 OR regexp_matches(coalesce(text, ''), '^\s*API Error')
+                 OR regexp_full_match(coalesce(text, ''), '\s*Failure: I did not provide a response\.\s*') THEN 'failed'
             WHEN n_tool_calls > 0 THEN 'tool_calls'
-            WHEN text IS NULL OR trim(text, chr(32) || chr(9) || chr(10) || chr(13)) IN ('', '(empty)') THEN 'empty'
+            WHEN text IS NULL OR regexp_full_match(text, '\s*(\(empty\))?\s*') THEN 'empty'
             ELSE 'final' END AS status
 FROM events WHERE role = 'assistant';
 
