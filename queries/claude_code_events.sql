@@ -125,8 +125,13 @@ SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
        arg_max(j.message.usage.output_tokens, line) FILTER (WHERE j.message.usage.output_tokens IS NOT NULL),
        json_object('isMeta', bool_or(j.isMeta), 'requestId', any_value(j.requestId),
                    'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(j.version))
-FROM ev WHERE typ = 'assistant'
-GROUP BY fid, coalesce(j.message.id, 'line:' || line);
+FROM (SELECT *, sum(CASE WHEN j.message.id IS NULL OR j.message.id IS DISTINCT FROM prev_id THEN 1 ELSE 0 END)
+                   OVER (PARTITION BY fid, session_id ORDER BY line) AS run
+      FROM (SELECT *, lag(j.message.id) OVER (PARTITION BY fid, session_id ORDER BY line) AS prev_id
+            FROM ev WHERE typ = 'assistant'))
+-- a run of lines of one message.id in one session: a reused id elsewhere (another session, or much later)
+-- is another reply, and a chunked or resumed read, which sees only the open run, merges the same lines
+GROUP BY fid, session_id, run;
 
 -- Claude lines carry their own session id and model: nothing to carry to a later ingest
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
