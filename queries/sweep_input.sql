@@ -3,6 +3,7 @@
 -- Input: turn_boundaries (stallscan.boundaries), scope_sessions (report filters). Parameter: $by
 -- (harness / source_format / model / none) picks the group column.
 SELECT b.session_id,
+       (dense_rank() OVER (ORDER BY b.session_id) - 1)::INTEGER AS sess,  -- dense session index for the bootstrap
        CASE $by WHEN 'model' THEN coalesce(m.model, '(unknown)')
                 WHEN 'none' THEN 'all' ELSE b.source_format END AS grp,
        coalesce(b.is_human_turn, false) AS human,

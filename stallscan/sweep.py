@@ -103,7 +103,10 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
     by_gap, fixed_human = _policy_split(rows, policy)
     gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
     bins = np.searchsorted(t, gaps, side="right")       # thresholds <= gap: called human for those
-    sess = np.unique(rows["session_id"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
+    if "sess" in rows:   # dense session index from SQL (np.unique over strings costs seconds at 10M events)
+        sess = np.unique(rows["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
+    else:
+        sess = np.unique(rows["session_id"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
     n_sess = int(sess.max()) + 1 if len(sess) else 0
     nb = len(t) + 1
 
@@ -115,9 +118,9 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
 
     gh, go = pairs(by_gap & human), pairs(by_gap & ~human)
     fx = ~by_gap
-    cells = {k: np.bincount(sess[m], minlength=n_sess).astype(float) for k, m in
-             (("tp", fx & human & fixed_human), ("fn", fx & human & ~fixed_human),
-              ("fp", fx & ~human & fixed_human), ("tn", fx & ~human & ~fixed_human))}
+    cells = np.stack([np.bincount(sess[m], minlength=n_sess).astype(float) for m in
+                      (fx & human & fixed_human, fx & human & ~fixed_human,
+                       fx & ~human & fixed_human, fx & ~human & ~fixed_human)])   # (tp, fn, fp, tn) x sessions
 
     def counts(w_sess):
         h = np.bincount(gh[1], w_sess[gh[0]] * gh[2], minlength=nb)
@@ -126,7 +129,8 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
         fp = np.cumsum(o[::-1])[::-1][1:]
         fn = h.sum() - tp
         tn = o.sum() - fp
-        return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, {k: float(w_sess @ c) for k, c in cells.items()}
+        fixed = cells @ w_sess   # one matrix-vector product (four 1-D dot products cost 40x more here)
+        return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, dict(zip(("tp", "fn", "fp", "tn"), map(float, fixed)))
 
     g, fixed = counts(np.ones(n_sess))
     allp = {k: g[k] + fixed[k] for k in g}
