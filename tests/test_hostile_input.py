@@ -371,3 +371,61 @@ def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monk
     assert [u[0] for u in res.unreadable] == [str(f)]
     assert con.execute("SELECT count(*) FROM events WHERE file = ?", [str(f)]).fetchone()[0] == 2
     assert not accounting_errors(con, check_files=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop privileges (as non-root, chmod 0 already works: test_cli)")
+def test_unreadable_file_with_privileges_dropped():
+    """Root reads everything, so a chmod-0 file is only unreadable to another user: a forked child drops
+    its effective uid to nobody (65534) and ingests a folder holding one such file. It is listed as
+    unreadable (exit 3 in the CLI), the rest is ingested, nothing is half-read."""
+    import shutil
+    import tempfile
+    from tests.conftest import claude_line
+
+    root = Path(tempfile.mkdtemp(prefix="stallscan-perm-", dir="/tmp"))
+    try:
+        os.chmod(root, 0o755)
+        logs = root / "logs"
+        logs.mkdir(mode=0o755)
+        (logs / "ok.jsonl").write_text(claude_line("user", 1) + "\n")
+        secret = logs / "secret.jsonl"
+        secret.write_text(claude_line("user", 2, session="s2") + "\n")
+        os.chmod(logs / "ok.jsonl", 0o644)
+        os.chmod(secret, 0o000)
+        locked = logs / "locked_dir"
+        locked.mkdir(mode=0o700)
+        (locked / "inner.jsonl").write_text(claude_line("user", 3, session="s3") + "\n")
+        dbdir = root / "db"
+        dbdir.mkdir()
+        os.chmod(dbdir, 0o777)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: no pytest machinery from here on
+            code = 1
+            try:
+                os.setegid(65534)
+                os.seteuid(65534)
+                con = connect(dbdir / "p.duckdb")
+                res = ingest_paths(con, [str(logs)])
+                errs = accounting_errors(con)
+                paths = [p for (p,) in con.execute("SELECT path FROM files WHERE status = 'ok'").fetchall()]
+                os.write(w, json.dumps({"unreadable": res.unreadable, "errors": errs, "ok": paths}).encode())
+                con.close()
+                code = 0
+            except BaseException as exc:  # report, never raise into pytest's copy
+                os.write(w, json.dumps({"exc": repr(exc)}).encode())
+            finally:
+                os._exit(code)
+        os.close(w)
+        out = b""
+        while chunk := os.read(r, 65536):
+            out += chunk
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+        got = json.loads(out)
+        assert status == 0, got
+        assert {Path(p).name for p, _ in got["unreadable"]} == {"secret.jsonl", "locked_dir"}, got
+        assert all("ermission" in why for _, why in got["unreadable"]), got
+        assert [Path(p).name for p in got["ok"]] == ["ok.jsonl"] and got["errors"] == []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
