@@ -6,6 +6,7 @@ DuckDB (queries/<format>_events.sql); Python only plans files, reads bytes in bu
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 import os
 import time
 import zlib
@@ -16,6 +17,7 @@ from typing import Callable
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import sql
 from .detect import FORMATS, SPECS, detect_format
@@ -27,6 +29,7 @@ from .reader import ReadState, compression_of, iter_lines, read_whole
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
 BATCH_FILES = 2000
 MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
+LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
 STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
 # what reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
 READ_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
@@ -241,11 +244,13 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     }))
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
-    sql.run(con, "stage_lines")
-    _drop_outputs(con)
-    sql.run(con, f"{batch[0].fmt}_events")
-    for step in SPECS[batch[0].fmt].then:
-        sql.run(con, step)
+    longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
+    with _room_for_long_lines(con, longest):
+        sql.run(con, "stage_lines")
+        _drop_outputs(con)
+        sql.run(con, f"{batch[0].fmt}_events")
+        for step in SPECS[batch[0].fmt].then:
+            sql.run(con, step)
     con.execute("BEGIN TRANSACTION")
     try:
         sql.run(con, "ingest_commit")
@@ -268,6 +273,23 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     con.execute("DROP VIEW IF EXISTS stage_lines")
     con.unregister("stage_raw")
     return nbytes
+
+
+@contextmanager
+def _room_for_long_lines(con, longest: int):
+    """DuckDB's JSON parse of one huge line needs many times its size (a 50 MB line ~3 GB across two
+    threads): for a batch holding a line over LONG_LINE bytes, parse on one thread with room for it."""
+    if longest <= LONG_LINE:
+        yield
+        return
+    limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    con.execute(f"SET memory_limit = '{max(64 * longest, 1 << 30) // (1 << 20)}MB'")
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET memory_limit = '{limit}'")
+        con.execute(f"SET threads = {threads}")
 
 
 def _drop_outputs(con) -> None:
