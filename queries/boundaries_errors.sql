@@ -4,7 +4,7 @@
 -- Input: turn_boundaries, scope_sessions, events. Parameter: $limit.
 SELECT t.session_id, e.file, e.line, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision, t.origin,
        t.origin_rule, t.error, t.source_format AS harness,
-       left(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g'), 160) AS excerpt
+       left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt
 FROM turn_boundaries t JOIN events e USING (event_id)
 SEMI JOIN scope_sessions s ON s.session_id = t.session_id
 WHERE t.error IN ('auto_as_human', 'human_as_auto')

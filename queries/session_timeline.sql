@@ -5,7 +5,7 @@ SELECT e.seq, e.line, e.ts, b.gap_s, e.role, e.kind,
        l.origin, l.origin_rule, b.decided_by, b.decision, b.error,
        r.round_kind, r.signature, s.stall_index, s.outcome AS stall_outcome,
        e.n_tool_calls, e.finish_reason,
-       left(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g'), 160) AS excerpt
+       left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt
 FROM events e
 LEFT JOIN user_labels l USING (event_id)
 LEFT JOIN turn_boundaries b USING (event_id)

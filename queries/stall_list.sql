@@ -3,7 +3,7 @@
 -- Input: stalls, turns, stall_scope (sessions in scope).
 SELECT s.session_id, s.turn_id, s.seq, s.event_id, s.ts, s.source_format AS harness, s.model, s.provider,
        s.round_kind, s.signature, s.finish_reason, s.stall_index, s.would_do, s.nudged, s.nudge_id,
-       s.episode, s.episode_nudges, s.delivered, s.outcome, t.outcome AS turn_outcome, s.excerpt
+       s.episode, s.episode_nudges, s.delivered, s.outcome, t.outcome AS turn_outcome, redact(s.excerpt) AS excerpt
 FROM stalls s
 JOIN turns t USING (session_id, turn_id)
 WHERE s.session_id IN (SELECT session_id FROM stall_scope)

@@ -50,6 +50,8 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
                             hint="is it a DuckDB file written by stallscan? use another --db") from None
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
+    from . import redact
+    redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
     if target != ":memory:":
         # spill files next to the database (same directory, same owner, the user's umask), never in /tmp
         con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})

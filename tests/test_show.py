@@ -28,3 +28,16 @@ def test_unknown_and_ambiguous_sessions(con):
         resolve_session(con, "zzz")
     with pytest.raises(StallscanError, match="matches several sessions"):
         resolve_session(con, "narration_")
+
+
+def test_excerpts_mask_secrets(con, tmp_path):
+    import json
+
+    key = "sk-proj-" + "a1B2c3D4e5" * 5
+    lines = [{"role": "user", "content": f"use OPENAI_API_KEY={key} please", "timestamp": "2026-01-01T00:00:00Z"},
+             {"role": "assistant", "content": "ok", "finish_reason": "stop", "timestamp": "2026-01-01T00:00:05Z"}]
+    f = tmp_path / "secret.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ingest_paths(con, [str(f)])
+    _, rows = timeline(con, "secret")
+    assert key not in rows[0]["excerpt"] and "REDACTED" in rows[0]["excerpt"]
