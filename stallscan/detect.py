@@ -73,7 +73,7 @@ def _records(head: bytes, limit: int = 20, cut: bool = True):
             continue
         try:
             rec = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # a record nested too deep: try the next
             continue
         if isinstance(rec, dict):
             yield rec
