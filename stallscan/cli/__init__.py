@@ -43,6 +43,9 @@ def _guard(fn):
             return fn(*args, **kwargs)
         except StallscanError as exc:
             _fail(exc)
+        except duckdb.OutOfMemoryException as exc:
+            _fail(StallscanError(f"out of memory: {str(exc).strip().splitlines()[0]}",
+                                 hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB", exit_code=EXIT_DB))
         except duckdb.Error as exc:
             _fail(StallscanError(f"database error: {str(exc).strip().splitlines()[0]}",
                                  hint="re-run with a fresh --db if the file is damaged", exit_code=EXIT_DB))
