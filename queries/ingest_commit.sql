@@ -20,8 +20,8 @@ INSERT INTO rejects
 SELECT b.file, f.line, f.label, f.excerpt FROM fmt_fates f JOIN batch_files b USING (fid) WHERE f.fate = 'reject';
 
 -- seq: file order inside each touched session (files of one session ordered by their first time)
-CREATE OR REPLACE TEMP TABLE touched AS
-SELECT DISTINCT e.session_id FROM fmt_events e;
+CREATE OR REPLACE TEMP TABLE touched AS   -- from the rows just written (fmt_events may be a costly view)
+SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line;
 
 UPDATE events SET seq = o.seq
 FROM (SELECT event_id,
