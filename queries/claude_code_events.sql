@@ -4,9 +4,9 @@
 -- text (typed while the agent worked) is a user event of kind queued_input; system lines are system
 -- events. All per-line work happens in the first statement, one parallel pass over the raw lines.
 CREATE OR REPLACE TEMP TABLE cc AS
-SELECT fid, line, blank, bad_excerpt, j, excerpt, shape, typ, session_id, ts, blocks,
+SELECT fid, line, blank, bad_excerpt, j, excerpt, shape, typ, session_id, ts, blocks, content_str,
        CASE WHEN typ IN ('user', 'assistant') THEN
-            CASE WHEN json_type(j.message.content) = 'VARCHAR' THEN j.message.content ->> '$'
+            CASE WHEN content_str IS NOT NULL THEN content_str
                  ELSE nullif(array_to_string(list_filter(list_transform(blocks, lambda b: CASE
                         WHEN b.type = 'text' THEN b.text
                         WHEN b.type = 'tool_result' AND typ = 'user' THEN json_text(b.content) END),
@@ -17,26 +17,28 @@ SELECT fid, line, blank, bad_excerpt, j, excerpt, shape, typ, session_id, ts, bl
        list_filter(blocks, lambda b: b.type = 'tool_result') AS results,
        coalesce(list_transform(blocks, lambda b: b.type), []) AS block_types
 FROM (
-    SELECT p.*, p.j.type AS typ,
+    SELECT p.*, p.j.type AS typ, p.j.message.content AS blocks,
            coalesce(p.j.sessionId, f.stem)
              || CASE WHEN p.j.agentId IS NOT NULL AND coalesce(p.j.isSidechain, false) THEN '/agent-' || p.j.agentId ELSE '' END
              AS session_id,
-           parse_ts(p.j.timestamp) AS ts,
-           CASE WHEN json_type(p.j.message.content) = 'ARRAY' THEN json_transform(p.j.message.content,
-             '[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
-                "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}]') END AS blocks
+           parse_ts(p.j.timestamp) AS ts
     FROM (
         SELECT fid, line, blank, bad_excerpt, j,
                CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
                     THEN left(txt, 120) END AS excerpt,
-               CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape
+               CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape,
+               -- message.content is a block list (parsed above, once) or a plain string (read here, small lines)
+               CASE WHEN j.type IN ('user', 'assistant') AND j.message.content IS NULL
+                    THEN json_extract_string(txt, '$.message.content') END AS content_str
         FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                      CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
                        "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
                        "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
                        "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
                        "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
-                       "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR","content":"JSON",
+                       "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
+                                  "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
+                                              "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
                                   "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
                                            "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
               FROM stage_lines s)
@@ -91,7 +93,7 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
        json_object('isMeta', j.isMeta, 'isCompactSummary', j.isCompactSummary, 'agentId', j.agentId,
                    'permissionMode', j.permissionMode, 'version', j.version, 'is_error', results[1].is_error,
                    'sourceToolAssistantUUID', j.sourceToolAssistantUUID,
-                   'content_is_string', json_type(j.message.content) = 'VARCHAR') AS meta
+                   'content_is_string', content_str IS NOT NULL) AS meta
 FROM ev WHERE typ = 'user'
 UNION ALL
 -- queue-operation enqueue: text a person typed while the agent was busy
