@@ -10,7 +10,8 @@ SELECT b.session_id,
        coalesce(b.decided_by, '') AS decided_by,
        coalesce(b.decision = 'human', false) AS decided_human,
        coalesce(b.gap_s, 'NaN'::DOUBLE) AS gap_s,
-       b.prev_reply_status IS NULL AS first_in_session
+       b.prev_reply_status IS NULL AS first_in_session,
+       coalesce(b.origin_rule, '') IN ('default_human', '') AS by_fallback   -- labelled by no marker at all
 FROM turn_boundaries b
 LEFT JOIN (SELECT session_id, arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model
            FROM events GROUP BY session_id) m USING (session_id)

@@ -29,6 +29,9 @@ def sweep_renderable(res: SweepResult) -> Group:
               "human→auto", "cost @2s", "auto→human @2s", "human→auto @2s"):
         t.add_column(c, justify="left" if c in ("policy", "group", "95% interval") else "right")
     for rec in res.recommendation.values():
+        if rec["policy"] == "labels":
+            t.add_row("labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-")
+            continue
         at2 = rec["at_2s"] or {}
         iv = rec["interval"]
         t.add_row(rec["policy"], rec["group"], f"{rec['n_events']:,}", f"{rec['n_gap_decided']:,}",
@@ -38,6 +41,9 @@ def sweep_renderable(res: SweepResult) -> Group:
                   f"{at2.get('cost', float('nan')):g}" if at2 else "-", str(at2.get("auto_as_human", "-")),
                   str(at2.get("human_as_auto", "-")))
     parts = [t]
+    fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
+    parts.append(f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
+                 "are human by default (no automatic-prompt marker matched), so it is only as good as the library.")
     for c in res.curves:
         lo, hi = (float(c.thresholds[0]), float(c.thresholds[-1])) if len(c.thresholds) else (0, 0)
         parts.append(f"{c.policy:8} {c.group:14} cost {lo:g}s {sparkline(c.cost)} {hi:g}s")

@@ -10,7 +10,7 @@ re-weights the same bins (bincount), never re-sorting. Events decided by rules t
 Policies: `vgr` = the router's full order (header -> completion report -> gap); `gap-only` = the gap rule
 alone after any earlier reply (events without a usable gap are called human, as the router's no_time
 rule does); `labels` = the marker-based labels themselves, the ceiling (no errors by construction: it is
-the truth this tool measures against), reported with how many events it covers.
+the truth this tool measures against), reported with how many events no marker decided (`by_fallback`).
 """
 from __future__ import annotations
 
@@ -80,7 +80,19 @@ def run_sweep(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray, cost_auto_
             curve, rec = _sweep_one(part, t, policy, g, cost_auto_as_human, cost_human_as_auto, bootstrap, seed)
             res.curves.append(curve)
             res.recommendation[(policy, g)] = rec
+    for g in (["all"] if by == "none" else groups):
+        sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
+        res.recommendation[("labels", g)] = _labels_ceiling(rows, sel, g)
     return res
+
+
+def _labels_ceiling(rows: dict, sel: np.ndarray, group: str) -> dict:
+    """The marker-based labels as a policy: the truth itself, so no errors; what it cannot vouch for is
+    the events no marker decided (labelled human by default), reported as `by_fallback`."""
+    fallback = int(np.asarray(rows["by_fallback"], bool)[sel].sum()) if "by_fallback" in rows else None
+    return {"policy": "labels", "group": group, "threshold": None, "cost": 0.0, "auto_as_human": 0,
+            "human_as_auto": 0, "n_events": int(sel.sum()), "n_gap_decided": 0, "by_fallback": fallback,
+            "at_2s": None, "interval": None, "bootstrap": 0}
 
 
 def _policy_split(rows: dict, policy: str):

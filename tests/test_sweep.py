@@ -68,7 +68,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate(tmp_path):
     con.execute("CREATE TABLE turn_boundaries AS SELECT 's' || (i % 40) AS session_id, i AS seq, "
                 "(i % 3 = 0) AS is_human_turn, 'gap' AS decided_by, 'human' AS decision, "
                 "CASE WHEN i % 3 = 0 THEN 5.0 + (i % 7) ELSE 0.2 + (i % 5) / 10 END AS gap_s, "
-                "'final' AS prev_reply_status, true AS starts_request, 'x' AS source_format, 'human' AS origin "
+                "'final' AS prev_reply_status, true AS starts_request, 'x' AS source_format, 'human' AS origin, 'x.rule' AS origin_rule "
                 "FROM range(400) t(i)")
     con.execute("CREATE TABLE events AS SELECT 's' || (i % 40) AS session_id, i AS seq, NULL::VARCHAR AS model FROM range(400) t(i)")
     r1 = run_sweep(con, thresholds_grid(0, 10, 0.1), bootstrap=200, seed=7)
