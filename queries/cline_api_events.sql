@@ -7,16 +7,10 @@
 -- (meta.environment_details = true); human text inside <task>/<feedback>/<answer>/<user_message> is
 -- copied to meta.human_text, and the harness markers ([ERROR] You did not use a tool..., [TASK
 -- RESUMPTION]) are flagged in meta for origin labelling. session_id = the task folder name.
-CREATE OR REPLACE TEMP TABLE cl_doc AS
-SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
-       s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) THEN json_type(s.txt) END AS shape
-FROM stage_lines s;
-
 CREATE OR REPLACE TEMP TABLE cl_el AS
 SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype
 FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM cl_doc WHERE shape = 'ARRAY');
+      FROM stage_doc WHERE shape = 'ARRAY');
 
 CREATE OR REPLACE TEMP TABLE cl_j AS
 SELECT fid, line, e, etype,
@@ -32,7 +26,7 @@ SELECT fid, 1 AS line, 'reject' AS fate,
             WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
             ELSE 'not a JSON array' END AS label,
        coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM cl_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
+FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.role IS NULL THEN 'reject'

@@ -7,12 +7,6 @@
 -- first row), human feedback, approval asks and follow-up questions, completion, resume prompts, API
 -- request start/retry/failure, errors and mistake limits. Streaming snapshots (partial = true) and UI
 -- mirrors of model output (say text/reasoning/tool/command output, checkpoints) are skipped by kind.
-CREATE OR REPLACE TEMP TABLE cu_doc AS
-SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
-       s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) THEN json_type(s.txt) END AS shape
-FROM stage_lines s;
-
 CREATE OR REPLACE TEMP TABLE cu_j AS
 SELECT fid, line, e, etype,
        CASE WHEN etype = 'OBJECT' THEN try(json_transform(e, '{"ts":"JSON","type":"VARCHAR","say":"VARCHAR","ask":"VARCHAR",
@@ -20,7 +14,7 @@ SELECT fid, line, e, etype,
          "modelInfo":{"modelId":"VARCHAR","providerId":"VARCHAR","mode":"VARCHAR"}}')) END AS j
 FROM (SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype
       FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-            FROM cu_doc WHERE shape = 'ARRAY'));
+            FROM stage_doc WHERE shape = 'ARRAY'));
 
 CREATE OR REPLACE TEMP TABLE cu_cls AS
 SELECT *, j.type || ':' || coalesce(CASE j.type WHEN 'say' THEN j.say WHEN 'ask' THEN j.ask END, '?') AS ui_kind,
@@ -33,7 +27,7 @@ SELECT fid, 1 AS line, 'reject' AS fate,
             WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
             ELSE 'not a JSON array' END AS label,
        coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM cu_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
+FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL THEN 'reject'

@@ -4,12 +4,6 @@
 -- 1.. (line = its 1-based position). Messages map exactly as in the JSONL layout (gemini_cli_events.sql):
 -- user -> user message, gemini -> assistant message (toolCall results in meta.tool_results), info/other ->
 -- system. A repeated id (not seen in real files) is merged, last wins.
-CREATE OR REPLACE TEMP TABLE gm_doc AS
-SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
-       s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) THEN json_type(s.txt) END AS shape
-FROM stage_lines s;
-
 CREATE OR REPLACE TEMP TABLE gm_el AS
 SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
        CASE WHEN json_type(x.e) = 'OBJECT' THEN try(json_transform(x.e, '{
@@ -17,7 +11,7 @@ SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
          "thoughts":"JSON","model":"VARCHAR","toolCalls":"JSON",
          "tokens":{"input":"BIGINT","output":"BIGINT","cached":"BIGINT","thoughts":"BIGINT","tool":"BIGINT","total":"BIGINT"}}')) END AS j
 FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$.messages[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM gm_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.messages') = 'ARRAY');
+      FROM stage_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.messages') = 'ARRAY');
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
@@ -26,7 +20,7 @@ SELECT fid, 1 AS line, 'reject' AS fate,
             WHEN shape <> 'OBJECT' THEN 'not a JSON object'
             ELSE 'missing or malformed field: messages' END AS label,
        coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM gm_doc
+FROM stage_doc
 WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'OBJECT'
                      OR json_type(txt, '$.messages') IS DISTINCT FROM 'ARRAY')
 UNION ALL
@@ -48,7 +42,7 @@ GROUP BY r.fid, r.j.id;
 
 CREATE OR REPLACE TEMP TABLE gm_ctx AS
 SELECT f.fid, coalesce(d.txt ->> '$.sessionId', f.stem) AS session_id, d.txt ->> '$.kind' AS session_kind
-FROM batch_files f LEFT JOIN gm_doc d ON d.fid = f.fid AND d.shape = 'OBJECT';
+FROM batch_files f LEFT JOIN stage_doc d ON d.fid = f.fid AND d.shape = 'OBJECT';
 
 -- ---- from here on the same text as gemini_cli_events.sql (input: gm_rec, gm_ctx) ----
 -- messages -> events: queries/gemini_messages.sql (shared with the JSONL layout)

@@ -14,12 +14,6 @@
 --   "No observation" (observation null)              -> skipped
 -- Timestamps are naive local times: read in the zone of the DuckDB variable `naive_tz` (default UTC;
 -- `SET VARIABLE naive_tz = 'Europe/Berlin'` before ingest), and the zone used is stated in meta.ts_zone.
-CREATE OR REPLACE TEMP TABLE oh_doc AS
-SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
-       s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) THEN json_type(s.txt) END AS shape
-FROM stage_lines s;
-
 CREATE OR REPLACE TEMP TABLE oh_el AS
 SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
        CASE WHEN json_type(x.e) = 'OBJECT' THEN try(json_transform(x.e, '{
@@ -30,7 +24,7 @@ SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
                                                  "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT"}}}}')) END AS j
 FROM (SELECT fid, unnest(list_transform(CASE shape WHEN 'ARRAY' THEN json_extract(txt, '$[*]') ELSE [txt::JSON] END,
                                         lambda e, i: {'i': i, 'e': e})) AS x
-      FROM oh_doc WHERE shape IN ('ARRAY', 'OBJECT'));
+      FROM stage_doc WHERE shape IN ('ARRAY', 'OBJECT'));
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
@@ -38,7 +32,7 @@ SELECT fid, 1 AS line, 'reject' AS fate,
             WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
             ELSE 'not a JSON array' END AS label,
        coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM oh_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape NOT IN ('ARRAY', 'OBJECT'))
+FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape NOT IN ('ARRAY', 'OBJECT'))
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.source IS NULL OR (j.action IS NULL AND j.observation IS NULL) THEN 'reject'

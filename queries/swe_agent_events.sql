@@ -13,19 +13,13 @@
 --                                       in the old format, the parsed `action` string as one call
 --                                       {name: its first word, arguments: the action} (meta.action_from_text)
 -- message_type (system_prompt / observation / action), agent and is_demo are kept in meta.
-CREATE OR REPLACE TEMP TABLE sw_doc AS
-SELECT s.fid, s.txt, s.bad_excerpt, s.blank,
-       s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) AS ok,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank AND json_valid(s.txt) THEN json_type(s.txt) END AS shape
-FROM stage_lines s;
-
 CREATE OR REPLACE TEMP TABLE sw_el AS
 SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
        CASE WHEN json_type(x.e) = 'OBJECT' THEN try(json_transform(x.e, '{
          "role":"VARCHAR","content":"JSON","agent":"VARCHAR","message_type":"VARCHAR","thought":"VARCHAR",
          "action":"VARCHAR","tool_calls":"JSON","tool_call_ids":"VARCHAR[]","is_demo":"BOOLEAN"}')) END AS j
 FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$.history[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM sw_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.history') = 'ARRAY');
+      FROM stage_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.history') = 'ARRAY');
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
@@ -34,7 +28,7 @@ SELECT fid, 1 AS line, 'reject' AS fate,
             WHEN shape <> 'OBJECT' THEN 'not a JSON object'
             ELSE 'missing or malformed field: history' END AS label,
        coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM sw_doc
+FROM stage_doc
 WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'OBJECT'
                      OR json_type(txt, '$.history') IS DISTINCT FROM 'ARRAY')
 UNION ALL
@@ -87,7 +81,7 @@ SELECT r.fid, r.line, r.line AS last_line, 0 AS part, 1 AS n_records, r.session_
                    'action', CASE WHEN r.j.role = 'assistant' THEN r.j.action END,
                    'exit_status', CASE WHEN r.first_event THEN d.txt ->> '$.info.exit_status' END,
                    'model_stats', CASE WHEN r.first_event THEN d.txt -> '$.info.model_stats' END) AS meta
-FROM sw_rows r JOIN sw_doc d USING (fid);
+FROM sw_rows r JOIN stage_doc d USING (fid);
 
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
 SELECT fid, NULL::VARCHAR AS ctx_session, NULL::VARCHAR AS ctx_model, NULL::VARCHAR AS ctx_turn FROM batch_files;

@@ -248,6 +248,8 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     with _room_for_long_lines(con, longest):
         sql.run(con, "stage_lines")
         _drop_outputs(con)
+        if SPECS[batch[0].fmt].whole_file:
+            sql.run(con, "stage_doc")
         sql.run(con, f"{batch[0].fmt}_events")
         for step in SPECS[batch[0].fmt].then:
             sql.run(con, step)
