@@ -6,10 +6,10 @@ DuckDB (queries/<format>_events.sql); Python only plans files, reads bytes in bu
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
 import os
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -102,7 +102,6 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
     plans = _plan(con, found.files, fmt, res)
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
-    done = 0
     touched: set[str] = set()
     saved = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')").fetchone()
     # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
@@ -113,6 +112,8 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
     finally:
         con.execute(f"SET memory_limit = '{saved[0]}'")
         con.execute(f"SET preserve_insertion_order = {saved[1]}")
+    unread = {u[0] for u in res.unreadable}
+    run_files = {f: line for f, line in run_files.items() if f not in unread}
     _tally(con, res, run_files)
     res.ingested = len(run_files)
     res.sessions = len(touched)
