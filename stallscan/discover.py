@@ -59,7 +59,7 @@ def discover(paths: list[str]) -> Discovery:
 
     if not paths:
         roots = [r for r in default_roots() if r.is_dir() or r.is_file()]
-        found.searched = [str(r) for r in default_roots()]
+        found.searched = [str(r) for r in roots]  # the usual folders that exist here
         if not roots:
             raise StallscanError("no PATH given and none of the usual log folders exist ("
                                  + ", ".join(DEFAULT_FOLDERS.values()) + ")",

@@ -49,7 +49,7 @@ def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (rec
         sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
     else:
         if res.searched:
-            err.print("searched: " + ", ".join(res.searched), highlight=False)
+            err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
         err.print(ingest_summary(res))
     if res.unreadable:
         raise typer.Exit(EXIT_INPUT)
