@@ -22,11 +22,9 @@ FROM cl_el;
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 -- the document itself, when it is not a readable JSON array (truncated while being rewritten, ...)
 SELECT fid, 1 AS line, 'reject' AS fate,
-       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
-            WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
-            ELSE 'not a JSON array' END AS label,
-       coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
+       coalesce(problem, 'not a JSON array') AS label,
+       excerpt
+FROM stage_doc WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'ARRAY')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.role IS NULL THEN 'reject'

@@ -23,11 +23,9 @@ FROM cu_j;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
-       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
-            WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
-            ELSE 'not a JSON array' END AS label,
-       coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'ARRAY')
+       coalesce(problem, 'not a JSON array') AS label,
+       excerpt
+FROM stage_doc WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'ARRAY')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL THEN 'reject'

@@ -15,13 +15,12 @@ FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$.messages[*]'), lamb
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
-       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
-            WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
+       coalesce(problem, CASE
             WHEN shape <> 'OBJECT' THEN 'not a JSON object'
-            ELSE 'missing or malformed field: messages' END AS label,
-       coalesce(bad_excerpt, left(txt, 120)) AS excerpt
+            ELSE 'missing or malformed field: messages' END) AS label,
+       excerpt
 FROM stage_doc
-WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape <> 'OBJECT'
+WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'OBJECT'
                      OR json_type(txt, '$.messages') IS DISTINCT FROM 'ARRAY')
 UNION ALL
 SELECT fid, line,

@@ -28,11 +28,9 @@ FROM (SELECT fid, unnest(list_transform(CASE shape WHEN 'ARRAY' THEN json_extrac
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, 1 AS line, 'reject' AS fate,
-       CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
-            WHEN NOT ok THEN 'invalid JSON (truncated or malformed document)'
-            ELSE 'not a JSON array' END AS label,
-       coalesce(bad_excerpt, left(txt, 120)) AS excerpt
-FROM stage_doc WHERE NOT blank AND (bad_excerpt IS NOT NULL OR NOT ok OR shape NOT IN ('ARRAY', 'OBJECT'))
+       coalesce(problem, 'not a JSON array') AS label,
+       excerpt
+FROM stage_doc WHERE NOT blank AND (problem IS NOT NULL OR shape NOT IN ('ARRAY', 'OBJECT'))
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.source IS NULL OR (j.action IS NULL AND j.observation IS NULL) THEN 'reject'
