@@ -11,6 +11,14 @@
 -- Also the two simpler policies: gap-only (ignores completion reports; NULL when the log gives no gap)
 -- and header-only (NULL when no header was logged).
 
+-- decision vs truth: not_request (not judged), NULL (the policy could not decide), none, or the error kind
+CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) AS CASE
+    WHEN NOT starts_request THEN 'not_request'
+    WHEN decision IS NULL THEN NULL
+    WHEN is_human AND decision = 'continuation' THEN 'human_as_auto'
+    WHEN NOT is_human AND decision = 'human' THEN 'auto_as_human'
+    ELSE 'none' END;
+
 -- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
 -- no reply text is copied)
 CREATE OR REPLACE TEMP TABLE tb_replies AS
@@ -62,22 +70,11 @@ WITH d AS (
 )
 SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decided_by, decision, origin,
        is_human_turn,
-       CASE WHEN NOT starts_request THEN 'not_request'
-            WHEN is_human_turn AND decision = 'continuation' THEN 'human_as_auto'
-            WHEN NOT is_human_turn AND decision = 'human' THEN 'auto_as_human'
-            ELSE 'none' END AS error,
+       boundary_error(starts_request, is_human_turn, decision) AS error,
        gap_only_decision,
-       CASE WHEN NOT starts_request THEN 'not_request'
-            WHEN gap_only_decision IS NULL THEN NULL
-            WHEN is_human_turn AND gap_only_decision = 'continuation' THEN 'human_as_auto'
-            WHEN NOT is_human_turn AND gap_only_decision = 'human' THEN 'auto_as_human'
-            ELSE 'none' END AS gap_only_error,
+       boundary_error(starts_request, is_human_turn, gap_only_decision) AS gap_only_error,
        header_only_decision,
-       CASE WHEN NOT starts_request THEN 'not_request'
-            WHEN header_only_decision IS NULL THEN NULL
-            WHEN is_human_turn AND header_only_decision = 'continuation' THEN 'human_as_auto'
-            WHEN NOT is_human_turn AND header_only_decision = 'human' THEN 'auto_as_human'
-            ELSE 'none' END AS header_only_error,
+       boundary_error(starts_request, is_human_turn, header_only_decision) AS header_only_error,
        source_format, role, kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
        ts_quality, $threshold::DOUBLE AS threshold
 FROM p
