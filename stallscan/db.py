@@ -59,9 +59,17 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
         _drop_all(con)
     _check_version(con, target, read_only)
     if not read_only:
-        sql.run(con, "schema")
-        con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
-                    {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"})
+        # tables and version stamp in one transaction: a process killed while creating a new database
+        # leaves either nothing or a complete, stamped schema (never tables that look stale)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            sql.run(con, "schema")
+            con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
+                        {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"})
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
     return con
 
 

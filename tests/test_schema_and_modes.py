@@ -174,3 +174,24 @@ def test_spill_directory_sits_next_to_the_database(tmp_path):
     con = connect(db)
     assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(db.resolve()) + ".tmp"
     con.close()
+
+
+def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
+    """A failure (or a kill) while a new database is being created leaves no unstamped tables behind."""
+    import stallscan.db as dbmod
+    from stallscan import sql as sqlmod
+
+    path = tmp_path / "half.duckdb"
+    real_run = sqlmod.run
+
+    def run_then_fail(con, name, params=None):
+        real_run(con, name, params)
+        if name == "schema":
+            raise KeyboardInterrupt  # stands for a kill between the tables and the version stamp
+    monkeypatch.setattr(dbmod.sql, "run", run_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        dbmod.connect(path)
+    monkeypatch.setattr(dbmod.sql, "run", real_run)
+    con = dbmod.connect(path)          # would raise SchemaError ("schema 0 ... stale") before the fix
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(dbmod.SCHEMA_VERSION)
+    con.close()
