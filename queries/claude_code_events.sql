@@ -2,79 +2,91 @@
 -- One API reply written over several lines (one per content block, same message.id) becomes one
 -- assistant event; tool results stay user-role events of kind tool_result; queue-operation enqueue
 -- text (typed while the agent worked) is a user event of kind queued_input; system lines are system
--- events. All per-line work happens in the first statement, one parallel pass over the raw lines.
+-- events. All per-line work happens in the first statement, one parallel pass over the raw lines,
+-- which keeps only the narrow columns later steps need (the parsed record itself is never stored:
+-- materialising the nested struct costs more than parsing it).
 CREATE OR REPLACE TEMP TABLE cc AS
-SELECT fid, line, blank, bad_excerpt, j, excerpt, shape, typ, session_id, ts, blocks, content_str,
-       CASE WHEN typ IN ('user', 'assistant') THEN
-            CASE WHEN content_str IS NOT NULL THEN content_str
-                 ELSE nullif(array_to_string(list_filter(list_transform(blocks, lambda b: CASE
-                        WHEN b.type = 'text' THEN b.text
-                        WHEN b.type = 'tool_result' AND typ = 'user' THEN json_text(b.content) END),
-                        lambda t: t IS NOT NULL AND t <> ''), chr(10)), '') END
-            WHEN typ = 'queue-operation' OR typ = 'system' THEN json_text(j.content) END AS text,
-       coalesce(list_transform(list_filter(blocks, lambda b: b.type = 'tool_use'),
+SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
+       CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
+            THEN left(txt, 120) END AS excerpt,
+       CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape,
+       j.type AS typ, j.subtype, j.uuid, j.parentUuid AS parent_uuid, j.sessionId AS sid, j.agentId AS agent_id,
+       coalesce(j.isSidechain, false) AS is_sidechain, j.isMeta AS is_meta, j.isCompactSummary AS is_compact,
+       j.requestId AS request_id, j.operation, j.version, j.permissionMode AS permission_mode,
+       j.sourceToolAssistantUUID AS source_tool_uuid, j.message.role IS NOT NULL AS has_role,
+       j.message.id AS msg_id, j.message.model AS model, j.message.stop_reason AS stop_reason,
+       j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
+           + coalesce(j.message.usage.cache_creation_input_tokens, 0) AS tokens_in,
+       j.message.usage.output_tokens AS tokens_out,
+       coalesce(j.sessionId, f.stem)
+         || CASE WHEN j.agentId IS NOT NULL AND coalesce(j.isSidechain, false) THEN '/agent-' || j.agentId ELSE '' END
+         AS session_id,
+       parse_ts(j.timestamp) AS ts,
+       content_str IS NOT NULL AS content_is_string,
+       -- (no CASE around the block list: a CASE slices every nested vector it touches, which costs
+       -- more than the lambdas; lines of other types have no block list, so the lambda gives NULL)
+       coalesce(content_str,
+                nullif(array_to_string(list_filter(list_transform(j.message.content, lambda b: CASE
+                    WHEN j.type NOT IN ('user', 'assistant') THEN NULL
+                    WHEN b.type = 'text' THEN b.text
+                    WHEN b.type = 'tool_result' AND j.type = 'user' THEN json_text(b.content) END),
+                    lambda t: t IS NOT NULL AND t <> ''), chr(10)), ''),
+                json_text(CASE WHEN j.type IN ('queue-operation', 'system') THEN j.content END)) AS text,
+       coalesce(list_transform(list_filter(j.message.content, lambda b: b.type = 'tool_use'),
                 lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
-       list_filter(blocks, lambda b: b.type = 'tool_result') AS results,
-       coalesce(list_transform(blocks, lambda b: b.type), []) AS block_types
+       len(list_filter(j.message.content, lambda b: b.type = 'tool_result')) AS n_results,
+       list_filter(j.message.content, lambda b: b.type = 'tool_result')[1].tool_use_id AS result_id,
+       list_filter(j.message.content, lambda b: b.type = 'tool_result')[1].is_error AS result_is_error,
+       coalesce(list_transform(j.message.content, lambda b: b.type), []) AS block_types
 FROM (
-    SELECT p.*, p.j.type AS typ, p.j.message.content AS blocks,
-           coalesce(p.j.sessionId, f.stem)
-             || CASE WHEN p.j.agentId IS NOT NULL AND coalesce(p.j.isSidechain, false) THEN '/agent-' || p.j.agentId ELSE '' END
-             AS session_id,
-           parse_ts(p.j.timestamp) AS ts
-    FROM (
-        SELECT fid, line, blank, bad_excerpt, j,
-               CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
-                    THEN left(txt, 120) END AS excerpt,
-               CASE WHEN NOT blank AND j IS NOT NULL AND j.type IS NULL THEN json_type(txt) END AS shape,
-               -- message.content is a block list (parsed above, once) or a plain string (read here, small lines)
-               CASE WHEN j.type IN ('user', 'assistant') AND j.message.content IS NULL
-                    THEN json_extract_string(txt, '$.message.content') END AS content_str
-        FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-                     CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
-                       "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
-                       "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
-                       "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
-                       "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","userType":"VARCHAR",
-                       "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
-                                  "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
-                                              "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
-                                  "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
-                                           "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}')) END AS j
-              FROM stage_lines s)
-    ) p JOIN batch_files f USING (fid)
-);
+    SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt, s.j,
+           -- message.content is a block list (parsed above, once) or a plain string (read here, small lines)
+           CASE WHEN s.j.type IN ('user', 'assistant') AND s.j.message.content IS NULL
+                THEN json_extract_string(s.txt, '$.message.content') END AS content_str
+    FROM (SELECT fid, line, txt, blank, bad_excerpt,
+                 CASE WHEN txt IS NOT NULL AND NOT blank THEN parse_line(txt, '{
+                   "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
+                   "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
+                   "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
+                   "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR",
+                   "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
+                              "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
+                                          "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
+                              "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
+                                       "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}') END AS j
+          FROM stage_lines) s
+) p JOIN batch_files f USING (fid);
 
 -- a record whose uuid was already seen in the same session of the file is a duplicate (Claude Code
 -- re-writes lines on resume; a resumed session re-logging the old session's last record keeps it)
 CREATE OR REPLACE TEMP TABLE cc_dups AS
 SELECT fid, line FROM (
     SELECT fid, line, row_number() OVER (PARTITION BY fid, sid, uuid ORDER BY line) AS k
-    FROM (SELECT fid, line, j.sessionId AS sid, j.uuid AS uuid FROM cc
-          WHERE (fid, j.sessionId, j.uuid) IN (SELECT (fid, j.sessionId, j.uuid) FROM cc WHERE j.uuid IS NOT NULL
-                                               GROUP BY ALL HAVING count(*) > 1)))
+    FROM (SELECT fid, line, sid, uuid FROM cc
+          WHERE (fid, sid, uuid) IN (SELECT (fid, sid, uuid) FROM cc WHERE uuid IS NOT NULL
+                                     GROUP BY ALL HAVING count(*) > 1)))
 WHERE k > 1
 UNION
 SELECT c.fid, c.line FROM cc c
 JOIN (SELECT b.fid, e.record_id, e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line < b.start_line) p
-  ON p.fid = c.fid AND p.record_id = c.j.uuid AND split_part(p.session_id, '/', 1) = c.j.sessionId;
+  ON p.fid = c.fid AND p.record_id = c.uuid AND split_part(p.session_id, '/', 1) = c.sid;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (j IS NULL OR typ IS NULL)) THEN 'reject'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (NOT parsed OR typ IS NULL)) THEN 'reject'
             WHEN blank OR d.line IS NOT NULL THEN 'skip'
-            WHEN typ IN ('user', 'assistant') AND j.message.role IS NULL THEN 'reject'
+            WHEN typ IN ('user', 'assistant') AND NOT has_role THEN 'reject'
             WHEN typ IN ('user', 'assistant', 'system') THEN 'event'
-            WHEN typ = 'queue-operation' AND j.operation = 'enqueue' THEN 'event'
+            WHEN typ = 'queue-operation' AND operation = 'enqueue' THEN 'event'
             ELSE 'skip' END AS fate,
        CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
-            WHEN j IS NULL THEN 'invalid JSON'
+            WHEN NOT parsed THEN 'invalid JSON'
             WHEN typ IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
             WHEN typ IS NULL THEN 'missing field: type'
             WHEN d.line IS NOT NULL THEN 'duplicate_record'
-            WHEN typ IN ('user', 'assistant') AND j.message.role IS NULL THEN 'missing or malformed field: message'
-            WHEN typ = 'queue-operation' THEN 'queue-operation:' || coalesce(j.operation, 'unknown')
+            WHEN typ IN ('user', 'assistant') AND NOT has_role THEN 'missing or malformed field: message'
+            WHEN typ = 'queue-operation' THEN 'queue-operation:' || coalesce(operation, 'unknown')
             ELSE typ END AS label,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
@@ -84,31 +96,29 @@ WITH ev AS (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate
 -- user lines: prompts, harness-written text, tool results
 SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,
        'per_message' AS ts_quality, 'user' AS role,
-       CASE WHEN len(results) > 0 THEN 'tool_result' ELSE 'message' END AS kind, text,
+       CASE WHEN n_results > 0 THEN 'tool_result' ELSE 'message' END AS kind, text,
        []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
-       results[1].tool_use_id AS tool_call_id,
-       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, j.message.id AS message_id,
-       j.uuid AS record_id, j.parentUuid AS parent_id, NULL::VARCHAR AS turn_id, NULL::VARCHAR AS model,
-       coalesce(j.isSidechain, false) AS is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
-       json_object('isMeta', j.isMeta, 'isCompactSummary', j.isCompactSummary, 'agentId', j.agentId,
-                   'permissionMode', j.permissionMode, 'version', j.version, 'is_error', results[1].is_error,
-                   'sourceToolAssistantUUID', j.sourceToolAssistantUUID,
-                   'content_is_string', content_str IS NOT NULL) AS meta
+       result_id AS tool_call_id,
+       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, msg_id AS message_id,
+       uuid AS record_id, parent_uuid AS parent_id, NULL::VARCHAR AS turn_id, NULL::VARCHAR AS model,
+       is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
+       json_object('isMeta', is_meta, 'isCompactSummary', is_compact, 'agentId', agent_id,
+                   'permissionMode', permission_mode, 'version', version, 'is_error', result_is_error,
+                   'sourceToolAssistantUUID', source_tool_uuid,
+                   'content_is_string', content_is_string) AS meta
 FROM ev WHERE typ = 'user'
 UNION ALL
 -- queue-operation enqueue: text a person typed while the agent was busy
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',
-       text, [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
-       coalesce(j.isSidechain, false), NULL, NULL,
-       json_object('operation', j.operation, 'isMeta', j.isMeta, 'version', j.version)
+       text, [], NULL, NULL, NULL, NULL, uuid, parent_uuid, NULL, NULL, is_sidechain, NULL, NULL,
+       json_object('operation', operation, 'isMeta', is_meta, 'version', version)
 FROM ev WHERE typ = 'queue-operation'
 UNION ALL
 -- system lines: turn_duration / stop_hook_summary / compact_boundary / local_command ...
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
-       CASE j.subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
-       text, [], NULL, NULL, NULL, NULL, j.uuid, j.parentUuid, NULL, NULL,
-       coalesce(j.isSidechain, false), NULL, NULL,
-       json_object('subtype', j.subtype, 'isMeta', j.isMeta, 'version', j.version)
+       CASE subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
+       text, [], NULL, NULL, NULL, NULL, uuid, parent_uuid, NULL, NULL, is_sidechain, NULL, NULL,
+       json_object('subtype', subtype, 'isMeta', is_meta, 'version', version)
 FROM ev WHERE typ = 'system'
 UNION ALL
 -- assistant lines merged per API message (message.id); a line without id is its own reply
@@ -117,19 +127,17 @@ SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
        string_agg(text, chr(10) ORDER BY line) FILTER (WHERE text IS NOT NULL),
        flatten(list(calls ORDER BY line)),
        NULL,
-       arg_max(j.message.stop_reason, line) FILTER (WHERE j.message.stop_reason IS NOT NULL),
-       NULL, any_value(j.message.id), arg_min(j.uuid, line), arg_min(j.parentUuid, line), NULL,
-       arg_max(j.message.model, line) FILTER (WHERE j.message.model IS NOT NULL),
-       bool_or(coalesce(j.isSidechain, false)),
-       arg_max(j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
-               + coalesce(j.message.usage.cache_creation_input_tokens, 0), line)
-           FILTER (WHERE j.message.usage.input_tokens IS NOT NULL),
-       arg_max(j.message.usage.output_tokens, line) FILTER (WHERE j.message.usage.output_tokens IS NOT NULL),
-       json_object('isMeta', bool_or(j.isMeta), 'requestId', any_value(j.requestId),
-                   'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(j.version))
-FROM (SELECT *, sum(CASE WHEN j.message.id IS NULL OR j.message.id IS DISTINCT FROM prev_id THEN 1 ELSE 0 END)
+       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL),
+       NULL, any_value(msg_id), arg_min(uuid, line), arg_min(parent_uuid, line), NULL,
+       arg_max(model, line) FILTER (WHERE model IS NOT NULL),
+       bool_or(is_sidechain),
+       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL),
+       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL),
+       json_object('isMeta', bool_or(is_meta), 'requestId', any_value(request_id),
+                   'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(version))
+FROM (SELECT *, sum(CASE WHEN msg_id IS NULL OR msg_id IS DISTINCT FROM prev_id THEN 1 ELSE 0 END)
                    OVER (PARTITION BY fid, session_id ORDER BY line) AS run
-      FROM (SELECT *, lag(j.message.id) OVER (PARTITION BY fid, session_id ORDER BY line) AS prev_id
+      FROM (SELECT *, lag(msg_id) OVER (PARTITION BY fid, session_id ORDER BY line) AS prev_id
             FROM ev WHERE typ = 'assistant'))
 -- a run of lines of one message.id in one session: a reused id elsewhere (another session, or much later)
 -- is another reply, and a chunked or resumed read, which sees only the open run, merges the same lines

@@ -114,6 +114,8 @@ CREATE OR REPLACE MACRO ts_in_range(t) AS
     CASE WHEN t >= TIMESTAMPTZ '1970-01-01 00:00:00+00' AND t < TIMESTAMPTZ '2200-01-01 00:00:00+00' THEN t END;
 CREATE OR REPLACE MACRO parse_ts(v) AS ts_in_range(CASE
     WHEN v IS NULL THEN NULL
+    -- the usual shape, "...Z": straight to the cast (no type probe, no regex)
+    WHEN starts_with(v::VARCHAR, '"') AND ends_with(v::VARCHAR, 'Z"') THEN try_cast(v ->> '$' AS TIMESTAMPTZ)
     WHEN json_type(v) IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN
         try(to_timestamp(CASE WHEN abs(v::DOUBLE) > 1e11 THEN v::DOUBLE / 1000 ELSE v::DOUBLE END))
     WHEN json_type(v) = 'VARCHAR' AND NOT regexp_matches(v ->> '$', '([zZ]|[+-]\d\d(:?\d\d)?)$') THEN
@@ -123,15 +125,26 @@ CREATE OR REPLACE MACRO parse_ts(v) AS ts_in_range(CASE
     WHEN json_type(v) = 'VARCHAR' THEN try_cast(v ->> '$' AS TIMESTAMPTZ)
     ELSE NULL END);
 
--- Text of a JSON value that is a string, or a list of strings / {text} parts.
-CREATE OR REPLACE MACRO json_text(v) AS CASE json_type(v)
-    WHEN 'VARCHAR' THEN v ->> '$'
-    WHEN 'ARRAY' THEN array_to_string(list_filter(
-        list_transform(json_extract(v, '$[*]'),
-            lambda p: CASE json_type(p) WHEN 'VARCHAR' THEN p ->> '$'
-                                   WHEN 'OBJECT' THEN coalesce(p ->> 'text', p ->> 'content') END),
-        lambda t: t IS NOT NULL), chr(10))
-    ELSE NULL END;
+-- Text of a JSON value that is a string, or a list of strings / {text} parts. (A value starting with a
+-- quote is a string: read it with one parse instead of asking its type first.)
+CREATE OR REPLACE MACRO json_text(v) AS CASE
+    WHEN v IS NULL THEN NULL
+    WHEN starts_with(v::VARCHAR, '"') THEN v ->> '$'
+    ELSE CASE json_type(v)
+        WHEN 'VARCHAR' THEN v ->> '$'
+        WHEN 'ARRAY' THEN array_to_string(list_filter(
+            list_transform(json_extract(v, '$[*]'),
+                lambda p: CASE json_type(p) WHEN 'VARCHAR' THEN p ->> '$'
+                                       WHEN 'OBJECT' THEN coalesce(p ->> 'text', p ->> 'content') END),
+            lambda t: t IS NOT NULL), chr(10))
+        ELSE NULL END END;
+
+-- One line's record, parsed by an explicit schema (`s`: a json_transform structure). Ingest first runs
+-- a batch strictly (malformed JSON raises; the fast case); only a batch holding such a line is parsed
+-- again with the variable lenient_json set, where a malformed line becomes NULL (a reject).
+CREATE OR REPLACE MACRO parse_line(t, s) AS CASE
+    WHEN coalesce(getvariable('lenient_json'), false) THEN try(json_transform(t, s))
+    ELSE json_transform(t, s) END;
 
 -- true for a line that holds only whitespace
 CREATE OR REPLACE MACRO is_blank(t) AS regexp_full_match(t, '\s*');  -- (a regex stops at the first non-space; trim copies the line)

@@ -251,9 +251,7 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         _drop_outputs(con)
         if SPECS[batch[0].fmt].whole_file:
             sql.run(con, "stage_doc")
-        sql.run(con, f"{batch[0].fmt}_events")
-        for step in SPECS[batch[0].fmt].then:
-            sql.run(con, step)
+        _parse(con, batch[0].fmt)
     con.execute("BEGIN TRANSACTION")
     try:
         sql.run(con, "ingest_commit")
@@ -293,6 +291,26 @@ def _room_for_long_lines(con, longest: int):
     finally:
         con.execute(f"SET memory_limit = '{limit}'")
         con.execute(f"SET threads = {threads}")
+
+
+def _parse(con, fmt: str) -> None:
+    """Run the format's parse. Strict first (parse_line raises on malformed JSON, the fast path for the
+    usual all-valid batch); a batch with a malformed line is parsed again leniently, that line a reject."""
+    try:
+        _run_parse(con, fmt)
+    except duckdb.InvalidInputException:
+        con.execute("SET VARIABLE lenient_json = true")
+        try:
+            _drop_outputs(con)
+            _run_parse(con, fmt)
+        finally:
+            con.execute("RESET VARIABLE lenient_json")
+
+
+def _run_parse(con, fmt: str) -> None:
+    sql.run(con, f"{fmt}_events")
+    for step in SPECS[fmt].then:
+        sql.run(con, step)
 
 
 def _drop_outputs(con) -> None:
