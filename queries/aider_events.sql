@@ -133,11 +133,17 @@ GROUP BY fid, e;
 -- its whole text (whitespace ignored), the k-th prompt of a text with the k-th entry of that text; the
 -- prompts left over by their first non-empty line as a prefix of an entry not taken yet (aider 0.50
 -- splits long inputs over several #### paragraphs, and two inputs typed in a row, like /clear then
--- /drop, can form one run)
+-- /drop, can form one run): the k-th left-over prompt of a session with that first line (in line order)
+-- with the k-th of its candidate entries not taken yet (in time order).
+-- Every k is a rank over unique keys, so the pairing is fully determined (no ties for DuckDB to break
+-- by thread timing): prompts are ranked by line (unique within a file), entries by (ts, e) (e, the
+-- entry's position in the input history, is unique within a file; equal times go in file order).
+-- The ranks are taken BEFORE the prompt x entry join: ranked after it, one prompt has a row per
+-- candidate entry, those rows tie on line, and k_left was then an arbitrary number (a '/clear' prompt
+-- got some later '/clear', or none, differently from run to run).
 CREATE OR REPLACE TEMP TABLE ad_prompts AS
 SELECT fid, line, started, next_started, header_line, full_key, key,
-       row_number() OVER (PARTITION BY fid, header_line, full_key ORDER BY line) AS k_full,
-       row_number() OVER (PARTITION BY fid, header_line, key ORDER BY line) AS k
+       row_number() OVER (PARTITION BY fid, header_line, full_key ORDER BY line) AS k_full
 FROM (SELECT *, regexp_replace(body, '\s+', '', 'g') AS full_key,
              coalesce(regexp_replace(list_filter(string_split(body, chr(10)), lambda x: trim(x) <> '')[1], '\s+', '', 'g'), '') AS key
       FROM ad_sess2 WHERE cls = 'human');
@@ -154,10 +160,10 @@ SELECT fid, line, min(ts) AS ts FROM (
 SELECT fid, line, ts FROM ad_exact
 UNION ALL
 SELECT fid, line, ts FROM (
-    SELECT p.fid, p.line, i.ts,
-           row_number() OVER (PARTITION BY p.fid, p.line ORDER BY i.ts, i.e) AS k_in,
-           row_number() OVER (PARTITION BY p.fid, p.header_line, p.key ORDER BY p.line) AS k_left
-    FROM (SELECT * FROM ad_prompts a WHERE NOT EXISTS (SELECT 1 FROM ad_exact x WHERE x.fid = a.fid AND x.line = a.line)) p
+    SELECT p.fid, p.line, i.ts, p.k_left,
+           row_number() OVER (PARTITION BY p.fid, p.line ORDER BY i.ts, i.e) AS k_in
+    FROM (SELECT *, row_number() OVER (PARTITION BY fid, header_line, key ORDER BY line) AS k_left
+          FROM ad_prompts a WHERE NOT EXISTS (SELECT 1 FROM ad_exact x WHERE x.fid = a.fid AND x.line = a.line)) p
     JOIN (SELECT * FROM ad_input a WHERE NOT EXISTS (SELECT 1 FROM ad_exact x WHERE x.fid = a.fid AND x.e = a.e)) i
       ON i.fid = p.fid AND p.key <> '' AND starts_with(i.key, p.key)
          AND (p.started IS NULL OR i.ts >= p.started) AND (p.next_started IS NULL OR i.ts < p.next_started))
@@ -188,8 +194,10 @@ SELECT s.fid, s.line, s.last_line, 0 AS part, s.n_records,
                    'ts_zone', coalesce(getvariable('naive_tz'), 'UTC'), 'ts_naive', true) AS meta
 FROM ad_sess2 s JOIN batch_files f USING (fid)
 LEFT JOIN ad_pairs p ON p.fid = s.fid AND p.line = s.line AND s.cls = 'human'
+-- a session's model: from the first output block of the session with a `Model:` line (by line, not
+-- any_value: a session where /model switched has several, and any_value picks one by thread timing)
 LEFT JOIN (SELECT fid, header_line,
-                  any_value(regexp_extract(body, '(?m)^Models?: (\S+)', 1)) FILTER (WHERE cls = 'output' AND regexp_matches(body, '(?m)^Models?: ')) AS model
+                  arg_min(regexp_extract(body, '(?m)^Models?: (\S+)', 1), line) FILTER (WHERE cls = 'output' AND regexp_matches(body, '(?m)^Models?: ')) AS model
            FROM ad_sess2 GROUP BY fid, header_line) m ON m.fid = s.fid AND m.header_line IS NOT DISTINCT FROM s.header_line;
 
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS

@@ -281,6 +281,54 @@ def test_aider_prompts_reflections_and_input_times(db):
     assert [e["ts"] for e in humans] == sorted(e["ts"] for e in humans)
 
 
+def test_aider_input_pairing_is_deterministic():
+    """Ingesting the aider files again (any thread count) gives the same events, row for row.
+
+    Regression: the left-over prompts (paired by their first line as a prefix of an input entry) were
+    ranked after the prompt x entry join, where one prompt has a row per candidate entry and those rows
+    tie: the '/clear' + '/drop' run at line 155 got 14:39:21 in one run, 14:13:46 in another, and most
+    '/clear ...' prompts of the session got no input time at all."""
+    base = None
+    for threads in (1, 2, 4, 8, 1, 2, 4, 8, 3, 6):
+        con = connect(":memory:")
+        con.execute(f"SET threads = {threads}")
+        ingest_paths(con, [str(REAL / "aider")])
+        got = con.execute("SELECT file, line, part, ts, e::VARCHAR FROM events e ORDER BY file, line, part").fetchall()
+        con.close()
+        if base is None:
+            base = got
+        else:
+            diff = [(a, b) for a, b in zip(base, got) if a != b]
+            assert len(got) == len(base) and not diff, \
+                f"threads={threads}: (line, ts before, ts now) {[(a[1], str(a[3]), str(b[3])) for a, b in diff]}"
+    # and the pairing is the documented one, checked against the raw input history: in the session
+    # started at line 1, the k-th prompt whose first line is /clear (none of them matches an entry by its
+    # whole text) takes the k-th '/clear' entry typed in that session, so their times rise with the line
+    p = REAL / "aider/7onc3k-brejlator/.aider.chat.history.md"
+    text = p.read_text(encoding="utf-8").splitlines()
+    head = [(n, datetime.fromisoformat(l[24:])) for n, l in enumerate(text, 1) if l.startswith("# aider chat started at ")]
+    (_, start), (next_line, end) = head[0], head[1]
+    entries, cur = [], None
+    for l in (p.parent / ".aider.input.history").read_text(encoding="utf-8").splitlines():
+        if re.match(r"# \d{4}-\d\d-\d\d ", l):
+            cur = [datetime.fromisoformat(l[2:]), ""]
+            entries.append(cur)
+        elif l.startswith("+") and cur is not None:
+            cur[1] += l[1:]
+    clears = [ts for ts, t in entries if start <= ts < end and t.strip() == "/clear"]
+    con = connect(":memory:")
+    ingest_paths(con, [str(REAL / "aider")])
+    events = ev(con.cursor(), p)
+    con.close()
+    prompts = [e for e in events if e["meta"]["aider_block"] == "human" and e["line"] < next_line
+               and e["text"].startswith("/clear")]
+    assert [e["line"] for e in prompts] == [155, 1206, 1388, 1746, 2283]
+    assert prompts[0]["text"] == "/clear\n\n/drop"
+    assert all(e["meta"]["input_paired"] for e in prompts)
+    assert [e["ts"].replace(tzinfo=None) for e in prompts] == clears
+    assert prompts[0]["ts"].replace(tzinfo=None) == datetime(2024, 8, 20, 14, 13, 46, 441946)
+
+
 def test_mixed_folder_one_command(tmp_path):
     """All real formats (and the Claude/Codex/Hermes-session ones) copied into one folder: one ingest."""
     dst = tmp_path / "real"
