@@ -15,13 +15,13 @@ SELECT fid, line, blank, bad_excerpt, j,
                      lambda p: p ->> 'text'), lambda t: t IS NOT NULL), chr(10)), '') END AS item_text
 FROM (
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN parse_line(s.txt, '{
          "timestamp":"JSON","type":"VARCHAR",
          "payload":{"type":"VARCHAR","id":"VARCHAR","role":"VARCHAR","content":"JSON","phase":"VARCHAR",
                     "name":"VARCHAR","arguments":"JSON","input":"JSON","call_id":"VARCHAR","output":"JSON",
                     "action":"JSON","message":"VARCHAR","turn_id":"VARCHAR","model":"VARCHAR","reason":"VARCHAR",
                     "originator":"VARCHAR","cli_version":"VARCHAR","source":"JSON","model_provider":"VARCHAR",
-                    "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}')) END AS j
+                    "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}') END AS j
 FROM stage_lines s);
 
 -- pair the k-th user response_item of a text with the k-th event_msg/user_message of that text

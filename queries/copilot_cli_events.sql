@@ -12,13 +12,13 @@
 -- the last session.model_change / tool.execution_complete model in force.
 CREATE OR REPLACE TEMP TABLE cp AS
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN parse_line(s.txt, '{
          "type":"VARCHAR","id":"VARCHAR","parentId":"VARCHAR","timestamp":"JSON",
          "data":{"sessionId":"VARCHAR","content":"JSON","transformedContent":"VARCHAR","agentMode":"VARCHAR",
                  "interactionId":"VARCHAR","turnId":"VARCHAR","messageId":"VARCHAR","toolRequests":"JSON",
                  "outputTokens":"BIGINT","requestId":"VARCHAR","reasoningText":"VARCHAR","toolCallId":"VARCHAR",
                  "success":"BOOLEAN","result":"JSON","model":"VARCHAR","newModel":"VARCHAR","role":"VARCHAR",
-                 "summary":"VARCHAR","newMode":"VARCHAR","attachments":"JSON","error":"JSON"}}')) END AS j
+                 "summary":"VARCHAR","newMode":"VARCHAR","attachments":"JSON","error":"JSON"}}') END AS j
 FROM stage_lines s;
 
 CREATE OR REPLACE TEMP TABLE cp_ctx AS

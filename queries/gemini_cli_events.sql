@@ -8,11 +8,11 @@
 -- any other type) records are system events. The file is re-read whole when it changes (appendable = false).
 CREATE OR REPLACE TEMP TABLE gm_raw AS
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN parse_line(s.txt, '{
          "id":"VARCHAR","timestamp":"JSON","type":"VARCHAR","content":"JSON","displayContent":"JSON",
          "thoughts":"JSON","model":"VARCHAR","toolCalls":"JSON",
          "tokens":{"input":"BIGINT","output":"BIGINT","cached":"BIGINT","thoughts":"BIGINT","tool":"BIGINT","total":"BIGINT"},
-         "sessionId":"VARCHAR","projectHash":"VARCHAR","startTime":"VARCHAR","kind":"VARCHAR","$set":"JSON"}')) END AS j
+         "sessionId":"VARCHAR","projectHash":"VARCHAR","startTime":"VARCHAR","kind":"VARCHAR","$set":"JSON"}') END AS j
 FROM stage_lines s;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS

@@ -11,8 +11,8 @@
 -- default UTC, stated in meta.ts_zone) is given to every turn: ts_quality = per_session.
 CREATE OR REPLACE TEMP TABLE ht AS
 SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
-         "conversations":"JSON","timestamp":"VARCHAR","model":"VARCHAR","completed":"BOOLEAN","id":"VARCHAR"}')) END AS j
+       CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN parse_line(s.txt, '{
+         "conversations":"JSON","timestamp":"VARCHAR","model":"VARCHAR","completed":"BOOLEAN","id":"VARCHAR"}') END AS j
 FROM stage_lines s;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS

@@ -3,119 +3,133 @@
 -- or one whole conversation per line ({messages: [...], optional response/choices}). An x-initiator /
 -- initiator value is read from the message, its `headers`, or (conversation lines) the record, where it
 -- belongs to the conversation's last user message.   Input: stage_lines, batch_files.
--- A message line is parsed once; only conversation lines parse their messages a second time.
+-- A message line is parsed once, and only its final fields are kept (text, calls: the parsed record
+-- is not stored); only conversation lines parse their messages a second time.
+-- the event fields of one chat message: a message line's record, or one element of a conversation
+CREATE OR REPLACE TEMP MACRO oc_message(p) AS {
+    'role': p.role,
+    'text': json_text(p.content),
+    'tool_calls': CASE WHEN json_type(p.tool_calls) = 'ARRAY' THEN list_transform(
+              json_transform(p.tool_calls, '[{"id":"VARCHAR","call_id":"VARCHAR","name":"VARCHAR","arguments":"JSON",
+                                              "function":{"name":"VARCHAR","arguments":"JSON"}}]'),
+              lambda c: {'id': coalesce(c.id, c.call_id), 'name': coalesce(c.function.name, c.name),
+                         'arguments': CASE WHEN json_type(coalesce(c.function.arguments, c.arguments)) = 'VARCHAR'
+                                           THEN coalesce(c.function.arguments, c.arguments) ->> '$'
+                                           ELSE coalesce(c.function.arguments, c.arguments)::VARCHAR END})
+            ELSE [] END,
+    'tool_calls_field': json_type(p.tool_calls),
+    'tool_call_id': p.tool_call_id, 'finish_reason': p.finish_reason,
+    't': coalesce(p.timestamp, p.ts, p.created_at, p.created),
+    'model': p.model,
+    'initiator': coalesce(p."x-initiator", p.initiator, p.headers ->> 'x-initiator', p.headers ->> 'X-Initiator'),
+    'id': p.id, 'name': p.name, 'session_id': coalesce(p.session_id, p.conversation_id),
+    'has_reasoning': p.reasoning IS NOT NULL AND p.reasoning <> '',
+    'tokens_in': coalesce(p.usage.prompt_tokens, p.usage.input_tokens),
+    'tokens_out': coalesce(p.usage.completion_tokens, p.usage.output_tokens)};
+
 CREATE OR REPLACE TEMP TABLE oc AS
-SELECT fid, line, blank, bad_excerpt, j,
+SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
        CASE WHEN NOT blank AND (j IS NULL OR (j.role IS NULL AND j.messages IS NULL)) THEN left(txt, 120) END AS excerpt,
-       CASE WHEN NOT blank AND j IS NOT NULL AND j.role IS NULL AND j.messages IS NULL THEN json_type(txt) END AS shape
+       CASE WHEN NOT blank AND j IS NOT NULL AND j.role IS NULL AND j.messages IS NULL THEN json_type(txt) END AS shape,
+       j.role, j.model, j.messages, j.choices, j.response,
+       coalesce(j."x-initiator", j.initiator, j.headers ->> 'x-initiator', j.headers ->> 'X-Initiator') AS rec_initiator,
+       coalesce(j.session_id, j.conversation_id, j.id) AS rec_session,
+       oc_message(j) AS m
 FROM (SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
-             CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN try(json_transform(s.txt, '{
+             CASE WHEN s.txt IS NOT NULL AND NOT s.blank THEN parse_line(s.txt, '{
                "role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR","finish_reason":"VARCHAR",
                "timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
                "x-initiator":"VARCHAR","initiator":"VARCHAR","headers":"JSON","id":"VARCHAR","name":"VARCHAR",
                "session_id":"VARCHAR","conversation_id":"VARCHAR","reasoning":"VARCHAR",
                "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"},
-               "messages":"JSON","choices":"JSON","response":"JSON"}')) END AS j
+               "messages":"JSON","choices":"JSON","response":"JSON"}') END AS j
       FROM stage_lines s);
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,
-       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND j IS NULL) THEN 'reject'
+       CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND NOT parsed) THEN 'reject'
             WHEN blank THEN 'skip'
-            WHEN json_type(j.messages) = 'ARRAY' THEN (CASE WHEN usable_msgs THEN 'event'
-                                                            WHEN json_array_length(j.messages) > 0 THEN 'reject' ELSE 'skip' END)
-            WHEN j.role IS NULL THEN 'reject'
-            WHEN j.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function') THEN 'event'
+            WHEN json_type(messages) = 'ARRAY' THEN (CASE WHEN usable_msgs THEN 'event'
+                                                          WHEN json_array_length(messages) > 0 THEN 'reject' ELSE 'skip' END)
+            WHEN role IS NULL THEN 'reject'
+            WHEN role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function') THEN 'event'
             ELSE 'skip' END AS fate,
        CASE WHEN bad_excerpt IS NOT NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
-            WHEN j IS NULL THEN 'invalid JSON'
-            WHEN json_type(j.messages) = 'ARRAY' AND NOT usable_msgs AND json_array_length(j.messages) > 0
+            WHEN NOT parsed THEN 'invalid JSON'
+            WHEN json_type(messages) = 'ARRAY' AND NOT usable_msgs AND json_array_length(messages) > 0
                  THEN 'no message with a known role in messages'
-            WHEN json_type(j.messages) = 'ARRAY' THEN 'empty_conversation'
-            WHEN j.role IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
-            WHEN j.role IS NULL THEN 'missing field: role'
-            WHEN j.role = 'session_meta' THEN 'session_meta'
-            ELSE 'role:' || j.role END AS label,
-       coalesce(bad_excerpt, excerpt, CASE WHEN json_type(j.messages) = 'ARRAY' AND NOT usable_msgs
-                                           THEN left(j.messages::VARCHAR, 120) END) AS excerpt
+            WHEN json_type(messages) = 'ARRAY' THEN 'empty_conversation'
+            WHEN role IS NULL AND shape <> 'OBJECT' THEN 'not a JSON object'
+            WHEN role IS NULL THEN 'missing field: role'
+            WHEN role = 'session_meta' THEN 'session_meta'
+            ELSE 'role:' || role END AS label,
+       coalesce(bad_excerpt, excerpt, CASE WHEN json_type(messages) = 'ARRAY' AND NOT usable_msgs
+                                           THEN left(messages::VARCHAR, 120) END) AS excerpt
 FROM (SELECT *,  -- a conversation line becomes events only through messages with a known role (as in fmt_events)
-             coalesce(len(list_filter(json_extract(j.messages, '$[*]'), lambda m: (m ->> 'role') IN
+             coalesce(len(list_filter(json_extract(messages, '$[*]'), lambda mm: (mm ->> 'role') IN
                           ('user', 'assistant', 'tool', 'system', 'developer', 'function'))) > 0, false)
-             OR coalesce(CASE WHEN json_type(coalesce(j.response, j.choices) -> '$.choices[0].message') = 'OBJECT'
-                              THEN j.response ->> '$.choices[0].message.role'
-                              WHEN json_type(j.choices -> '$[0].message') = 'OBJECT' THEN j.choices ->> '$[0].message.role' END
+             OR coalesce(CASE WHEN json_type(coalesce(response, choices) -> '$.choices[0].message') = 'OBJECT'
+                              THEN response ->> '$.choices[0].message.role'
+                              WHEN json_type(choices -> '$[0].message') = 'OBJECT' THEN choices ->> '$[0].message.role' END
                          IN ('user', 'assistant', 'tool', 'system', 'developer', 'function'), false) AS usable_msgs
       FROM oc);
 
 -- every message with its place: part 0 for message lines, 1..n inside a conversation line
 CREATE OR REPLACE TEMP VIEW oc_msgs AS
-SELECT o.fid, o.line, 0 AS part, false AS in_conversation, o.j AS p, NULL::VARCHAR AS rec_initiator,
+SELECT o.fid, o.line, 0 AS part, false AS in_conversation, o.m, NULL::VARCHAR AS rec_initiator,
        NULL::VARCHAR AS rec_session, NULL::VARCHAR AS rec_model, false AS is_last_user
 FROM oc o JOIN fmt_fates f USING (fid, line)
-WHERE f.fate = 'event' AND o.j.messages IS NULL
+WHERE f.fate = 'event' AND o.messages IS NULL
 UNION ALL
 SELECT fid, line, x.i AS part, true,
-       json_transform(x.m, '{
-         "role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR","finish_reason":"VARCHAR",
-         "timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
-         "x-initiator":"VARCHAR","initiator":"VARCHAR","headers":"JSON","id":"VARCHAR","name":"VARCHAR",
-         "session_id":"VARCHAR","conversation_id":"VARCHAR","reasoning":"VARCHAR",
-         "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"},
-         "messages":"JSON","choices":"JSON","response":"JSON"}'),
-       coalesce(j."x-initiator", j.initiator, j.headers ->> 'x-initiator', j.headers ->> 'X-Initiator'),
-       coalesce(j.session_id, j.conversation_id, j.id), j.model,
+       oc_message(json_transform(x.m, '{
+               "role":"VARCHAR","content":"JSON","tool_calls":"JSON","tool_call_id":"VARCHAR","finish_reason":"VARCHAR",
+               "timestamp":"JSON","ts":"JSON","created_at":"JSON","created":"JSON","model":"VARCHAR",
+               "x-initiator":"VARCHAR","initiator":"VARCHAR","headers":"JSON","id":"VARCHAR","name":"VARCHAR",
+               "session_id":"VARCHAR","conversation_id":"VARCHAR","reasoning":"VARCHAR",
+               "usage":{"prompt_tokens":"BIGINT","completion_tokens":"BIGINT","input_tokens":"BIGINT","output_tokens":"BIGINT"},
+               "messages":"JSON","choices":"JSON","response":"JSON"}')),
+       rec_initiator, rec_session, model,
        x.i = list_max(list_filter(list_transform(json_extract(messages, '$[*]'),
                  lambda mm, ii: CASE WHEN mm ->> 'role' = 'user' THEN ii END), lambda v: v IS NOT NULL))
-FROM (SELECT o.fid, o.line, o.j, o.j.messages AS messages,
-             unnest(list_transform(json_extract(o.j.messages, '$[*]')
-                      || CASE WHEN json_type(coalesce(o.j.response, o.j.choices) -> '$.choices[0].message') = 'OBJECT'
-                              THEN [json_merge_patch(o.j.response -> '$.choices[0].message',
-                                     json_object('finish_reason', o.j.response ->> '$.choices[0].finish_reason'))]
-                              WHEN json_type(o.j.choices -> '$[0].message') = 'OBJECT'
-                              THEN [json_merge_patch(o.j.choices -> '$[0].message',
-                                     json_object('finish_reason', o.j.choices ->> '$[0].finish_reason'))]
+FROM (SELECT o.fid, o.line, o.messages, o.rec_initiator, o.rec_session, o.model,
+             unnest(list_transform(json_extract(o.messages, '$[*]')
+                      || CASE WHEN json_type(coalesce(o.response, o.choices) -> '$.choices[0].message') = 'OBJECT'
+                              THEN [json_merge_patch(o.response -> '$.choices[0].message',
+                                     json_object('finish_reason', o.response ->> '$.choices[0].finish_reason'))]
+                              WHEN json_type(o.choices -> '$[0].message') = 'OBJECT'
+                              THEN [json_merge_patch(o.choices -> '$[0].message',
+                                     json_object('finish_reason', o.choices ->> '$[0].finish_reason'))]
                               ELSE [] END,
                     lambda mm, ii: {'i': ii, 'm': mm})) AS x
       FROM oc o JOIN fmt_fates f USING (fid, line)
-      WHERE f.fate = 'event' AND json_type(o.j.messages) = 'ARRAY');
+      WHERE f.fate = 'event' AND json_type(o.messages) = 'ARRAY');
 
 CREATE OR REPLACE TEMP VIEW fmt_events AS
 SELECT q.fid, q.line, q.line AS last_line, q.part, 1 AS n_records,
-       coalesce(q.p.session_id, q.p.conversation_id, q.rec_session,
+       coalesce(q.m.session_id, q.rec_session,
                 CASE WHEN q.in_conversation THEN f.stem || ':' || q.line END, f.ctx_session, f.stem) AS session_id,
-       parse_ts(q.t) AS ts, parse_ts(q.t) AS ts_end,
-       CASE WHEN q.t IS NULL THEN 'none' ELSE 'per_message' END AS ts_quality,
-       CASE q.p.role WHEN 'developer' THEN 'system' WHEN 'function' THEN 'tool' ELSE q.p.role END AS role,
-       CASE WHEN q.p.role IN ('tool', 'function') THEN 'tool_result' ELSE 'message' END AS kind,
-       json_text(q.p.content) AS text,
-       CASE WHEN json_type(q.p.tool_calls) = 'ARRAY' THEN list_transform(
-              json_transform(q.p.tool_calls, '[{"id":"VARCHAR","call_id":"VARCHAR","name":"VARCHAR","arguments":"JSON",
-                                               "function":{"name":"VARCHAR","arguments":"JSON"}}]'),
-              lambda c: {'id': coalesce(c.id, c.call_id), 'name': coalesce(c.function.name, c.name),
-                         'arguments': CASE WHEN json_type(coalesce(c.function.arguments, c.arguments)) = 'VARCHAR'
-                                           THEN coalesce(c.function.arguments, c.arguments) ->> '$'
-                                           ELSE coalesce(c.function.arguments, c.arguments)::VARCHAR END})
-            ELSE [] END AS tool_calls,
-       q.p.tool_call_id, q.p.finish_reason,
-       lower(coalesce(q.p."x-initiator", q.p.initiator, q.p.headers ->> 'x-initiator', q.p.headers ->> 'X-Initiator',
-                      CASE WHEN q.is_last_user THEN q.rec_initiator END)) AS initiator,
-       q.p.id AS message_id, NULL::VARCHAR AS record_id, NULL::VARCHAR AS parent_id, NULL::VARCHAR AS turn_id,
-       CASE WHEN q.p.role = 'assistant' THEN coalesce(q.p.model, q.rec_model, m.meta_model, f.ctx_model) END AS model,
-       false AS is_sidechain,
-       coalesce(q.p.usage.prompt_tokens, q.p.usage.input_tokens) AS tokens_in,
-       coalesce(q.p.usage.completion_tokens, q.p.usage.output_tokens) AS tokens_out,
-       json_object('ts_naive', json_type(q.t) = 'VARCHAR' AND NOT regexp_matches(q.t ->> '$', '(Z|[+-]\d\d:?\d\d)$'),
-                   'has_reasoning', q.p.reasoning IS NOT NULL AND q.p.reasoning <> '',
-                   'tool_calls_field', json_type(q.p.tool_calls), 'name', q.p.name,
+       parse_ts(q.m.t) AS ts, parse_ts(q.m.t) AS ts_end,
+       CASE WHEN q.m.t IS NULL THEN 'none' ELSE 'per_message' END AS ts_quality,
+       CASE q.m.role WHEN 'developer' THEN 'system' WHEN 'function' THEN 'tool' ELSE q.m.role END AS role,
+       CASE WHEN q.m.role IN ('tool', 'function') THEN 'tool_result' ELSE 'message' END AS kind,
+       q.m.text, q.m.tool_calls, q.m.tool_call_id, q.m.finish_reason,
+       lower(coalesce(q.m.initiator, CASE WHEN q.is_last_user THEN q.rec_initiator END)) AS initiator,
+       q.m.id AS message_id, NULL::VARCHAR AS record_id, NULL::VARCHAR AS parent_id, NULL::VARCHAR AS turn_id,
+       CASE WHEN q.m.role = 'assistant' THEN coalesce(q.m.model, q.rec_model, mm.meta_model, f.ctx_model) END AS model,
+       false AS is_sidechain, q.m.tokens_in, q.m.tokens_out,
+       json_object('ts_naive', json_type(q.m.t) = 'VARCHAR' AND NOT regexp_matches(q.m.t ->> '$', '(Z|[+-]\d\d:?\d\d)$'),
+                   'has_reasoning', q.m.has_reasoning,
+                   'tool_calls_field', q.m.tool_calls_field, 'name', q.m.name,
                    'in_conversation', q.in_conversation) AS meta
-FROM (SELECT *, coalesce(p.timestamp, p.ts, p.created_at, p.created) AS t FROM oc_msgs) q
+FROM oc_msgs q
 JOIN batch_files f USING (fid)
-LEFT JOIN (SELECT fid, arg_max(j.model, line) AS meta_model FROM oc WHERE j.role = 'session_meta' GROUP BY fid) m USING (fid)
-WHERE q.p.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function');
+LEFT JOIN (SELECT fid, arg_max(model, line) AS meta_model FROM oc WHERE role = 'session_meta' GROUP BY fid) mm USING (fid)
+WHERE q.m.role IN ('user', 'assistant', 'tool', 'system', 'developer', 'function');
 
 -- what a later ingest of this file's tail needs to know: the model named by a session_meta line
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
 SELECT f.fid, f.ctx_session, coalesce(m.meta_model, f.ctx_model) AS ctx_model, f.ctx_turn
 FROM batch_files f
-LEFT JOIN (SELECT fid, arg_max(j.model, line) AS meta_model FROM oc WHERE j.role = 'session_meta' GROUP BY fid) m USING (fid);
+LEFT JOIN (SELECT fid, arg_max(model, line) AS meta_model FROM oc WHERE role = 'session_meta' GROUP BY fid) m USING (fid);
