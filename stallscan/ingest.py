@@ -28,6 +28,7 @@ from .reader import ReadState, compression_of, iter_lines, read_whole
 # bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
 BATCH_FILES = 2000
+CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
 STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
@@ -103,15 +104,20 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
     touched: set[str] = set()
-    saved = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')").fetchone()
+    saved = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
+                        "current_setting('checkpoint_threshold')").fetchone()
     # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
     try:
         _run_batches(con, plans, res, touched, progress, total)
     finally:
         con.execute(f"SET memory_limit = '{saved[0]}'")
         con.execute(f"SET preserve_insertion_order = {saved[1]}")
+        con.execute(f"SET checkpoint_threshold = '{saved[2]}'")
+    if plans:
+        con.execute("CHECKPOINT")
     unread = {u[0] for u in res.unreadable}
     run_files = {f: line for f, line in run_files.items() if f not in unread}
     _tally(con, res, run_files)
