@@ -28,6 +28,8 @@ from .reader import ReadState, compression_of, iter_lines, read_whole
 # bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
 BATCH_FILES = 2000
+# WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
+# 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
@@ -117,7 +119,7 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
         con.execute(f"SET preserve_insertion_order = {saved[1]}")
         con.execute(f"SET checkpoint_threshold = '{saved[2]}'")
     if plans:
-        con.execute("CHECKPOINT")
+        con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
     unread = {u[0] for u in res.unreadable}
     run_files = {f: line for f, line in run_files.items() if f not in unread}
     _tally(con, res, run_files)
