@@ -133,7 +133,9 @@ def test_sigkill_at_spread_moments_large(tmp_path_factory):
     total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
     kills = []
     for i in range(12):
-        at = 0.6 + (run - 0.6) * (0.05 + 0.9 * i / 11)   # after start-up (~0.6 s), spread over the rest of the run
+        # ten kills between start-up (~0.6 s, then the first batch) and about the last commit (~70 % of the run),
+        # two late ones: the last batches or the closing checkpoint (all committed to the WAL, the file being written)
+        at = 1.0 + (0.7 * run - 1.0) * i / 9 if i < 10 else run * (0.8 if i == 10 else 0.9)
         db = tmp_path_factory.mktemp(f"k{i}") / "k.duckdb"
         p = start(corpus, db, batch)
         try:
@@ -146,4 +148,4 @@ def test_sigkill_at_spread_moments_large(tmp_path_factory):
         kills.append((round(at, 2), ok, consumed))
         assert finish(corpus, db, batch) == ref, kills
     print(f"\ncrash (large): run {run:.1f} s, {len(kills)} kills (at s, ok files, bytes of {total}): {kills}")
-    assert sum(0 < c < total for _, _, c in kills) >= 8, kills
+    assert sum(0 < c < total for _, _, c in kills[:10]) >= 8, kills   # most land mid-ingest
