@@ -385,7 +385,24 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
         rows.append((path, plan.fmt, plan.compression, -1 if st.more else plan.size, plan.mtime, head, tail, st.consumed_bytes,
                      st.consumed_lines, st.ends_newline, st.pending_bytes, resume_line, resume_offset,
                      ctx_session, ctx_model, ctx_turn, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
-    con.executemany("INSERT OR REPLACE INTO files VALUES (" + ",".join(["?"] * 22) + ", now())", rows)
+    # one statement for the batch (executemany runs one INSERT per file: seconds for a batch of 500 files)
+    con.register("_files_rows", pa.Table.from_arrays(
+        [pa.array(col, type=f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW))
+    try:
+        con.execute("INSERT OR REPLACE INTO files SELECT *, now() FROM _files_rows")
+    finally:
+        con.unregister("_files_rows")
+
+
+# a `files` row as _update_files builds it (queries/schema.sql, without ingested_at)
+FILES_ROW = pa.schema([
+    ("path", pa.string()), ("source_format", pa.string()), ("compression", pa.string()), ("size", pa.int64()),
+    ("mtime", pa.float64()), ("head_hash", pa.string()), ("tail_hash", pa.string()), ("consumed_bytes", pa.int64()),
+    ("consumed_lines", pa.int32()), ("ends_newline", pa.bool_()), ("pending_bytes", pa.int64()),
+    ("resume_line", pa.int32()), ("resume_offset", pa.int64()), ("ctx_session", pa.string()),
+    ("ctx_model", pa.string()), ("ctx_turn", pa.string()), ("n_lines", pa.int32()), ("n_event_lines", pa.int32()),
+    ("n_skipped", pa.int32()), ("n_rejects", pa.int32()), ("n_events", pa.int32()), ("status", pa.string()),
+])
 
 
 def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
