@@ -145,7 +145,7 @@ CONSISTENT = ("SELECT count(*) AS bad FROM files f LEFT JOIN (SELECT file, count
 
 def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
     corpus = tmp_path / "corpus"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--format", "claude", "--bytes", "8M",
+    subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--format", "claude", "--bytes", "24M",
                     "--files", "8", "--out", str(corpus) + "/"], check=True, capture_output=True, timeout=120)
     db = tmp_path / "busy.duckdb"
     ingest = subprocess.Popen([sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
@@ -178,7 +178,9 @@ def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
         out, err = ingest.communicate(timeout=300)
     # the ingest itself was never disturbed (it started first, so it holds the lock)
     assert ingest.returncode == 0, err
-    assert any(code == 4 and running for _, code, running in outcomes), outcomes
+    # a probe that got exit 4 met the lock of this ingest (the message names its PID, checked above); whether
+    # the ingest was still running when that probe returned does not matter (ingest can end meanwhile)
+    assert any(code == 4 for _, code, _ in outcomes), outcomes
     con = duckdb.connect(str(db), read_only=True)
     assert not accounting_errors(con)
     con.close()
