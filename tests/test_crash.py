@@ -86,7 +86,7 @@ def finish(corpus: Path, db: Path, batch_bytes: int) -> dict:
 
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory):
-    root = make_corpus(tmp_path_factory.mktemp("crash"), "12M", 12, "8M")
+    root = make_corpus(tmp_path_factory.mktemp("crash"), "20M", 12, "12M")   # ingest outlasts the kill window
     return root, reference(root)
 
 
