@@ -1,4 +1,4 @@
--- stallscan canonical schema (version 1).
+-- stallscan canonical schema (version 2: stallscan.SCHEMA_VERSION).
 -- Runnable as-is in the DuckDB CLI: `duckdb stallscan.duckdb < queries/schema.sql`.
 -- Every column is documented here and in README.md ("The events table").
 

@@ -9,7 +9,6 @@ import hashlib
 import os
 import time
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,6 +21,7 @@ import pyarrow.compute as pc
 from . import sql
 from .detect import FORMATS, SPECS, detect_format
 from .discover import discover
+from .parse_batch import parse_batch
 from .errors import StallscanError
 from .reader import ReadState, compression_of, iter_lines, read_whole
 
@@ -32,7 +32,6 @@ BATCH_FILES = 2000
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
-LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
 STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
 # what reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
 READ_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
@@ -254,13 +253,7 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
-    with _room_for_long_lines(con, longest):
-        sql.run(con, "stage_lines")
-        if _views_of(con) != batch[0].fmt:
-            _drop_outputs(con)
-        if SPECS[batch[0].fmt].whole_file:
-            sql.run(con, "stage_doc")
-        _parse(con, batch[0].fmt)
+    parse_batch(con, batch[0].fmt, longest)
     con.execute("BEGIN TRANSACTION")
     try:
         sql.run(con, "ingest_commit")
@@ -285,69 +278,6 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     return nbytes
 
 
-@contextmanager
-def _room_for_long_lines(con, longest: int):
-    """DuckDB's JSON parse of one huge line needs many times its size (a 50 MB line ~3 GB across two
-    threads): for a batch holding a line over LONG_LINE bytes, parse on one thread with room for it."""
-    if longest <= LONG_LINE:
-        yield
-        return
-    limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
-    con.execute(f"SET memory_limit = '{max(64 * longest, 1 << 30) // (1 << 20)}MB'")
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET memory_limit = '{limit}'")
-        con.execute(f"SET threads = {threads}")
-
-
-def _parse(con, fmt: str) -> None:
-    """Run the format's parse. Strict first (parse_line raises on malformed JSON, the fast path for the
-    usual all-valid batch); a batch with a malformed line is parsed again leniently, that line a reject."""
-    try:
-        _run_parse(con, fmt)
-    except duckdb.InvalidInputException:
-        con.execute("SET VARIABLE lenient_json = true")
-        try:
-            _drop_outputs(con)
-            _run_parse(con, fmt)
-        finally:
-            con.execute("RESET VARIABLE lenient_json")
-
-
-def _run_parse(con, fmt: str) -> None:
-    """Run <fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
-    when used, so after a batch of the same format they are still in place: only the tables are rebuilt
-    (binding a view costs tens of milliseconds a batch)."""
-    ready = _views_of(con) == fmt
-    for name in (f"{fmt}_events", *SPECS[fmt].then):
-        for stmt in sql.load(name):
-            if not (ready and _defines_only(stmt)):
-                con.execute(stmt)
-    con.execute("SET VARIABLE parse_views = ?", [fmt])
-
-
-def _views_of(con) -> str | None:
-    """The format whose parse views this connection holds (None after _drop_outputs)."""
-    return con.execute("SELECT getvariable('parse_views')").fetchone()[0]
-
-
-def _defines_only(stmt: str) -> bool:
-    body = "\n".join(line for line in stmt.splitlines() if not line.lstrip().startswith("--")).lstrip().upper()
-    return body.startswith(("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP MACRO"))
-
-
-def _drop_outputs(con) -> None:
-    """Formats may produce fmt_events / fmt_fates / fmt_ctx as tables or views: clear the last batch's."""
-    con.execute("RESET VARIABLE parse_views")
-    for name, is_view in con.execute(
-            "SELECT view_name, true FROM duckdb_views() WHERE temporary AND view_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx') "
-            "UNION ALL SELECT table_name, false FROM duckdb_tables() WHERE temporary "
-            "AND table_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx')").fetchall():
-        con.execute(f"DROP {'VIEW' if is_view else 'TABLE'} {name}")
-
-
 def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
     """What this run wrote: rows of the files it read, from the line each file was first read from."""
     if not run_files:
@@ -361,6 +291,17 @@ def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
         res.skipped[kind] = n
     res.rejects = con.execute("SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file "
                               "AND x.line >= r.start_line").fetchone()[0]
+
+
+# a `files` row as _update_files builds it (queries/schema.sql, without ingested_at)
+FILES_ROW = pa.schema([
+    ("path", pa.string()), ("source_format", pa.string()), ("compression", pa.string()), ("size", pa.int64()),
+    ("mtime", pa.float64()), ("head_hash", pa.string()), ("tail_hash", pa.string()), ("consumed_bytes", pa.int64()),
+    ("consumed_lines", pa.int32()), ("ends_newline", pa.bool_()), ("pending_bytes", pa.int64()),
+    ("resume_line", pa.int32()), ("resume_offset", pa.int64()), ("ctx_session", pa.string()),
+    ("ctx_model", pa.string()), ("ctx_turn", pa.string()), ("n_lines", pa.int32()), ("n_event_lines", pa.int32()),
+    ("n_skipped", pa.int32()), ("n_rejects", pa.int32()), ("n_events", pa.int32()), ("status", pa.string()),
+])
 
 
 def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
@@ -392,17 +333,6 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
         con.execute("INSERT OR REPLACE INTO files SELECT *, now() FROM _files_rows")
     finally:
         con.unregister("_files_rows")
-
-
-# a `files` row as _update_files builds it (queries/schema.sql, without ingested_at)
-FILES_ROW = pa.schema([
-    ("path", pa.string()), ("source_format", pa.string()), ("compression", pa.string()), ("size", pa.int64()),
-    ("mtime", pa.float64()), ("head_hash", pa.string()), ("tail_hash", pa.string()), ("consumed_bytes", pa.int64()),
-    ("consumed_lines", pa.int32()), ("ends_newline", pa.bool_()), ("pending_bytes", pa.int64()),
-    ("resume_line", pa.int32()), ("resume_offset", pa.int64()), ("ctx_session", pa.string()),
-    ("ctx_model", pa.string()), ("ctx_turn", pa.string()), ("n_lines", pa.int32()), ("n_event_lines", pa.int32()),
-    ("n_skipped", pa.int32()), ("n_rejects", pa.int32()), ("n_events", pa.int32()), ("status", pa.string()),
-])
 
 
 def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
