@@ -8,9 +8,7 @@
 -- copied to meta.human_text, and the harness markers ([ERROR] You did not use a tool..., [TASK
 -- RESUMPTION]) are flagged in meta for origin labelling. session_id = the task folder name.
 CREATE OR REPLACE TEMP TABLE cl_el AS
-SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype
-FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM stage_doc WHERE shape = 'ARRAY');
+SELECT * FROM doc_elements('$');
 
 CREATE OR REPLACE TEMP TABLE cl_j AS
 SELECT fid, line, e, etype,
@@ -20,11 +18,7 @@ SELECT fid, line, e, etype,
 FROM cl_el;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
--- the document itself, when it is not a readable JSON array (truncated while being rewritten, ...)
-SELECT fid, 1 AS line, 'reject' AS fate,
-       coalesce(problem, 'not a JSON array') AS label,
-       excerpt
-FROM stage_doc WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'ARRAY')
+SELECT * FROM doc_rejects('$')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.role IS NULL THEN 'reject'

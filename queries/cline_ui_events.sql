@@ -12,9 +12,7 @@ SELECT fid, line, e, etype,
        CASE WHEN etype = 'OBJECT' THEN try(json_transform(e, '{"ts":"JSON","type":"VARCHAR","say":"VARCHAR","ask":"VARCHAR",
          "text":"VARCHAR","partial":"BOOLEAN","conversationHistoryIndex":"BIGINT","lastCheckpointHash":"VARCHAR",
          "modelInfo":{"modelId":"VARCHAR","providerId":"VARCHAR","mode":"VARCHAR"}}')) END AS j
-FROM (SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype
-      FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-            FROM stage_doc WHERE shape = 'ARRAY'));
+FROM doc_elements('$');
 
 CREATE OR REPLACE TEMP TABLE cu_cls AS
 SELECT *, j.type || ':' || coalesce(CASE j.type WHEN 'say' THEN j.say WHEN 'ask' THEN j.ask END, '?') AS ui_kind,
@@ -22,10 +20,7 @@ SELECT *, j.type || ':' || coalesce(CASE j.type WHEN 'say' THEN j.say WHEN 'ask'
 FROM cu_j;
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
-SELECT fid, 1 AS line, 'reject' AS fate,
-       coalesce(problem, 'not a JSON array') AS label,
-       excerpt
-FROM stage_doc WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'ARRAY')
+SELECT * FROM doc_rejects('$')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL THEN 'reject'

@@ -5,23 +5,15 @@
 -- user -> user message, gemini -> assistant message (toolCall results in meta.tool_results), info/other ->
 -- system. A repeated id (not seen in real files) is merged, last wins.
 CREATE OR REPLACE TEMP TABLE gm_el AS
-SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
-       CASE WHEN json_type(x.e) = 'OBJECT' THEN try(json_transform(x.e, '{
+SELECT fid, line, e, etype,
+       CASE WHEN etype = 'OBJECT' THEN try(json_transform(e, '{
          "id":"VARCHAR","timestamp":"JSON","type":"VARCHAR","content":"JSON","displayContent":"JSON",
          "thoughts":"JSON","model":"VARCHAR","toolCalls":"JSON",
          "tokens":{"input":"BIGINT","output":"BIGINT","cached":"BIGINT","thoughts":"BIGINT","tool":"BIGINT","total":"BIGINT"}}')) END AS j
-FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$.messages[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM stage_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.messages') = 'ARRAY');
+FROM doc_elements('$.messages');
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
-SELECT fid, 1 AS line, 'reject' AS fate,
-       coalesce(problem, CASE
-            WHEN shape <> 'OBJECT' THEN 'not a JSON object'
-            ELSE 'missing or malformed field: messages' END) AS label,
-       excerpt
-FROM stage_doc
-WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'OBJECT'
-                     OR json_type(txt, '$.messages') IS DISTINCT FROM 'ARRAY')
+SELECT * FROM doc_rejects('$.messages')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL OR j.id IS NULL THEN 'reject' ELSE 'event' END,

@@ -14,22 +14,14 @@
 --                                       {name: its first word, arguments: the action} (meta.action_from_text)
 -- message_type (system_prompt / observation / action), agent and is_demo are kept in meta.
 CREATE OR REPLACE TEMP TABLE sw_el AS
-SELECT fid, x.i::INTEGER AS line, x.e AS e, json_type(x.e) AS etype,
-       CASE WHEN json_type(x.e) = 'OBJECT' THEN try(json_transform(x.e, '{
+SELECT fid, line, e, etype,
+       CASE WHEN etype = 'OBJECT' THEN try(json_transform(e, '{
          "role":"VARCHAR","content":"JSON","agent":"VARCHAR","message_type":"VARCHAR","thought":"VARCHAR",
          "action":"VARCHAR","tool_calls":"JSON","tool_call_ids":"VARCHAR[]","is_demo":"BOOLEAN"}')) END AS j
-FROM (SELECT fid, unnest(list_transform(json_extract(txt, '$.history[*]'), lambda e, i: {'i': i, 'e': e})) AS x
-      FROM stage_doc WHERE shape = 'OBJECT' AND json_type(txt, '$.history') = 'ARRAY');
+FROM doc_elements('$.history');
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
-SELECT fid, 1 AS line, 'reject' AS fate,
-       coalesce(problem, CASE
-            WHEN shape <> 'OBJECT' THEN 'not a JSON object'
-            ELSE 'missing or malformed field: history' END) AS label,
-       excerpt
-FROM stage_doc
-WHERE NOT blank AND (problem IS NOT NULL OR shape <> 'OBJECT'
-                     OR json_type(txt, '$.history') IS DISTINCT FROM 'ARRAY')
+SELECT * FROM doc_rejects('$.history')
 UNION ALL
 SELECT fid, line,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.role IS NULL THEN 'reject'

@@ -99,6 +99,22 @@ def test_gemini_json_truncated(con, tmp_path):
     assert rejects(con, f) == [(1, "invalid JSON (truncated or malformed document)")]
 
 
+@pytest.mark.parametrize("fmt, doc, reason", [
+    ("cline_api", {"role": "user"}, "not a JSON array"),
+    ("cline_ui", "text", "not a JSON array"),
+    ("gemini_cli_json", [1, 2], "not a JSON object"),
+    ("gemini_cli_json", {"sessionId": "s", "messages": {"id": "a"}}, "missing or malformed field: messages"),
+    ("swe_agent", "text", "not a JSON object"),
+])
+def test_document_without_its_record_list_is_one_reject(con, tmp_path, fmt, doc, reason):
+    """A readable document of the wrong shape (forced format): the document is line 1, rejected, no events."""
+    f = tmp_path / "doc.json"
+    f.write_text(json.dumps(doc))
+    ingest_paths(con, [str(f)], fmt=fmt)
+    assert rejects(con, f) == [(1, reason)]
+    assert acct(con, f) == (1, 0, 0, 1, 0, "ok")
+
+
 def test_gemini_jsonl_bad_lines(con, tmp_path):
     f = tmp_path / "chat.jsonl"
     f.write_text("\n".join([
