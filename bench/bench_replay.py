@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from stallscan.db import connect
+from stallscan.store.db import connect
 
 
 def parse_n(s: str) -> int:
@@ -77,10 +77,10 @@ def main() -> None:
     con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
     print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s")
 
-    from stallscan.boundaries import replay_boundaries
-    from stallscan.labels import label_events
-    from stallscan.stalls import replay_stalls
-    from stallscan.sweep import run_sweep
+    from stallscan.replay.boundaries import replay_boundaries
+    from stallscan.replay.labels import label_events
+    from stallscan.replay.stalls import replay_stalls
+    from stallscan.sweep.core import run_sweep
 
     timed("labels (user_labels)", lambda: label_events(con), n)
     timed("turn boundaries at 2.0 s", lambda: replay_boundaries(con, 2.0), n)

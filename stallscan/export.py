@@ -8,16 +8,16 @@ from pathlib import Path
 
 import duckdb
 
-from .errors import StallscanError
+from stallscan.store.errors import StallscanError
 
 # table -> how to make sure it exists (module, function) before exporting it
 DERIVED = {
-    "user_labels": ("stallscan.labels", "label_events"),
-    "turn_boundaries": ("stallscan.boundaries", "replay_boundaries"),
-    "stalls": ("stallscan.stalls", "replay_stalls"),
-    "turns": ("stallscan.stalls", "replay_stalls"),
-    "rounds": ("stallscan.stalls", "replay_stalls"),
-    "sweep": ("stallscan.sweep", "sweep_table"),
+    "user_labels": ("stallscan.replay.labels", "label_events"),
+    "turn_boundaries": ("stallscan.replay.boundaries", "replay_boundaries"),
+    "stalls": ("stallscan.replay.stalls", "replay_stalls"),
+    "turns": ("stallscan.replay.stalls", "replay_stalls"),
+    "rounds": ("stallscan.replay.stalls", "replay_stalls"),
+    "sweep": ("stallscan.sweep.core", "sweep_table"),
 }
 BASE = ("events", "files", "skipped", "rejects")
 DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
@@ -91,7 +91,7 @@ def _select(table: str, cols: list[str], redact: str) -> str:
         return f"SELECT * FROM {table}"
     if redact == "drop":
         return f"SELECT * EXCLUDE ({', '.join(text_cols)}) FROM {table}"
-    from .redact import redact_sql  # masks secret shapes inside DuckDB
+    from stallscan.store.redact import redact_sql  # masks secret shapes inside DuckDB
     repl = []
     for c in text_cols:
         if c == "tool_calls":

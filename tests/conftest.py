@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.db import connect
+from stallscan.store.db import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stallscan.boundaries import replay_boundaries
-from stallscan.boundaries_ref import replay_session
-from stallscan.ingest import ingest_paths
-from stallscan.labels import label_events
+from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.boundaries_ref import replay_session
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay.labels import label_events
 
 GOLDEN = Path(__file__).parent / "golden" / "boundaries"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())

@@ -7,9 +7,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
-from stallscan.report import ReportOptions, build_report, render_report
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
+from stallscan.report.build import ReportOptions, build_report, render_report
 
 GOLDEN = Path(__file__).parent / "golden" / "boundaries"
 

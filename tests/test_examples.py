@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 from stallscan.export import export_tables
-from stallscan.ingest import ingest_paths
-from stallscan.sweep import run_sweep, thresholds_grid
+from stallscan.ingest.run import ingest_paths
+from stallscan.sweep.core import run_sweep, thresholds_grid
 from tests.conftest import ROOT, SAMPLES
 
 SCRIPT = ROOT / "examples" / "sweep_from_parquet.py"

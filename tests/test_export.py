@@ -6,7 +6,7 @@ import polars as pl
 import pyarrow.dataset as ds
 
 from stallscan.export import export_tables
-from stallscan.ingest import ingest_paths
+from stallscan.ingest.run import ingest_paths
 from tests.conftest import SAMPLES
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.detect import detect_format
-from stallscan.ingest import ingest_paths
+from stallscan.ingest.detect import detect_format
+from stallscan.ingest.run import ingest_paths
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from stallscan.db import connect
-from stallscan.detect import SPECS
-from stallscan.ingest import ingest_paths
-from stallscan.sql import queries_dir
+from stallscan.store.db import connect
+from stallscan.ingest.detect import SPECS
+from stallscan.ingest.run import ingest_paths
+from stallscan.store.sql import queries_dir
 from tests.conftest import SAMPLES
 from tests.hostile import accounting_errors, physical_lines
 
-LINE_FORMATS = [f for f, s in SPECS.items() if not s.whole_file and (queries_dir() / f"{f}_events.sql").exists()]
+LINE_FORMATS = [f for f, s in SPECS.items() if not s.whole_file and (queries_dir() / "ingest" / f"{f}_events.sql").exists()]
 TEMPLATES = {
     "claude_code": SAMPLES / "claude-code" / "session.jsonl",
     "codex": SAMPLES / "codex" / "rollout.jsonl",
@@ -353,7 +353,7 @@ def test_corruption_corpus_with_50mb_line(tmp_path):
 
 def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monkeypatch):
     """A file deleted after planning (rotated away mid-run) is reported unreadable; its old rows stay."""
-    import stallscan.ingest as ing
+    import stallscan.ingest.run as ing
     from tests.conftest import claude_line, write_lines
 
     f = write_lines(tmp_path / "v.jsonl", [claude_line("user", 1), claude_line("assistant", 2)])

@@ -6,8 +6,8 @@ import json
 import os
 import shutil
 
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
 from tests.conftest import SAMPLES, claude_line, write_lines
 
 TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects": "file, line"}
@@ -96,7 +96,7 @@ def test_grown_codex_and_hermes_files_match_one_shot(tmp_path):
 
 def test_big_files_are_read_in_chunks_with_the_same_result(tmp_path, monkeypatch):
     """A file larger than one batch is ingested chunk by chunk (bounded memory), same tables as one pass."""
-    import stallscan.ingest as ing
+    import stallscan.ingest.run as ing
 
     corpus = [SAMPLES / "claude-code" / "session.jsonl", SAMPLES / "codex" / "rollout.jsonl",
               SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl"]

@@ -7,7 +7,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from stallscan.ingest import ingest_paths
+from stallscan.ingest.run import ingest_paths
 from tests.conftest import claude_line, write_lines
 
 

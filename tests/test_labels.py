@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from stallscan.errors import StallscanError
-from stallscan.ingest import ingest_paths
-from stallscan.labels import label_events, library_entries
+from stallscan.store.errors import StallscanError
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay.labels import label_events, library_entries
 
 from tests.conftest import write_lines
 

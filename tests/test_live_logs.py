@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
 from tests.conftest import ROOT, SAMPLES
 from tests.hostile import accounting_errors, snapshot
 

@@ -8,9 +8,9 @@ import string
 import duckdb
 import pytest
 
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
-from stallscan.redact import count_leaks, install, leaks_sql, patterns, redact_sql, version
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
+from stallscan.store.redact import count_leaks, install, leaks_sql, patterns, redact_sql, version
 from tests.conftest import SAMPLES, claude_line, write_lines
 
 RNG = random.Random(42)

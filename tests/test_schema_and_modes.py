@@ -18,10 +18,10 @@ import duckdb
 import pytest
 
 from stallscan import SCHEMA_VERSION
-from stallscan import db as dbmod
-from stallscan.db import connect
-from stallscan.errors import SchemaError
-from stallscan.ingest import ingest_paths
+from stallscan.store import db as dbmod
+from stallscan.store.db import connect
+from stallscan.store.errors import SchemaError
+from stallscan.ingest.run import ingest_paths
 from tests.conftest import SAMPLES
 from tests.hostile import snapshot
 
@@ -178,15 +178,15 @@ def test_spill_directory_sits_next_to_the_database(tmp_path):
 
 def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
     """A failure (or a kill) while a new database is being created leaves no unstamped tables behind."""
-    import stallscan.db as dbmod
-    from stallscan import sql as sqlmod
+    import stallscan.store.db as dbmod
+    from stallscan.store import sql as sqlmod
 
     path = tmp_path / "half.duckdb"
     real_run = sqlmod.run
 
     def run_then_fail(con, name, params=None):
         real_run(con, name, params)
-        if name == "schema":
+        if name == "store/schema":
             raise KeyboardInterrupt  # stands for a kill between the tables and the version stamp
     monkeypatch.setattr(dbmod.sql, "run", run_then_fail)
     with pytest.raises(KeyboardInterrupt):

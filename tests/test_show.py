@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from stallscan.errors import StallscanError
-from stallscan.ingest import ingest_paths
-from stallscan.timeline import resolve_session, timeline
+from stallscan.store.errors import StallscanError
+from stallscan.ingest.run import ingest_paths
+from stallscan.report.timeline import resolve_session, timeline
 from tests.conftest import SAMPLES
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
-from stallscan.stall_reference import disagreements
-from stallscan.stalls import _labels_module, replay_stalls
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls import _labels_module, replay_stalls
 
 GOLDEN = Path(__file__).parent / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
@@ -74,7 +74,7 @@ def test_replay_is_idempotent_and_rebounds():
 def test_bound_sweep_counts_changed_endings(tmp_path):
     """bound N: the exhausted ending (delivered at stall_index 4) changes only for N >= 4; the silent
     one (index 1) for N >= 1; the recovered one (index 1) would be cut short only at N = 0."""
-    from stallscan.stalls import bound_sweep
+    from stallscan.replay.stalls import bound_sweep
     con = connect(":memory:")
     for c in ("seed_three_nudges_exhausted", "seed_narration_only", "seed_narration_then_call"):
         (tmp_path / f"{c}.jsonl").write_bytes((GOLDEN / c / "transcript.jsonl").read_bytes())  # one session each

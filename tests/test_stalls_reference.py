@@ -12,10 +12,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stallscan.db import connect
-from stallscan.stall_data import load
-from stallscan.stall_reference import disagreements
-from stallscan.stalls import replay_stalls
+from stallscan.store.db import connect
+from stallscan.replay.stall_data import load
+from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls import replay_stalls
 
 DATA = load()
 FRAGMENTS = [

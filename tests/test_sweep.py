@@ -7,7 +7,7 @@ import duckdb
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from stallscan.sweep import _sweep_one, run_sweep, thresholds_grid
+from stallscan.sweep.core import _sweep_one, run_sweep, thresholds_grid
 
 
 def naive(rows, thresholds, policy, a=1.0, b=1.0):

@@ -8,8 +8,8 @@ import json
 import random
 from datetime import datetime, timedelta, timezone
 
-from stallscan.ingest import ingest_paths
-from stallscan.sweep import run_sweep, thresholds_grid
+from stallscan.ingest.run import ingest_paths
+from stallscan.sweep.core import run_sweep, thresholds_grid
 
 STEP = 0.05
 

@@ -12,8 +12,8 @@ import duckdb
 import typer
 from rich.console import Console
 
-from .. import __version__
-from ..errors import EXIT_DB, StallscanError
+from stallscan import __version__
+from stallscan.store.errors import EXIT_DB, StallscanError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Replay AI-agent transcripts through stall and turn-boundary logic.")

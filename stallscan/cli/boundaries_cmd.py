@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..db import connect, default_db_path
-from ..errors import StallscanError
+from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 from . import DbOpt, _err_console, _guard, app
 
 COLUMNS = ("session_id", "line", "ts", "gap_s", "prev_reply_status", "initiator", "decided_by", "decision",
@@ -28,9 +28,9 @@ def boundaries(db: Optional[str] = DbOpt,
                out: str = typer.Option("table", "--format", help="table or json."),
                config: Optional[str] = typer.Option(None, "--config", help="stallscan.toml with extra prompt patterns / label overrides.")) -> None:
     """Replay the router's turn-boundary decision for every user turn and list it next to who really wrote it."""
-    from .. import sql
-    from ..boundaries import replay_boundaries
-    from ..labels import label_events
+    from stallscan.store import sql
+    from stallscan.replay.boundaries import replay_boundaries
+    from stallscan.replay.labels import label_events
 
     if out not in ("table", "json"):
         raise StallscanError(f"unknown --format {out!r}", hint="table or json")
@@ -39,7 +39,7 @@ def boundaries(db: Optional[str] = DbOpt,
     con = connect(db or default_db_path())
     label_events(con, config)
     summary = replay_boundaries(con, threshold)
-    cur = sql.query(con, "boundaries_list", {"session": session, "errors_only": errors_only, "all": show_all,
+    cur = sql.query(con, "report/boundaries_list", {"session": session, "errors_only": errors_only, "all": show_all,
                                             "limit": limit})
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]

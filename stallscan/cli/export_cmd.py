@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ..db import connect, default_db_path
+from stallscan.store.db import connect, default_db_path
 from . import DbOpt, _guard, app
 
 
@@ -23,7 +23,7 @@ def export(out_dir: str = typer.Argument(..., help="Directory to write <table>/ 
            redact: str = typer.Option("none", "--redact", help="none, mask (secret shapes in text) or drop (text columns removed)."),
            as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON.")) -> None:
     """Write tables as zstd parquet (hive-partitioned with --partition-by)."""
-    from ..export import export_tables
+    from stallscan.export import export_tables
 
     con = connect(db or default_db_path())
     wanted = [t.strip() for t in tables.split(",") if t.strip()]

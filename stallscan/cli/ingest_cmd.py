@@ -9,9 +9,9 @@ import duckdb
 import typer
 from rich.console import Console
 
-from ..db import connect, default_db_path
-from ..detect import FORMATS
-from ..errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
+from stallscan.store.db import connect, default_db_path
+from stallscan.ingest.detect import FORMATS
+from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 from . import DbOpt, _err_console, _guard, app
 
 
@@ -29,8 +29,8 @@ def ingest(paths: List[str] = typer.Argument(None, help="Files, directories (rec
            rebuild: bool = typer.Option(False, "--rebuild", help="Drop every table first and re-read all files "
                                         "(for a database an older stallscan wrote).")) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
-    from ..ingest import ingest_paths
-    from ..render import ingest_summary
+    from stallscan.ingest.run import ingest_paths
+    from stallscan.report.render import ingest_summary
 
     con = connect(db or default_db_path(), rebuild=rebuild)
     err = _err_console()
@@ -64,7 +64,7 @@ def sql_cmd(query: str = typer.Argument(..., help="A SQL statement run against t
             db: Optional[str] = DbOpt,
             out: str = typer.Option("table", "--format", help="table, json or csv.")) -> None:
     """Run a query against the database and print the result."""
-    from ..render import table_from_rows
+    from stallscan.report.render import table_from_rows
 
     con = connect(db or default_db_path(), read_only=True)
     try:

@@ -9,13 +9,13 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from ..db import connect, default_db_path
-from ..errors import StallscanError
+from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 from . import DbOpt, _err_console, _guard, app
 
 
 def _opts(threshold, retry_bound, since, until, harness, model, limit):
-    from ..report import ReportOptions
+    from stallscan.report.build import ReportOptions
 
     def when(v):
         if v is None:
@@ -45,8 +45,8 @@ def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest f
            model: Optional[List[str]] = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
            limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists.")) -> None:
     """How bad is it here: corpus, stalls, turn boundaries, threshold."""
-    from ..report import build_report, public, render_report
-    from ..report_formats import to_html, to_markdown
+    from stallscan.report.build import build_report, public, render_report
+    from stallscan.report.formats import to_html, to_markdown
 
     if out not in ("table", "json", "markdown", "html"):
         raise StallscanError(f"unknown --format {out!r}", hint="table, json, markdown or html")
@@ -54,7 +54,7 @@ def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest f
     opts.bootstrap = bootstrap
     con = connect(db or default_db_path())
     if paths:
-        from ..ingest import ingest_paths
+        from stallscan.ingest.run import ingest_paths
         res = ingest_paths(con, paths)
         _err_console().print(f"ingested {res.ingested} file(s), {res.events:,} events "
                              f"({res.unchanged} unchanged, {res.rejects} rejected lines)", highlight=False)

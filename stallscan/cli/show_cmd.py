@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ..db import connect, default_db_path
+from stallscan.store.db import connect, default_db_path
 from . import DbOpt, _guard, app
 
 
@@ -20,7 +20,7 @@ def show(session: str = typer.Argument(..., help="Session id (or a unique prefix
          retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
          out: str = typer.Option("table", "--format", help="table or json.")) -> None:
     """A session's timeline: time, gap, role, origin, decision, round kind, flags, excerpts."""
-    from ..timeline import timeline, timeline_table
+    from stallscan.report.timeline import timeline, timeline_table
 
     con = connect(db or default_db_path())
     sid, rows = timeline(con, session, threshold, retry_bound)

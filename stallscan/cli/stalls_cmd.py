@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..db import connect, default_db_path
-from ..errors import StallscanError
+from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 from . import DbOpt, _err_console, _guard, app
 
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
@@ -30,7 +30,7 @@ def stalls(outcome: Optional[List[str]] = typer.Option(
            out: str = typer.Option("table", "--format", help="table or json."),
            db: Optional[str] = DbOpt) -> None:
     """Replay every assistant round through the stall rules and list the stalls."""
-    from ..stalls import bound_sweep, list_stalls, replay_stalls
+    from stallscan.replay.stalls import bound_sweep, list_stalls, replay_stalls
 
     if out not in ("table", "json"):
         raise StallscanError(f"unknown --format {out!r}", hint="table or json")

@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ..db import connect, default_db_path
-from ..errors import StallscanError
+from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 from . import DbOpt, _guard, app
 
 
@@ -29,8 +29,8 @@ def sweep(db: Optional[str] = DbOpt,
           seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
           out: str = typer.Option("table", "--format", help="table, json or csv (csv: the full curve).")) -> None:
     """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s."""
-    from ..render_sweep import sweep_renderable
-    from ..sweep import POLICIES, curve_rows, run_sweep, thresholds_grid
+    from stallscan.report.render_sweep import sweep_renderable
+    from stallscan.sweep.core import POLICIES, curve_rows, run_sweep, thresholds_grid
 
     if thresholds:
         try:

@@ -91,7 +91,7 @@ def parse_ts(value: str | None) -> datetime | None:
     return dt.astimezone(timezone.utc)
 
 
-# The finish-reason vocabulary of queries/schema.sql (macro finish_norm), restated in Python.
+# The finish-reason vocabulary of queries/store/schema.sql (macro finish_norm), restated in Python.
 _FINISH = {
     "stop": {"stop", "end_turn", "stop_sequence", "eos", "complete", "completed", "final_answer"},
     "tool_calls": {"tool_calls", "tool_use", "tool-calls", "function_call", "tool_call"},
@@ -212,8 +212,8 @@ def side_tables(con, files: list[str]) -> dict:
 
 def ingest_dirs(dirs: list[Path]):
     """Fresh in-memory DB with the given directories ingested (fmt='auto')."""
-    from stallscan.db import connect
-    from stallscan.ingest import ingest_paths
+    from stallscan.store.db import connect
+    from stallscan.ingest.run import ingest_paths
 
     con = connect(":memory:")
     result = ingest_paths(con, [str(d) for d in dirs], fmt="auto")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from stallscan import detect
-from stallscan.boundaries import replay_boundaries
-from stallscan.labels import label_events
+from stallscan.ingest import detect
+from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.labels import label_events
 from tests.test_boundaries import reference_mismatches
 
 CC = "claude-code/"

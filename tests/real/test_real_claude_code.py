@@ -682,7 +682,7 @@ def test_claude_reingest_is_idempotent(db, h):
     try:
         first = h.events_checksum(con)
         side1 = h.side_tables(con, files)
-        from stallscan.ingest import ingest_paths
+        from stallscan.ingest.run import ingest_paths
 
         ingest_paths(con, [str(db.root / "claude-code")], fmt="auto")
         second = h.events_checksum(con)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.db import connect
-from stallscan.ingest import ingest_paths
+from stallscan.store.db import connect
+from stallscan.ingest.run import ingest_paths
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
 SUBS = ["cline", "gemini-cli", "copilot-cli", "openhands", "swe-agent", "hermes-trajectory", "aider"]

@@ -11,9 +11,9 @@ from collections import defaultdict
 
 import pytest
 
-from stallscan.detect import FORMATS
-from stallscan.stall_reference import disagreements
-from stallscan.stalls import _labels_module, replay_stalls
+from stallscan.ingest.detect import FORMATS
+from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls import _labels_module, replay_stalls
 
 MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
 
@@ -124,8 +124,8 @@ def test_codex_commentary_without_a_call_is_the_only_dropped_kind(replayed, h):
 def _ingest_one(sub: str, fmt: str, h):
     if fmt not in FORMATS:
         pytest.skip(f"format {fmt} not available yet")
-    from stallscan.db import connect
-    from stallscan.ingest import ingest_paths
+    from stallscan.store.db import connect
+    from stallscan.ingest.run import ingest_paths
     root = h.real_files.__globals__["real_root"]() / sub
     if not root.is_dir():
         pytest.skip(f"{root} absent")

@@ -1,0 +1,49 @@
+-- Origin labels (the truth): who wrote each user-role event, and whether it is itself a model request.
+-- Inputs: events; prompt_library (the automatic-prompt library, loaded by stallscan.labels from
+-- stallscan/data/prompts.toml + the user's stallscan.toml: rank, id, harness[], match, text, value,
+-- flag, kinds[], sidechain, first, after, origin, starts_request, human_content);
+-- label_overrides (event_id, origin) from a user's labels file (may be empty).
+-- Output: table user_labels, one row per events row with role user or tool.
+-- Order of decision: override file > first library entry that matches (rank order) > structural
+-- fallback (tool result; Codex unpaired item; anything else human).
+
+-- every user/tool event with the context some entries need
+CREATE OR REPLACE TEMP TABLE ul_events AS
+WITH ev AS (
+    SELECT event_id, session_id, seq, source_format, role, kind, is_sidechain, meta,
+           trim(coalesce(text, ''), chr(32) || chr(9) || chr(10) || chr(13)) AS t
+    FROM events WHERE role IN ('user', 'tool')
+), msgs AS (
+    SELECT event_id,
+           row_number() OVER w = 1 AS is_first,
+           lag(t) OVER w AS prev_text
+    FROM ev WHERE role = 'user' AND kind = 'message'
+    WINDOW w AS (PARTITION BY session_id ORDER BY seq)
+)
+SELECT ev.*, coalesce(msgs.is_first, false) AS is_first, msgs.prev_text
+FROM ev LEFT JOIN msgs USING (event_id);
+
+-- library entries that can apply to each (format, kind) present: a hash join instead of a cross product
+CREATE OR REPLACE TEMP TABLE ul_lib AS
+SELECT f.source_format, unnest(p.kinds) AS kind, p.*
+FROM (SELECT DISTINCT source_format FROM ul_events) f
+CROSS JOIN prompt_library p
+WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0;
+
+-- candidate (event, entry) pairs whose conditions hold, for every match kind but regex (regex entries
+-- run one statement each in queries/replay/user_labels_regex.sql, so each pattern is compiled once)
+CREATE OR REPLACE TEMP TABLE ul_cand AS
+SELECT u.event_id, l.rank, l.id, l.origin, l.starts_request, l.human_content
+FROM ul_events u
+JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind
+WHERE l.match <> 'regex'
+  AND (l.sidechain IS NULL OR l.sidechain = u.is_sidechain)
+  AND (l.first IS NULL OR l.first = u.is_first)
+  AND (l.after IS NULL OR contains(coalesce(u.prev_text, ''), l.after))
+  AND (l.flag IS NULL OR json_extract_string(u.meta, '$."' || l.flag || '"') = 'true')
+  AND CASE l.match
+        WHEN 'flag'     THEN json_extract_string(u.meta, '$."' || l.text || '"') = l.value
+        WHEN 'prefix'   THEN starts_with(u.t, l.text)
+        WHEN 'exact'    THEN u.t = l.text
+        WHEN 'contains' THEN contains(u.t, l.text)
+        ELSE false END;

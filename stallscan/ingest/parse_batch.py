@@ -1,0 +1,89 @@
+"""Run a format's parse (queries/ingest/<format>_events.sql) over one staged ingest batch.
+
+Input: the batch's lines registered as `stage_raw` and its files as `batch_files` (see ingest.py).
+Output: the temp tables / views fmt_events, fmt_fates and fmt_ctx that queries/ingest/ingest_commit.sql writes.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import duckdb
+
+from stallscan.store import sql
+from stallscan.ingest.detect import SPECS
+
+LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
+
+
+def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
+    """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes."""
+    with _room_for_long_lines(con, longest):
+        sql.run(con, "ingest/stage_lines")
+        if _views_of(con) != fmt:
+            _drop_outputs(con)
+        if SPECS[fmt].whole_file:
+            sql.run(con, "ingest/stage_doc")
+        _parse(con, fmt)
+
+
+@contextmanager
+def _room_for_long_lines(con, longest: int):
+    """DuckDB's JSON parse of one huge line needs many times its size (a 50 MB line ~3 GB across two
+    threads): for a batch holding a line over LONG_LINE bytes, parse on one thread with room for it."""
+    if longest <= LONG_LINE:
+        yield
+        return
+    limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    con.execute(f"SET memory_limit = '{max(64 * longest, 1 << 30) // (1 << 20)}MB'")
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET memory_limit = '{limit}'")
+        con.execute(f"SET threads = {threads}")
+
+
+def _parse(con, fmt: str) -> None:
+    """Run the format's parse. Strict first (parse_line raises on malformed JSON, the fast path for the
+    usual all-valid batch); a batch with a malformed line is parsed again leniently, that line a reject."""
+    try:
+        _run_parse(con, fmt)
+    except duckdb.InvalidInputException:
+        con.execute("SET VARIABLE lenient_json = true")
+        try:
+            _drop_outputs(con)
+            _run_parse(con, fmt)
+        finally:
+            con.execute("RESET VARIABLE lenient_json")
+
+
+def _run_parse(con, fmt: str) -> None:
+    """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
+    when used, so after a batch of the same format they are still in place: only the tables are rebuilt
+    (binding a view costs tens of milliseconds a batch)."""
+    ready = _views_of(con) == fmt
+    for name in (f"{fmt}_events", *SPECS[fmt].then):
+        for stmt in sql.load(f"ingest/{name}"):
+            if not (ready and _defines_only(stmt)):
+                con.execute(stmt)
+    con.execute("SET VARIABLE parse_views = ?", [fmt])
+
+
+def _views_of(con) -> str | None:
+    """The format whose parse views this connection holds (None after _drop_outputs)."""
+    return con.execute("SELECT getvariable('parse_views')").fetchone()[0]
+
+
+def _defines_only(stmt: str) -> bool:
+    body = "\n".join(line for line in stmt.splitlines() if not line.lstrip().startswith("--")).lstrip().upper()
+    return body.startswith(("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP MACRO"))
+
+
+def _drop_outputs(con) -> None:
+    """Formats may produce fmt_events / fmt_fates / fmt_ctx as tables or views: clear the last batch's."""
+    con.execute("RESET VARIABLE parse_views")
+    for name, is_view in con.execute(
+            "SELECT view_name, true FROM duckdb_views() WHERE temporary AND view_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx') "
+            "UNION ALL SELECT table_name, false FROM duckdb_tables() WHERE temporary "
+            "AND table_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx')").fetchall():
+        con.execute(f"DROP {'VIEW' if is_view else 'TABLE'} {name}")

@@ -1,0 +1,56 @@
+"""The router's turn-boundary decision, replayed (production path: queries/replay/turn_boundaries.sql).
+
+`replay_boundaries(con, threshold=2.0)` (re)creates the table `turn_boundaries`, one row per user-role
+event (and tool result) of `events`:
+
+    session_id, seq, event_id, ts   the event
+    gap_s              seconds from the end of the previous assistant reply to this event; NULL when the
+                       log gives no trustworthy gap (ts_quality not per_message, a missing timestamp, or a
+                       negative gap from clock skew; the raw value is kept in gap_raw_s)
+    prev_reply_status  final / empty / truncated / cancelled / failed / tool_calls, NULL when no reply before
+    initiator          x-initiator header as logged (user / agent) or NULL
+    decided_by         header / first / completion / gap / no_time (which rule decided)
+    decision           human / continuation
+    origin             the truth from user_labels (human / automatic / tool_result)
+    is_human_turn      origin = human, or an automatic envelope carrying a person's text (human_content)
+    error              none / auto_as_human / human_as_auto, or not_request for records that are not a
+                       model request of their own (user_labels.starts_request = false; not judged)
+    gap_only_decision, gap_only_error        the gap rule alone (NULL: no gap in the log)
+    header_only_decision, header_only_error  the header alone (NULL: no header logged)
+    source_format, role, kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
+    ts_quality, threshold
+
+The previous reply is the last assistant event before the user event in the same session (seq order);
+its status comes from its own fields: finish_norm length -> truncated, cancelled -> cancelled,
+error / content_filter (or a harness-made placeholder such as Claude's <synthetic> "API Error" line) ->
+failed, any tool call -> tool_calls, blank text (or Hermes' "(empty)") -> empty, else final. Claude's
+stop_reason is null on most lines and Codex has no finish reason, so for them a reply with no tool call
+and non-blank text is final (Codex's phase only names the channel the text went to).
+A plain-Python statement of the same decision lives in stallscan/boundaries_ref.py.
+"""
+from __future__ import annotations
+
+import duckdb
+
+from stallscan.store import sql
+from stallscan.store.errors import StallscanError
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary",
+                       [name]).fetchall()[0][0] > 0
+
+
+def replay_boundaries(con: duckdb.DuckDBPyConnection, threshold: float = 2.0, relabel: bool = False,
+                      config=None) -> dict:
+    """(Re)create `turn_boundaries` at this threshold. Labels events first when `user_labels` is missing
+    (or when relabel=True). Returns counts by decided_by and by error."""
+    if threshold is None or not threshold >= 0:
+        raise StallscanError(f"threshold must be a number of seconds >= 0, not {threshold!r}", hint="e.g. --threshold 2.0")
+    if relabel or not _has_table(con, "user_labels"):
+        from stallscan.replay.labels import label_events
+        label_events(con, config)
+    sql.run(con, "replay/turn_boundaries", {"threshold": float(threshold)})
+    decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
+    errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
+    return {"threshold": float(threshold), "decided_by": decided, "error": errors}

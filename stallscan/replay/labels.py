@@ -1,0 +1,156 @@
+"""Origin labels (the truth): who wrote each user-role event, from the formats' own markers.
+
+`label_events(con, config=None)` (re)creates the table `user_labels` from `events`:
+
+    event_id        PK, an events row with role 'user' or 'tool'
+    origin          human | automatic | tool_result
+    origin_rule     the library entry (or structural rule) that decided it; 'override:<rule>' when the
+                    user's labels file changed the origin
+    human_content   an automatic envelope that carries a person's text or action (Cline
+                    [TASK RESUMPTION] with new instructions, <feedback> inside a tool result, ...)
+    starts_request  whether the record is itself a model request (modeling.md §2): local-command
+                    records, command echoes, interrupt markers, queued copies are not
+
+The automatic-prompt library is data (stallscan/data/prompts.toml, field reference at its top). A user's
+`stallscan.toml` may add `[[prompts]]` entries (tried before the built-in ones) and name a labels
+override file: `[labels] overrides = "labels.csv"` (CSV or parquet with columns event_id, origin).
+Patterns are applied in SQL (queries/replay/user_labels.sql), never row by row in Python.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from stallscan.store import sql
+from stallscan.store.errors import InputError, StallscanError
+
+LIBRARY = Path(__file__).resolve().parents[1] / "data" / "prompts.toml"
+ORIGINS = ("human", "automatic", "tool_result")
+MATCH_KINDS = ("flag", "prefix", "exact", "contains", "regex")
+DEFAULT_KINDS = ("message", "context", "queued_input")
+CONFIG_ENV = "STALLSCAN_CONFIG"
+CONFIG_NAME = "stallscan.toml"
+
+
+def load_config(config: str | os.PathLike | dict | None = None) -> dict:
+    """The user's configuration: a dict as given, a TOML file, or ($STALLSCAN_CONFIG | ./stallscan.toml | {})."""
+    if isinstance(config, dict):
+        return dict(config)
+    path = Path(config) if config is not None else None
+    if path is None:
+        env = os.environ.get(CONFIG_ENV)
+        path = Path(env) if env else (Path(CONFIG_NAME) if Path(CONFIG_NAME).is_file() else None)
+    if path is None:
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read config {path}: {exc.strerror or exc}", hint=f"check the path or unset {CONFIG_ENV}")
+    except tomllib.TOMLDecodeError as exc:
+        raise StallscanError(f"config {path} is not valid TOML: {exc}", hint="see stallscan/data/prompts.toml for the entry format")
+    data.setdefault("_base", str(path.resolve().parent))
+    return data
+
+
+def library_entries(config: dict | None = None) -> list[dict]:
+    """All prompt entries in the order they are tried: the user's first, then the built-in library."""
+    with open(LIBRARY, "rb") as fh:
+        builtin = tomllib.load(fh).get("prompts", [])
+    user = (config or {}).get("prompts", [])
+    out = []
+    for source, entries in (("config", user), ("library", builtin)):
+        for i, raw in enumerate(entries):
+            out.append(_normalise(raw, f"{source} entry {i + 1}"))
+    ids = [e["id"] for e in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise StallscanError(f"prompt ids used twice: {', '.join(dup)}", hint="give every [[prompts]] entry its own id")
+    for rank, e in enumerate(out):
+        e["rank"] = rank
+    return out
+
+
+def _normalise(raw: Any, where: str) -> dict:
+    if not isinstance(raw, dict):
+        raise StallscanError(f"{where}: not a table", hint="write entries as [[prompts]] tables")
+    for key in ("id", "harness", "match", "text"):
+        if key not in raw:
+            raise StallscanError(f"{where}: missing field {key!r}", hint="each entry needs id, harness, match, text")
+    harness = raw["harness"]
+    harness = [harness] if isinstance(harness, str) else list(harness)
+    match = raw["match"]
+    if match not in MATCH_KINDS:
+        raise StallscanError(f"{where} ({raw['id']}): unknown match {match!r}", hint="one of: " + ", ".join(MATCH_KINDS))
+    origin = raw.get("origin", "automatic")
+    if origin not in ORIGINS:
+        raise StallscanError(f"{where} ({raw['id']}): unknown origin {origin!r}", hint="one of: " + ", ".join(ORIGINS))
+    value = raw.get("value", True)
+    return {
+        "id": str(raw["id"]), "harness": [str(h) for h in harness], "match": match, "text": str(raw["text"]),
+        "value": str(value).lower() if isinstance(value, bool) else str(value),
+        "flag": raw.get("flag"), "kinds": list(raw.get("kinds", DEFAULT_KINDS)),
+        "sidechain": raw.get("sidechain"), "first": raw.get("first"), "after": raw.get("after"),
+        "origin": origin, "starts_request": bool(raw.get("starts_request", True)),
+        "human_content": bool(raw.get("human_content", False)), "citation": raw.get("citation"),
+    }
+
+
+def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict]) -> None:
+    cols = ["rank", "id", "harness", "match", "text", "value", "flag", "kinds", "sidechain", "first", "after",
+            "origin", "starts_request", "human_content", "citation"]
+    types = {"rank": "INTEGER", "harness": "VARCHAR[]", "kinds": "VARCHAR[]", "sidechain": "BOOLEAN",
+             "first": "BOOLEAN", "starts_request": "BOOLEAN", "human_content": "BOOLEAN"}
+    con.execute("CREATE OR REPLACE TEMP TABLE prompt_library ("
+                + ", ".join(f'"{c}" {types.get(c, "VARCHAR")}' for c in cols) + ")")
+    con.executemany(f"INSERT INTO prompt_library VALUES ({', '.join('?' * len(cols))})",
+                    [[e[c] for c in cols] for e in entries])
+    for e in entries:  # RE2 (DuckDB) is the regex dialect: check each pattern where it will run
+        if e["match"] == "regex":
+            try:
+                con.execute("SELECT regexp_matches('', ?)", [e["text"]]).fetchall()
+            except duckdb.Error as exc:
+                raise StallscanError(f"prompt {e['id']}: bad regex {e['text']!r}: {str(exc).splitlines()[0]}",
+                                     hint="patterns use RE2 syntax")
+
+
+def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict) -> int:
+    path = (config.get("labels") or {}).get("overrides")
+    con.execute("CREATE OR REPLACE TEMP TABLE label_overrides (event_id VARCHAR, origin VARCHAR)")
+    if not path:
+        return 0
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path(config.get("_base", ".")) / p
+    if not p.is_file():
+        raise InputError(f"labels override file not found: {p}", hint="[labels] overrides = path to a CSV or parquet file")
+    reader = "read_parquet(?)" if p.suffix.lower() in (".parquet", ".pq") else "read_csv(?, header = true, all_varchar = true)"
+    try:
+        con.execute(f"INSERT INTO label_overrides SELECT event_id::VARCHAR, lower(trim(origin::VARCHAR)) FROM {reader}", [str(p)])
+    except duckdb.Error as exc:
+        raise StallscanError(f"cannot read labels file {p}: {str(exc).strip().splitlines()[0]}",
+                             hint="columns event_id, origin (human / automatic / tool_result)")
+    bad = con.execute("SELECT any_value(origin), count(*) FROM label_overrides WHERE origin NOT IN ('human', 'automatic', 'tool_result') "
+                      "OR origin IS NULL OR event_id IS NULL").fetchall()[0]
+    if bad[1]:
+        raise StallscanError(f"labels file {p}: {bad[1]} row(s) with a bad origin or event_id (e.g. {bad[0]!r})",
+                             hint="origin is one of: human, automatic, tool_result")
+    return con.execute("SELECT count(*) FROM label_overrides").fetchall()[0][0]
+
+
+def label_events(con: duckdb.DuckDBPyConnection, config: str | os.PathLike | dict | None = None) -> dict:
+    """(Re)create `user_labels` from `events`. Returns counts: {'origin': {...}, 'not_requests': n, 'overrides': n}."""
+    cfg = load_config(config)
+    _load_library(con, library_entries(cfg))
+    n_over = _load_overrides(con, cfg)
+    sql.run(con, "replay/user_labels")
+    for rank, pattern in con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall():
+        sql.run(con, "replay/user_labels_regex", {"rank": rank, "pattern": pattern})
+    sql.run(con, "replay/user_labels_finish")
+    by_origin = dict(con.execute("SELECT origin, count(*) FROM user_labels GROUP BY ALL ORDER BY 1").fetchall())
+    not_req = con.execute("SELECT count(*) FROM user_labels WHERE NOT starts_request").fetchall()[0][0]
+    return {"origin": by_origin, "not_requests": not_req, "overrides": n_over}

@@ -1,0 +1,155 @@
+"""Replay the stall logic (dropped tool calls, narrated intent, bounded re-prompts) over `events`.
+
+Core API (no CLI here):
+  replay_stalls(con, retry_bound=3, narrated_bound=2) -> ReplayInfo
+      (re)creates the tables `rounds`, `stalls`, `turns` from `events` (idempotent);
+  list_stalls(con, ...) / silent_rates(con) / recovery(con) / bound_sweep(con, bounds) -> plain rows.
+
+The production replay is SQL (queries/replay/stall_*.sql); stallscan/replay/stalls_ref.py walks one session in
+plain Python with the same rules, and the tests hold the two to agreement.
+Turn segmentation uses the turn-boundary truth (stallscan.labels.label_events -> user_labels) when that
+module exists, else human-looking user messages (queries/replay/stall_turn_starts.sql).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import duckdb
+
+from stallscan.store import sql
+from stallscan.replay import stall_data
+
+STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
+OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
+ROUND_KINDS = ("tool_round", "final", "dropped_tool_call", "no_tool", "narrated_intent", "empty",
+               "truncated", "failed", "cancelled")
+
+
+@dataclass
+class ReplayInfo:
+    retry_bound: int
+    narrated_bound: int
+    segmentation: str      # "labels" (user_labels origin = human) or "fallback" (stall_turn_starts.sql)
+    data_version: str
+    rounds: int
+    stalls: int
+    turns: int
+
+
+def _labels_module():
+    try:
+        return importlib.import_module("stallscan.replay.labels")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("stallscan.replay.labels",):
+            raise
+        return None
+
+
+def replay_stalls(con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated_bound: int = 2,
+                  segmentation: str = "auto") -> ReplayInfo:
+    """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback."""
+    if retry_bound < 0 or narrated_bound < 0:
+        raise ValueError("bounds must be >= 0")
+    data = stall_data.install(con)
+    labels = _labels_module() if segmentation in ("auto", "labels") else None
+    if segmentation == "labels" and labels is None:
+        raise RuntimeError("stallscan.labels is not installed")
+    if labels is not None:
+        labels.label_events(con)
+        sql.run(con, "replay/stall_turn_starts_labels")
+        used = "labels"
+    else:
+        sql.run(con, "replay/stall_turn_starts")
+        used = "fallback"
+    sql.run(con, "replay/stall_rounds_prep")
+    for i, sig in enumerate(data.signatures):
+        sql.run(con, "replay/stall_sig_match", {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex,
+                                         "max_chars": sig.max_chars})
+    sql.run(con, "replay/stall_rounds")
+    sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
+    sql.run(con, "replay/stall_turns")
+    con.execute("CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
+                "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+                {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version})
+    counts = con.execute("SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), "
+                         "(SELECT count(*) FROM turns)").fetchone()
+    for t in ("stall_ev", "stall_nudges", "stall_text", "stall_sig_matches", "stall_sig_hits",
+              "stall_model_provider", "stall_walk", "stall_turn_starts"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")
+    return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
+
+
+def _rows(cur) -> list[dict]:
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def _scope(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
+    """Temp view `stall_scope`: the report's scope_sessions when scoped, else every replayed session."""
+    src = "scope_sessions" if scoped else "turns"
+    con.execute(f"CREATE OR REPLACE TEMP VIEW stall_scope AS SELECT DISTINCT session_id FROM {src}")
+
+
+def list_stalls(con: duckdb.DuckDBPyConnection, outcome: list[str] | None = None, session: str | None = None,
+                kind: list[str] | None = None, scoped: bool = False, limit: int | None = None) -> list[dict]:
+    """Stall rows (worst first: silent endings, then exhausted, ... newest first), optionally filtered."""
+    _scope(con, scoped)
+    return _rows(sql.query(con, "replay/stall_list", {
+        "outcome": outcome or None, "session": session, "kind": kind or None,
+        "lim": limit if limit is not None else 2**31 - 1}))
+
+
+def summary_counts(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+    """Counts by harness: rounds by round_kind, stalls by outcome, turns by outcome, signature hits."""
+    _scope(con, scoped)
+    rows = _rows(sql.query(con, "replay/stall_counts"))
+    out: dict = {}
+    for r in rows:
+        out.setdefault(r["harness"], {}).setdefault(r["what"], {})[r["key"]] = r["n"]
+    return out
+
+
+def silent_rates(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+    """Silent plan-as-answer endings per 1,000 turns, by harness, by model and by provider."""
+    _scope(con, scoped)
+    rows = _rows(sql.query(con, "replay/stall_rates"))
+    out: dict = {"harness": [], "model": [], "provider": []}
+    for r in rows:
+        dim = r.pop("dimension")
+        out[dim].append(r)
+    return out
+
+
+def recovery(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+    """Recovery after the 1st, 2nd, 3rd ... nudge, per harness, and the bounds recovering 95% / 99%."""
+    _scope(con, scoped)
+    rows = _rows(sql.query(con, "replay/stall_recovery"))
+    out: dict = {}
+    for r in rows:
+        h = out.setdefault(r["harness"], {"episodes": 0, "recovered": 0, "curve": [], "bound_95": None,
+                                          "bound_99": None})
+        h["episodes"], h["recovered"] = r["episodes"], r["recovered_total"]
+        h["curve"].append({"nudges": r["nudges"], "reached": r["reached"], "recovered_here": r["recovered_here"],
+                           "rate": r["rate"], "cumulative_share": r["cumulative_share"]})
+        if h["bound_95"] is None and r["cumulative_share"] is not None and r["cumulative_share"] >= 0.95:
+            h["bound_95"] = r["nudges"]
+        if h["bound_99"] is None and r["cumulative_share"] is not None and r["cumulative_share"] >= 0.99:
+            h["bound_99"] = r["nudges"]
+    return out
+
+
+def bound_sweep(con: duckdb.DuckDBPyConnection, bounds: list[int], scoped: bool = False) -> list[dict]:
+    """For each retry bound N: how many logged endings the fixed harness with bound N would change.
+
+    `would_reprompt`: turns that ended on a plan (silent / exhausted) at a stall index <= N, which bound N
+    would have re-prompted instead of delivering; `would_deliver`: episodes that recovered or were answered
+    only after more than N stalls, which bound N would have cut short by delivering stall N+1 as the answer.
+    """
+    return _rows((_scope(con, scoped), sql.query(con, "replay/stall_bounds", {"bounds": list(bounds)}))[1])
+
+
+def signature_hits(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> list[dict]:
+    """Per signature: rounds it matched, rounds it decided (recorded as `signature`), vetoed matches."""
+    _scope(con, scoped)
+    return _rows(sql.query(con, "replay/stall_signature_hits"))

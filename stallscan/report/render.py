@@ -1,0 +1,54 @@
+"""Build rich renderables from core results (the CLI prints them; nothing here prints)."""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from stallscan.ingest.run import IngestResult
+
+
+def ingest_summary(res: IngestResult) -> Group:
+    t = Table(title="stallscan ingest", show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    t.add_row("files", f"{res.files:,}")
+    t.add_row("  read", f"{res.ingested:,}")
+    t.add_row("  unchanged", f"{res.unchanged:,}")
+    if res.unrecognized:
+        t.add_row("  unrecognised", f"{len(res.unrecognized):,}")
+    if res.unreadable:
+        t.add_row("  unreadable", f"{len(res.unreadable):,}")
+    t.add_row("sessions", f"{res.sessions:,}")
+    t.add_row("lines", f"{res.lines:,}")
+    t.add_row("events", f"{res.events:,}")
+    t.add_row("skipped", f"{sum(res.skipped.values()):,}")
+    t.add_row("rejects", f"{res.rejects:,}")
+    if res.pending:
+        t.add_row("pending", f"{res.pending:,} truncated last line(s), retried next ingest")
+    t.add_row("seconds", f"{res.seconds:.2f}")
+    t.add_row("MB/s", f"{res.mb_per_s:.1f}")
+    parts = [t]
+    if res.skipped:
+        s = Table(title="skipped by kind", box=None)
+        s.add_column("kind")
+        s.add_column("lines", justify="right")
+        for kind, n in sorted(res.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+            s.add_row(kind, f"{n:,}")
+        parts.append(s)
+    for path in res.unrecognized[:10]:
+        parts.append(Text(f"unrecognised format: {path}", style="yellow"))
+    if len(res.unrecognized) > 10:
+        parts.append(Text(f"... and {len(res.unrecognized) - 10} more unrecognised files", style="yellow"))
+    for path, why in res.unreadable:
+        parts.append(Text(f"unreadable: {path} ({why})", style="red"))
+    return Group(*parts)
+
+
+def table_from_rows(columns: list[str], rows: list[tuple], title: str | None = None) -> Table:
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*["" if v is None else str(v) for v in r])
+    return t

@@ -1,0 +1,180 @@
+"""Open the stallscan database: create or check the schema, map DuckDB errors to user errors."""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+
+from stallscan import SCHEMA_VERSION, __version__
+from stallscan.store import sql
+from stallscan.store.errors import DatabaseError, DatabaseLocked, SchemaError
+
+DEFAULT_DB = "stallscan.duckdb"
+
+
+def default_db_path() -> str:
+    return os.environ.get("STALLSCAN_DB") or DEFAULT_DB
+
+
+# In-place upgrades: MIGRATIONS[v] is the SQL that turns a schema-v database into schema v+1 without
+# making any stored row wrong. A step that is missing (None) means rows written by the older version
+# may be wrong under the new one (a parser fix, a new column only a re-read can fill): such a
+# database must be re-ingested with `stallscan ingest --rebuild`.
+MIGRATIONS: dict[int, str | None] = {
+    0: None,   # unversioned databases (before stallscan_meta)
+    1: None,   # 2: a reply is a run of one message.id inside one session; multi-message lines counted once;
+               #    Codex / OpenAI records that made no event are rejects; timestamps outside 1970..2199 NULL
+}
+BASE_TABLES = ("events", "files", "skipped", "rejects")
+
+
+def connect(path: str | os.PathLike | None = None, read_only: bool = False,
+            rebuild: bool = False) -> duckdb.DuckDBPyConnection:
+    """Connect to a stallscan database (":memory:" for a throw-away one), schema ready, TimeZone UTC.
+
+    A database from an older schema is upgraded in place when every step has a migration; otherwise
+    opening it fails (exit 5) with the advice to re-ingest with --rebuild. `rebuild=True` drops every
+    table and view first (the next ingest re-reads everything)."""
+    target = str(path) if path is not None else default_db_path()
+    if read_only and target != ":memory:" and not Path(target).exists():
+        raise DatabaseError(f"no database at {target}", hint="run `stallscan ingest PATH` first, or pass --db")
+    try:
+        con = duckdb.connect(target, read_only=read_only)
+    except duckdb.IOException as exc:  # lock held by another process, or unreadable file
+        raise _io_error(target, exc) from None
+    except duckdb.Error as exc:
+        raise DatabaseError(f"cannot open database {target}: {_first_line(exc)}",
+                            hint="is it a DuckDB file written by stallscan? use another --db") from None
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
+    from stallscan.store import redact
+    redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
+    if target != ":memory:":
+        # spill files next to the database (same directory, same owner, the user's umask), never in /tmp
+        con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})
+    if rebuild and not read_only:
+        _drop_all(con)
+    _check_version(con, target, read_only)
+    if not read_only:
+        # tables and version stamp in one transaction: a process killed while creating a new database
+        # leaves either nothing or a complete, stamped schema (never tables that look stale)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            sql.run(con, "store/schema")
+            con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
+                        {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"})
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    return con
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool = False) -> None:
+    tables = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if not tables & (set(BASE_TABLES) | {"stallscan_meta"}):
+        return  # a new database
+    row = None
+    if "stallscan_meta" in tables:
+        row = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+    stored = int(row[0]) if row and str(row[0]).isdigit() else 0
+    if stored > SCHEMA_VERSION:
+        con.close()
+        raise SchemaError(
+            f"database {target} was written by a newer stallscan (schema {stored}, this one reads {SCHEMA_VERSION})",
+            hint="upgrade stallscan, or ingest into a new file with --db")
+    steps = [MIGRATIONS.get(v) for v in range(stored, SCHEMA_VERSION)]
+    drift = _column_drift(con, tables)
+    if stored < SCHEMA_VERSION and all(steps) and not read_only:
+        con.execute("BEGIN TRANSACTION")
+        for step in steps:
+            con.execute(step)
+        con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v)", {"v": str(SCHEMA_VERSION)})
+        con.execute("COMMIT")
+        stored = SCHEMA_VERSION
+        drift = _column_drift(con, tables)
+    elif stored < SCHEMA_VERSION and all(steps):
+        drift = drift or [f"schema {stored} needs an upgrade"]
+    if stored < SCHEMA_VERSION or drift:
+        con.close()
+        what = "; ".join(drift) if drift else "rows written by it may be wrong for this version"
+        raise SchemaError(
+            f"database {target} was written by stallscan schema {stored} (this one uses {SCHEMA_VERSION}): "
+            f"its tables are stale ({what})",
+            hint=f"re-ingest: stallscan ingest PATH --rebuild --db {target} (drops the tables and re-reads "
+                 "every file), or use a new --db")
+
+
+@lru_cache(maxsize=1)
+def _expected_columns() -> dict[str, list[tuple[str, str]]]:
+    scratch = duckdb.connect(":memory:")
+    try:
+        sql.run(scratch, "store/schema")
+        return _columns(scratch, BASE_TABLES)
+    finally:
+        scratch.close()
+
+
+def _columns(con, tables) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name, col, typ in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+        if name in tables:
+            out.setdefault(name, []).append((col, typ))
+    return out
+
+
+def _column_drift(con, tables: set[str]) -> list[str]:
+    """How the stored tables differ from queries/store/schema.sql ([] when they match)."""
+    want = _expected_columns()
+    have = _columns(con, tables)
+    out = []
+    for table, cols in want.items():
+        if table not in have:
+            if tables & set(BASE_TABLES):
+                out.append(f"table {table} missing")
+            continue
+        missing = [c for c, _ in cols if c not in dict(have[table])]
+        extra = [c for c, _ in have[table] if c not in dict(cols)]
+        retyped = [c for c, t in cols if c in dict(have[table]) and dict(have[table])[c] != t]
+        if missing:
+            out.append(f"{table} lacks {', '.join(missing)}")
+        if extra:
+            out.append(f"{table} has unknown {', '.join(extra)}")
+        if retyped:
+            out.append(f"{table}.{', '.join(retyped)} changed type")
+        if not (missing or extra or retyped) and [c for c, _ in have[table]] != [c for c, _ in cols]:
+            out.append(f"{table} columns out of order")
+    return out
+
+
+def _drop_all(con: duckdb.DuckDBPyConnection) -> None:
+    """--rebuild: drop every view and table of the database (all derived from the transcripts)."""
+    con.execute("BEGIN TRANSACTION")
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+                               "AND schema_name = 'main'").fetchall():
+        con.execute(f'DROP VIEW IF EXISTS "{name}"')
+    for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary "
+                               "AND schema_name = 'main'").fetchall():
+        con.execute(f'DROP TABLE IF EXISTS "{name}"')
+    con.execute("COMMIT")
+
+
+def _io_error(target: str, exc: Exception) -> Exception:
+    msg = str(exc)
+    if "lock" in msg.lower():
+        pid = re.search(r"PID (\d+)", msg)
+        who = f"process {pid.group(1)}" if pid else "another process"
+        return DatabaseLocked(f"database {target} is locked by {who}",
+                              hint="wait for that stallscan to finish, or use another --db")
+    return DatabaseError(f"cannot open database {target}: {_first_line(exc)}",
+                         hint="check the path and its permissions")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,47 @@
+"""Load the SQL files in queries/ (one concern a file, `$named` parameters)."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+
+
+def queries_dir() -> Path:
+    """queries/ inside the wheel (stallscan/queries), else the source tree's top-level queries/."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "queries"
+    if packaged.is_dir():
+        return packaged
+    return package.parent / "queries"
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> list[str]:
+    """Statements of queries/<stage>/<name>.sql (name given as "stage/name"), split at `;` that ends a line."""
+    text = (queries_dir() / f"{name}.sql").read_text(encoding="utf-8")
+    parts = re.split(r";[ \t]*(?:--[^\n]*)?\n", text + "\n")
+    out = []
+    for part in parts:
+        body = "\n".join(l for l in part.splitlines() if not l.strip().startswith("--")).strip()
+        if body:
+            out.append(part.strip())
+    return out
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> None:
+    """Run every statement of a query file; each gets only the parameters it names."""
+    for stmt in load(name):
+        used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
+        con.execute(stmt, used) if used else con.execute(stmt)
+
+
+def query(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None):
+    """Run a single-statement query file and return the relation result."""
+    stmts = load(name)
+    if len(stmts) != 1:
+        raise ValueError(f"{name}.sql holds {len(stmts)} statements; query() needs one")
+    stmt = stmts[0]
+    used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
+    return con.execute(stmt, used) if used else con.execute(stmt)
