@@ -16,6 +16,7 @@ DuckDB compresses and writes them). stallscan's ratio is printed against both. W
 contender runs N times (interleaved) and its fastest run is reported: on a machine whose speed
 drifts, minima compare better than single runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BARE = {
     "claude": "{sessionId:'VARCHAR', uuid:'VARCHAR', parentUuid:'VARCHAR', type:'VARCHAR', timestamp:'TIMESTAMPTZ', "
-              "isMeta:'BOOLEAN', message:'STRUCT(id VARCHAR, role VARCHAR, stop_reason VARCHAR, content JSON)'}",
+    "isMeta:'BOOLEAN', message:'STRUCT(id VARCHAR, role VARCHAR, stop_reason VARCHAR, content JSON)'}",
     "openai": "{session_id:'VARCHAR', role:'VARCHAR', content:'JSON', tool_calls:'JSON', tool_call_id:'VARCHAR', "
-              "finish_reason:'VARCHAR', timestamp:'VARCHAR'}",
+    "finish_reason:'VARCHAR', timestamp:'VARCHAR'}",
 }
 
 
@@ -51,9 +52,11 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
 
 
 def bare_cmd(fmt: str, pattern: str, db: str = "") -> list[str]:
-    code = (f"import duckdb,sys; c=duckdb.connect({db!r}); "
-            f"c.execute(\"CREATE TABLE t AS SELECT * FROM read_json('{pattern}', format='newline_delimited', "
-            f"columns={BARE[fmt]})\"); print(c.execute('select count(*) from t').fetchone()[0])")
+    code = (
+        f"import duckdb,sys; c=duckdb.connect({db!r}); "
+        f"c.execute(\"CREATE TABLE t AS SELECT * FROM read_json('{pattern}', format='newline_delimited', "
+        f"columns={BARE[fmt]})\"); print(c.execute('select count(*) from t').fetchone()[0])"
+    )
     return [sys.executable, "-c", code]
 
 
@@ -69,7 +72,7 @@ def main() -> None:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="stallscan-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
-    for fmt in (["claude", "openai"] if args.format == "both" else [args.format]):
+    for fmt in ["claude", "openai"] if args.format == "both" else [args.format]:
         target = work / f"{fmt}_{args.bytes}_{args.files}"
         out = target if args.files > 1 else target.with_suffix(".jsonl")
         if not out.exists():
@@ -79,8 +82,11 @@ def main() -> None:
             subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
         pattern = str(out / "*.jsonl") if args.files > 1 else str(out)
         nbytes = sum(p.stat().st_size for p in (out.glob("*.jsonl") if args.files > 1 else [out]))
-        subprocess.run(["cat"] + ([str(p) for p in out.glob("*.jsonl")] if args.files > 1 else [str(out)]),
-                       stdout=subprocess.DEVNULL, check=True)  # warm the page cache for both contenders
+        subprocess.run(
+            ["cat"] + ([str(p) for p in out.glob("*.jsonl")] if args.files > 1 else [str(out)]),
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )  # warm the page cache for both contenders
         db = work / f"{fmt}.duckdb"
         bare_db = work / f"{fmt}_bare.duckdb"
         ingest = [sys.executable, "-m", "stallscan", "ingest", str(out), "--db", str(db), "--json"]
@@ -102,18 +108,36 @@ def main() -> None:
         bare_s, bare_file_s, ing_s, re_s = (min(times[k]) for k in ("bare", "bare_file", "ingest", "re"))
         summary, again = json.loads(ing_out), json.loads(re_out)
         assert again["ingested"] == 0 and again["events"] == 0, "re-ingest read files again"
-        rows.append({"format": fmt, "MB": nbytes / 1e6, "lines": summary["lines"], "events": summary["events"],
-                     "bare_s": bare_s, "bare_MBps": nbytes / 1e6 / bare_s, "bare_rss_MiB": bare_rss,
-                     "bare_file_s": bare_file_s, "bare_file_MBps": nbytes / 1e6 / bare_file_s,
-                     "ingest_s": ing_s, "ingest_MBps": nbytes / 1e6 / ing_s, "ratio": ing_s / bare_s,
-                     "ratio_file": ing_s / bare_file_s,
-                     "peak_rss_MiB": ing_rss, "reingest_s": re_s, "reingest_pct": 100 * re_s / ing_s})
-    print(f"{'format':8} {'MB':>8} {'bare MB/s':>10} {'bare->file':>11} {'stallscan MB/s':>15} {'ratio':>6} "
-          f"{'vs file':>8} {'peak RSS MiB':>13} {'re-ingest':>10} {'re %':>6}")
+        rows.append(
+            {
+                "format": fmt,
+                "MB": nbytes / 1e6,
+                "lines": summary["lines"],
+                "events": summary["events"],
+                "bare_s": bare_s,
+                "bare_MBps": nbytes / 1e6 / bare_s,
+                "bare_rss_MiB": bare_rss,
+                "bare_file_s": bare_file_s,
+                "bare_file_MBps": nbytes / 1e6 / bare_file_s,
+                "ingest_s": ing_s,
+                "ingest_MBps": nbytes / 1e6 / ing_s,
+                "ratio": ing_s / bare_s,
+                "ratio_file": ing_s / bare_file_s,
+                "peak_rss_MiB": ing_rss,
+                "reingest_s": re_s,
+                "reingest_pct": 100 * re_s / ing_s,
+            }
+        )
+    print(
+        f"{'format':8} {'MB':>8} {'bare MB/s':>10} {'bare->file':>11} {'stallscan MB/s':>15} {'ratio':>6} "
+        f"{'vs file':>8} {'peak RSS MiB':>13} {'re-ingest':>10} {'re %':>6}"
+    )
     for r in rows:
-        print(f"{r['format']:8} {r['MB']:8.0f} {r['bare_MBps']:10.0f} {r['bare_file_MBps']:11.0f} "
-              f"{r['ingest_MBps']:15.0f} {r['ratio']:6.2f} {r['ratio_file']:8.2f} "
-              f"{r['peak_rss_MiB']:13.0f} {r['reingest_s']:9.2f}s {r['reingest_pct']:5.1f}%")
+        print(
+            f"{r['format']:8} {r['MB']:8.0f} {r['bare_MBps']:10.0f} {r['bare_file_MBps']:11.0f} "
+            f"{r['ingest_MBps']:15.0f} {r['ratio']:6.2f} {r['ratio_file']:8.2f} "
+            f"{r['peak_rss_MiB']:13.0f} {r['reingest_s']:9.2f}s {r['reingest_pct']:5.1f}%"
+        )
     print("targets: ratio (vs the in-memory bare read) <= 2.0, peak RSS < 2048 MiB, re-ingest < 5%")
     print(json.dumps(rows, indent=1))
     if not args.keep and args.workdir is None:

@@ -9,6 +9,7 @@ labels + turn boundaries, the stall replay, a 1,000-threshold sweep with 1,000 s
 resamples, and the same sweep at a single threshold. Prints events/s and the sweep's cost ratio
 1,000 thresholds : 1 threshold (target: about 1.5x or less).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,10 +88,16 @@ def main() -> None:
     timed("stall replay (rounds, stalls, turns)", lambda: replay_stalls(con), n)
     con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     grid = np.linspace(0, 30, args.thresholds)
-    many = timed(f"sweep {args.thresholds} thresholds x {args.bootstrap} resamples",
-                 lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr",)), n)
-    one = timed(f"sweep 1 threshold x {args.bootstrap} resamples",
-                lambda: run_sweep(con, np.array([2.0]), bootstrap=args.bootstrap, policies=("vgr",)), n)
+    many = timed(
+        f"sweep {args.thresholds} thresholds x {args.bootstrap} resamples",
+        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr",)),
+        n,
+    )
+    one = timed(
+        f"sweep 1 threshold x {args.bootstrap} resamples",
+        lambda: run_sweep(con, np.array([2.0]), bootstrap=args.bootstrap, policies=("vgr",)),
+        n,
+    )
     print(f"ratio {args.thresholds} thresholds / 1 threshold: {many / one:.2f}x (target <= ~1.5x)")
 
 

@@ -44,8 +44,10 @@ def dump(corpus: str, work: Path) -> dict[str, list[object]]:
         src = f"'{out}/{table}/**/*.parquet'"
         drop = f" EXCLUDE ({', '.join(DROP[table])})" if table in DROP else ""
         cols = ", ".join(f'"{c}"' for c in con.execute(f"SELECT *{drop} FROM {src} LIMIT 0").fetchnumpy())
-        n, h = con.execute(f"SELECT count(*), md5(coalesce(string_agg(t::VARCHAR, '|' ORDER BY {cols}), '')) "
-                           f"FROM (SELECT *{drop} FROM {src}) t").fetchone()  # type: ignore[misc]
+        n, h = con.execute(
+            f"SELECT count(*), md5(coalesce(string_agg(t::VARCHAR, '|' ORDER BY {cols}), '')) "
+            f"FROM (SELECT *{drop} FROM {src}) t"
+        ).fetchone()  # type: ignore[misc]
         res[table] = [n, h]
     return res
 

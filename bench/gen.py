@@ -29,6 +29,7 @@ Speed: text is sliced out of a pre-built, already JSON-escaped UTF-8 corpus (quo
 lines are assembled as bytes (no json.dumps per line) and written in 8 MiB chunks. Sizes: K/M/G are
 binary (1G = 2**30 bytes). The output is identical for identical arguments. Stdlib + numpy only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,31 +43,235 @@ import time
 import numpy as np
 
 # ----------------------------------------------------------------------------- text corpus
-WORDS = (
-    "the a of and to in is for that with on as this be are it from at by an was will can not "
-    "function return value error file path test import class def self async await const let "
-    "session stall timeout retry agent tool result message user assistant token cache index "
-    "build deploy config module package version query table column schema parquet duckdb "
-    "thread process memory buffer stream parse json line event timestamp gap threshold sweep "
-    "I'll let me now next check read run fix update found failing passes because instead "
-    "should could would here there which when where every only still already first then"
-).split()
+WORDS = [
+    "the",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "for",
+    "that",
+    "with",
+    "on",
+    "as",
+    "this",
+    "be",
+    "are",
+    "it",
+    "from",
+    "at",
+    "by",
+    "an",
+    "was",
+    "will",
+    "can",
+    "not",
+    "function",
+    "return",
+    "value",
+    "error",
+    "file",
+    "path",
+    "test",
+    "import",
+    "class",
+    "def",
+    "self",
+    "async",
+    "await",
+    "const",
+    "let",
+    "session",
+    "stall",
+    "timeout",
+    "retry",
+    "agent",
+    "tool",
+    "result",
+    "message",
+    "user",
+    "assistant",
+    "token",
+    "cache",
+    "index",
+    "build",
+    "deploy",
+    "config",
+    "module",
+    "package",
+    "version",
+    "query",
+    "table",
+    "column",
+    "schema",
+    "parquet",
+    "duckdb",
+    "thread",
+    "process",
+    "memory",
+    "buffer",
+    "stream",
+    "parse",
+    "json",
+    "line",
+    "event",
+    "timestamp",
+    "gap",
+    "threshold",
+    "sweep",
+    "I'll",
+    "let",
+    "me",
+    "now",
+    "next",
+    "check",
+    "read",
+    "run",
+    "fix",
+    "update",
+    "found",
+    "failing",
+    "passes",
+    "because",
+    "instead",
+    "should",
+    "could",
+    "would",
+    "here",
+    "there",
+    "which",
+    "when",
+    "where",
+    "every",
+    "only",
+    "still",
+    "already",
+    "first",
+    "then",
+]
 CODE = [
-    "def", "main(argv:", "list[str])", "->", "int:", "return", "json.loads(line)", "x[0]", "{", "}",
-    "if", "(x", "<", "0", "&&", "y", ">", "1)", "throw", "new", "Error(", "SELECT", "lag(ts)", "OVER",
-    "FROM", "events", "WHERE", "role", "=", "'user';", "$", "pytest", "-q", "tests/test_ingest.py::test_gap",
-    "3", "passed", "in", "0.42s", "Traceback", "(most", "recent", "call", "last):", "File", "line", "42,",
-    "src/stallscan/ingest.py", "C:", "Users", "dev", "project", "src", "main.py", "==", "!=", "+=", "#",
-    "//", "/*", "*/", "->", "=>", "::", "`code`", "**bold**", "- [ ]", "|", "---", "1.", "2.",
+    "def",
+    "main(argv:",
+    "list[str])",
+    "->",
+    "int:",
+    "return",
+    "json.loads(line)",
+    "x[0]",
+    "{",
+    "}",
+    "if",
+    "(x",
+    "<",
+    "0",
+    "&&",
+    "y",
+    ">",
+    "1)",
+    "throw",
+    "new",
+    "Error(",
+    "SELECT",
+    "lag(ts)",
+    "OVER",
+    "FROM",
+    "events",
+    "WHERE",
+    "role",
+    "=",
+    "'user';",
+    "$",
+    "pytest",
+    "-q",
+    "tests/test_ingest.py::test_gap",
+    "3",
+    "passed",
+    "in",
+    "0.42s",
+    "Traceback",
+    "(most",
+    "recent",
+    "call",
+    "last):",
+    "File",
+    "line",
+    "42,",
+    "src/stallscan/ingest.py",
+    "C:",
+    "Users",
+    "dev",
+    "project",
+    "src",
+    "main.py",
+    "==",
+    "!=",
+    "+=",
+    "#",
+    "//",
+    "/*",
+    "*/",
+    "->",
+    "=>",
+    "::",
+    "`code`",
+    "**bold**",
+    "- [ ]",
+    "|",
+    "---",
+    "1.",
+    "2.",
 ]
 NON_ASCII = [
-    "café", "naïve", "résumé", "Zoë", "Ørsted", "Łukasz", "Wójcik", "Straße", "façade", "über",
-    "日本語のテキスト", "中文字符", "한국어", "Привет", "мир", "Ελληνικά", "עברית", "العربية",
-    "—", "–", "…", "→", "✓", "✗", "°C", "€", "±", "🚀", "🙂", "😅", "👍", "🔥",
+    "café",
+    "naïve",
+    "résumé",
+    "Zoë",
+    "Ørsted",
+    "Łukasz",
+    "Wójcik",
+    "Straße",
+    "façade",
+    "über",
+    "日本語のテキスト",
+    "中文字符",
+    "한국어",
+    "Привет",
+    "мир",
+    "Ελληνικά",
+    "עברית",
+    "العربية",
+    "—",
+    "–",
+    "…",
+    "→",
+    "✓",
+    "✗",
+    "°C",
+    "€",
+    "±",
+    "🚀",
+    "🙂",
+    "😅",
+    "👍",
+    "🔥",
 ]
 # JSON escape sequences (written as-is into string contents; never cut in the middle)
-ESCAPES = ['\\"', "\\\\", "\\n", "\\n", "\\n", "\\t", "\\r\\n", "\\/", "\\u00e9", "\\u2014",
-           "\\u65e5\\u672c", "\\ud83d\\ude80"]
+ESCAPES = [
+    '\\"',
+    "\\\\",
+    "\\n",
+    "\\n",
+    "\\n",
+    "\\t",
+    "\\r\\n",
+    "\\/",
+    "\\u00e9",
+    "\\u2014",
+    "\\u65e5\\u672c",
+    "\\ud83d\\ude80",
+]
 
 
 def build_corpus(seed: int, size: int = 12 << 20, block: int = 1 << 20) -> tuple[bytes, bytes]:
@@ -74,13 +279,16 @@ def build_corpus(seed: int, size: int = 12 << 20, block: int = 1 << 20) -> tuple
     at byte i would split an escape sequence or a multi-byte character. Built in ~1 MiB blocks
     (always cut at token boundaries) to keep memory low."""
     rng = np.random.default_rng(seed)
-    vocab = ([w.encode() for w in WORDS] + [w.encode() for w in CODE]
-             + [w.encode() for w in NON_ASCII] + [e.encode() for e in ESCAPES])
+    vocab = (
+        [w.encode() for w in WORDS]
+        + [w.encode() for w in CODE]
+        + [w.encode() for w in NON_ASCII]
+        + [e.encode() for e in ESCAPES]
+    )
     nw, nc, nn, ne = len(WORDS), len(CODE), len(NON_ASCII), len(ESCAPES)
-    p = np.concatenate([np.full(nw, 0.74 / nw), np.full(nc, 0.17 / nc),
-                        np.full(nn, 0.04 / nn), np.full(ne, 0.05 / ne)])
+    p = np.concatenate([np.full(nw, 0.74 / nw), np.full(nc, 0.17 / nc), np.full(nn, 0.04 / nn), np.full(ne, 0.05 / ne)])
     is_esc = np.zeros(len(vocab), bool)
-    is_esc[nw + nc + nn:] = True
+    is_esc[nw + nc + nn :] = True
     vlen = np.array([len(v) for v in vocab], np.int64)
     mean_tok = float((vlen * p).sum()) + 1.0
     ntok = int(block / mean_tok) + 1
@@ -99,7 +307,7 @@ def build_corpus(seed: int, size: int = 12 << 20, block: int = 1 << 20) -> tuple
         tok_len = vlen[idx]
         tok_start = np.cumsum(sep_len + tok_len) - tok_len
         for st, n in zip(tok_start[esc].tolist(), tok_len[esc].tolist()):
-            unsafe[st + 1:st + n] = 1                      # inside an escape sequence
+            unsafe[st + 1 : st + n] = 1  # inside an escape sequence
         corpora.append(corpus)
         masks.append(unsafe.tobytes())
         total += len(corpus)
@@ -155,29 +363,49 @@ class Clock:
 
 B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-HERMES_NUDGE = ("Your previous turn indicated a tool call but none was included. Do not narrate a plan "
-                "or restate intent \u2014 issue the actual tool call now to continue the task.")
-EMPTY_NUDGE = ("You just executed tool calls but returned an empty response. Please process the tool "
-               "results above and continue with the task.")
-LENGTH_NUDGE = ("[System: Your previous response was truncated by the output length limit. Continue "
-                "exactly where you left off. Do not restart or repeat prior text. Finish the answer directly.]")
-ACK_NUDGE = ("[System: Continue now. Execute the required tool calls and only send your final answer "
-             "after completing the task.]")
-FAST_AUTO = ["Please continue.", "Please continue", ACK_NUDGE,
-             "You were about to complete but a hook blocked you with the following message: "
-             "\"Run the tests before finishing.\". Please address this requirement before completing.",
-             "[ERROR] You did not use a tool in your previous response! Please retry with a tool use."]
-SLOW_AUTO = ["System: Please continue.",
-             "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed."]
-NARRATIONS = ["I'll start by reading the config file.", "I will read a.py now.", "Let me check the failing test first.",
-              "I'll look at the migration to see what changed.", "Now I'll run the test suite.",
-              "Let me search the codebase for the call sites.", "I'll open the log file and look for the 502s.",
-              "Next, I'll update the schema and rerun the ingest."]
+HERMES_NUDGE = (
+    "Your previous turn indicated a tool call but none was included. Do not narrate a plan "
+    "or restate intent \u2014 issue the actual tool call now to continue the task."
+)
+EMPTY_NUDGE = (
+    "You just executed tool calls but returned an empty response. Please process the tool "
+    "results above and continue with the task."
+)
+LENGTH_NUDGE = (
+    "[System: Your previous response was truncated by the output length limit. Continue "
+    "exactly where you left off. Do not restart or repeat prior text. Finish the answer directly.]"
+)
+ACK_NUDGE = (
+    "[System: Continue now. Execute the required tool calls and only send your final answer after completing the task.]"
+)
+FAST_AUTO = [
+    "Please continue.",
+    "Please continue",
+    ACK_NUDGE,
+    "You were about to complete but a hook blocked you with the following message: "
+    '"Run the tests before finishing.". Please address this requirement before completing.',
+    "[ERROR] You did not use a tool in your previous response! Please retry with a tool use.",
+]
+SLOW_AUTO = [
+    "System: Please continue.",
+    "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.",
+]
+NARRATIONS = [
+    "I'll start by reading the config file.",
+    "I will read a.py now.",
+    "Let me check the failing test first.",
+    "I'll look at the migration to see what changed.",
+    "Now I'll run the test suite.",
+    "Let me search the codebase for the call sites.",
+    "I'll open the log file and look for the 502s.",
+    "Next, I'll update the schema and rerun the ingest.",
+]
 
 
 def js(s: str) -> bytes:
     """Encode a constant Python string as JSON string content (computed once, not per line)."""
     import json
+
     return json.dumps(s, ensure_ascii=False)[1:-1].encode()
 
 
@@ -209,14 +437,14 @@ class Gen:
 
     def b62(self, n: int) -> bytes:
         s = int(self.r.random() * (len(self.pool) - n))
-        return self.pool[s:s + n]
+        return self.pool[s : s + n]
 
     def human_gap(self) -> int:
         x = self.r.random()
         if x < 0.02:
-            return self.ms(0.5, 2.0)          # typed ahead / queued while the agent worked
+            return self.ms(0.5, 2.0)  # typed ahead / queued while the agent worked
         if x < 0.05:
-            return self.ms(3600, 6 * 3600)    # came back later
+            return self.ms(3600, 6 * 3600)  # came back later
         return self.ms(2.0, 3600)
 
     def model_gap(self) -> int:
@@ -243,20 +471,41 @@ class Gen:
         if name == "Read":
             return b'{"file_path":"/home/dev/proj/src/mod%d.py"}' % r.randrange(100)
         if name == "Write":
-            return (b'{"file_path":"/home/dev/proj/src/mod%d.py","content":"' % r.randrange(100)
-                    + t.lu(50, 4000) + b'"}')
+            return b'{"file_path":"/home/dev/proj/src/mod%d.py","content":"' % r.randrange(100) + t.lu(50, 4000) + b'"}'
         if name == "Edit":
-            return (b'{"file_path":"/home/dev/proj/src/mod%d.py","old_string":"' % r.randrange(100)
-                    + t.lu(20, 800) + b'","new_string":"' + t.lu(20, 800) + b'"}')
+            return (
+                b'{"file_path":"/home/dev/proj/src/mod%d.py","old_string":"' % r.randrange(100)
+                + t.lu(20, 800)
+                + b'","new_string":"'
+                + t.lu(20, 800)
+                + b'"}'
+            )
         if name in ("Grep", "Glob"):
             return b'{"pattern":"' + t.lu(4, 40) + b'","path":"/home/dev/proj"}'
         if name == "TodoWrite":
-            return (b'{"todos":[' + b",".join(
-                b'{"content":"' + t.lu(10, 80) + b'","status":"' + r.choice((b"pending", b"in_progress", b"completed"))
-                + b'","activeForm":"' + t.lu(10, 60) + b'"}' for _ in range(r.randint(1, 6))) + b"]}")
+            return (
+                b'{"todos":['
+                + b",".join(
+                    b'{"content":"'
+                    + t.lu(10, 80)
+                    + b'","status":"'
+                    + r.choice((b"pending", b"in_progress", b"completed"))
+                    + b'","activeForm":"'
+                    + t.lu(10, 60)
+                    + b'"}'
+                    for _ in range(r.randint(1, 6))
+                )
+                + b"]}"
+            )
         if name == "Task":
-            return b'{"description":"' + t.lu(10, 50) + b'","prompt":"' + t.lu(100, 2000) + b'","subagent_type":"general-purpose"}'
-        return b'{"url":"https://example.com/doc/%d","prompt":"' % r.randrange(10 ** 6) + t.lu(10, 200) + b'"}'
+            return (
+                b'{"description":"'
+                + t.lu(10, 50)
+                + b'","prompt":"'
+                + t.lu(100, 2000)
+                + b'","subagent_type":"general-purpose"}'
+            )
+        return b'{"url":"https://example.com/doc/%d","prompt":"' % r.randrange(10**6) + t.lu(10, 200) + b'"}'
 
     def claude_session(self, more, until_target: bool = False):
         """Yield (ts_ms, line) for one Claude Code session; `more()` says whether to start another turn.
@@ -268,48 +517,106 @@ class Gen:
         t = self.start_ms()
         version = r.choice(self.CL_VERSIONS)
         model = r.choice(self.CL_MODELS)
-        slug = (b'"slug":"%s-%s-%s",' % tuple(r.choice(WORDS).encode().replace(b"'", b"") for _ in range(3))
-                if version.startswith(b"2.1") else b"")
-        env = (b'"isSidechain":false,"userType":"external","cwd":"/home/dev/proj%d","sessionId":"%s",'
-               b'"version":"%s","gitBranch":"%s",%s') % (r.randrange(30), sid, version,
-                                                         r.choice((b"main", b"master", b"dev", b"feature/ingest")), slug)
+        slug = (
+            b'"slug":"%s-%s-%s",' % tuple(r.choice(WORDS).encode().replace(b"'", b"") for _ in range(3))
+            if version.startswith(b"2.1")
+            else b""
+        )
+        env = (
+            b'"isSidechain":false,"userType":"external","cwd":"/home/dev/proj%d","sessionId":"%s",'
+            b'"version":"%s","gitBranch":"%s",%s'
+        ) % (r.randrange(30), sid, version, r.choice((b"main", b"master", b"dev", b"feature/ingest")), slug)
         n_turns = int(self.lu(1, 60))
         parent = b"null"
         # older files start with summary lines (no timestamp)
         for _ in range(r.choice((0, 0, 0, 1, 2))):
             yield t, b'{"type":"summary","summary":"' + tx.lu(15, 70) + b'","leafUuid":"' + uid() + b'"}'
         if r.random() < 0.5:
-            yield t, b'{"type":"queue-operation","operation":"dequeue","timestamp":"' + iso(t) + b'","sessionId":"' + sid + b'"}'
+            yield (
+                t,
+                b'{"type":"queue-operation","operation":"dequeue","timestamp":"'
+                + iso(t)
+                + b'","sessionId":"'
+                + sid
+                + b'"}',
+            )
             t += r.randint(5, 40)
         # SessionStart hook progress
         u = uid()
-        yield t, (b'{"parentUuid":null,' + env + b'"type":"progress","data":{"type":"hook_progress","hookEvent":"SessionStart",'
-                  b'"hookName":"SessionStart:startup","command":"~/.claude/hooks/session-start.sh"},"parentToolUseID":"'
-                  + u + b'","toolUseID":"' + u + b'","timestamp":"' + iso(t) + b'","uuid":"' + u + b'"}')
+        yield (
+            t,
+            (
+                b'{"parentUuid":null,'
+                + env
+                + b'"type":"progress","data":{"type":"hook_progress","hookEvent":"SessionStart",'
+                b'"hookName":"SessionStart:startup","command":"~/.claude/hooks/session-start.sh"},"parentToolUseID":"'
+                + u
+                + b'","toolUseID":"'
+                + u
+                + b'","timestamp":"'
+                + iso(t)
+                + b'","uuid":"'
+                + u
+                + b'"}'
+            ),
+        )
         parent = b'"' + u + b'"'
         t += self.ms(0.5, 20)
 
         def usage():
-            return (b'{"input_tokens":%d,"cache_creation_input_tokens":%d,"cache_read_input_tokens":%d,'
-                    b'"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":%d},'
-                    b'"output_tokens":%d,"service_tier":"standard"}') % (
-                r.randint(1, 9), r.randrange(20000), r.randrange(180000), r.randrange(5000), r.randint(1, 3000))
+            return (
+                b'{"input_tokens":%d,"cache_creation_input_tokens":%d,"cache_read_input_tokens":%d,'
+                b'"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":%d},'
+                b'"output_tokens":%d,"service_tier":"standard"}'
+            ) % (r.randint(1, 9), r.randrange(20000), r.randrange(180000), r.randrange(5000), r.randint(1, 3000))
 
         def asst(mid, rid, block, us, stop=b"null"):
             nonlocal parent
             u = uid()
-            line = (b'{"parentUuid":' + parent + b"," + env + b'"message":{"model":"' + model + b'","id":"' + mid
-                    + b'","type":"message","role":"assistant","content":[' + block + b'],"stop_reason":' + stop
-                    + b',"stop_sequence":null,"usage":' + us + b'},"requestId":"' + rid + b'","type":"assistant","uuid":"'
-                    + u + b'","timestamp":"' + iso(t) + b'"}')
+            line = (
+                b'{"parentUuid":'
+                + parent
+                + b","
+                + env
+                + b'"message":{"model":"'
+                + model
+                + b'","id":"'
+                + mid
+                + b'","type":"message","role":"assistant","content":['
+                + block
+                + b'],"stop_reason":'
+                + stop
+                + b',"stop_sequence":null,"usage":'
+                + us
+                + b'},"requestId":"'
+                + rid
+                + b'","type":"assistant","uuid":"'
+                + u
+                + b'","timestamp":"'
+                + iso(t)
+                + b'"}'
+            )
             parent = b'"' + u + b'"'
             return line, u
 
         def user(content, extra=b""):
             nonlocal parent
             u = uid()
-            line = (b'{"parentUuid":' + parent + b"," + env + b'"type":"user","message":{"role":"user","content":'
-                    + content + b'}' + extra + b',"uuid":"' + u + b'","timestamp":"' + iso(t) + b'"}')
+            line = (
+                b'{"parentUuid":'
+                + parent
+                + b","
+                + env
+                + b'"type":"user","message":{"role":"user","content":'
+                + content
+                + b"}"
+                + extra
+                + b',"uuid":"'
+                + u
+                + b'","timestamp":"'
+                + iso(t)
+                + b'"}'
+            )
             parent = b'"' + u + b'"'
             return line, u
 
@@ -325,63 +632,156 @@ class Gen:
                 rid = b"req_011C" + self.b62(20)
                 us = usage()
                 if r.random() < 0.2:
-                    line, _ = asst(mid, rid, b'{"type":"thinking","thinking":"' + tx.lu(40, 3000)
-                                   + b'","signature":"' + self.b62(r.randint(200, 600)) + b'"}', us)
+                    line, _ = asst(
+                        mid,
+                        rid,
+                        b'{"type":"thinking","thinking":"'
+                        + tx.lu(40, 3000)
+                        + b'","signature":"'
+                        + self.b62(r.randint(200, 600))
+                        + b'"}',
+                        us,
+                    )
                     yield t, line
                     t += self.ms(0.1, 3)
                 if last or r.random() < 0.55:
-                    line, _ = asst(mid, rid, b'{"type":"text","text":"' + tx.lu(20, 2500 if last else 600) + b'"}', us,
-                                   b'"end_turn"' if (last and version == b"2.0.74" and r.random() < 0.5) else b"null")
+                    line, _ = asst(
+                        mid,
+                        rid,
+                        b'{"type":"text","text":"' + tx.lu(20, 2500 if last else 600) + b'"}',
+                        us,
+                        b'"end_turn"' if (last and version == b"2.0.74" and r.random() < 0.5) else b"null",
+                    )
                     yield t, line
                     if last:
                         return
                     t += self.ms(0.1, 1.5)
                 calls = []
-                for k in range(1 if r.random() < 0.85 else r.randint(2, 4)):
+                for _k in range(1 if r.random() < 0.85 else r.randint(2, 4)):
                     name = r.choice(self.CL_TOOLS)
                     tid = b"toolu_01" + self.b62(22)
-                    line, au = asst(mid, rid, b'{"type":"tool_use","id":"' + tid + b'","name":"' + name.encode()
-                                    + b'","input":' + self.cl_input(name) + b'}', us,
-                                    b'"tool_use"' if (version == b"2.0.74" and r.random() < 0.1) else b"null")
+                    line, au = asst(
+                        mid,
+                        rid,
+                        b'{"type":"tool_use","id":"'
+                        + tid
+                        + b'","name":"'
+                        + name.encode()
+                        + b'","input":'
+                        + self.cl_input(name)
+                        + b"}",
+                        us,
+                        b'"tool_use"' if (version == b"2.0.74" and r.random() < 0.1) else b"null",
+                    )
                     yield t, line
                     calls.append((tid, au, name))
                     t += self.ms(0.05, 0.8)
                 for tid, au, name in calls:
                     if r.random() < 0.3:
                         pu = uid()
-                        yield t, (b'{"parentUuid":"' + au + b'",' + env + b'"type":"progress","data":{"type":"hook_progress",'
-                                  b'"hookEvent":"PreToolUse","hookName":"PreToolUse:' + name.encode()
-                                  + b'","command":"~/.claude/hooks/guard.sh"},"toolUseID":"' + tid + b'","parentToolUseID":"'
-                                  + tid + b'","uuid":"' + pu + b'","timestamp":"' + iso(t + 7) + b'"}')
+                        yield (
+                            t,
+                            (
+                                b'{"parentUuid":"'
+                                + au
+                                + b'",'
+                                + env
+                                + b'"type":"progress","data":{"type":"hook_progress",'
+                                b'"hookEvent":"PreToolUse","hookName":"PreToolUse:'
+                                + name.encode()
+                                + b'","command":"~/.claude/hooks/guard.sh"},"toolUseID":"'
+                                + tid
+                                + b'","parentToolUseID":"'
+                                + tid
+                                + b'","uuid":"'
+                                + pu
+                                + b'","timestamp":"'
+                                + iso(t + 7)
+                                + b'"}'
+                            ),
+                        )
                     gap = self.tool_gap()
                     if name == "Bash" and gap > 3000:
                         for j in range(min(8, gap // 3000)):
                             pu = uid()
-                            yield t, (b'{"parentUuid":"' + au + b'",' + env + b'"type":"progress","data":{"type":"bash_progress",'
-                                      b'"output":"' + tx.lu(10, 400) + b'","fullOutput":"' + tx.lu(10, 800)
-                                      + b'","elapsedTimeSeconds":%d,"totalLines":%d},"toolUseID":"' % (3 * (j + 1), r.randrange(500))
-                                      + tid + b'","parentToolUseID":"' + tid + b'","uuid":"' + pu + b'","timestamp":"'
-                                      + iso(t + 3000 * (j + 1)) + b'"}')
+                            yield (
+                                t,
+                                (
+                                    b'{"parentUuid":"'
+                                    + au
+                                    + b'",'
+                                    + env
+                                    + b'"type":"progress","data":{"type":"bash_progress",'
+                                    b'"output":"'
+                                    + tx.lu(10, 400)
+                                    + b'","fullOutput":"'
+                                    + tx.lu(10, 800)
+                                    + b'","elapsedTimeSeconds":%d,"totalLines":%d},"toolUseID":"'
+                                    % (3 * (j + 1), r.randrange(500))
+                                    + tid
+                                    + b'","parentToolUseID":"'
+                                    + tid
+                                    + b'","uuid":"'
+                                    + pu
+                                    + b'","timestamp":"'
+                                    + iso(t + 3000 * (j + 1))
+                                    + b'"}'
+                                ),
+                            )
                     if r.random() < 0.02:  # the human types while the tool runs
-                        yield t, (b'{"type":"queue-operation","operation":"enqueue","timestamp":"' + iso(t + gap // 2)
-                                  + b'","sessionId":"' + sid + b'","content":"' + tx.lu(10, 200) + b'"}')
-                        yield t, (b'{"type":"queue-operation","operation":"remove","timestamp":"' + iso(t + gap + 3)
-                                  + b'","sessionId":"' + sid + b'"}')
+                        yield (
+                            t,
+                            (
+                                b'{"type":"queue-operation","operation":"enqueue","timestamp":"'
+                                + iso(t + gap // 2)
+                                + b'","sessionId":"'
+                                + sid
+                                + b'","content":"'
+                                + tx.lu(10, 200)
+                                + b'"}'
+                            ),
+                        )
+                        yield (
+                            t,
+                            (
+                                b'{"type":"queue-operation","operation":"remove","timestamp":"'
+                                + iso(t + gap + 3)
+                                + b'","sessionId":"'
+                                + sid
+                                + b'"}'
+                            ),
+                        )
                     t += gap
                     out = tx.lu(20, 20000)
                     err = r.random() < 0.05
                     parent = b'"' + au + b'"'
                     if name == "Bash":
-                        tur = (b'{"stdout":"' + out + b'","stderr":"","interrupted":false,"isImage":false}')
+                        tur = b'{"stdout":"' + out + b'","stderr":"","interrupted":false,"isImage":false}'
                     elif name == "Read":
-                        tur = b'{"type":"text","file":{"filePath":"/home/dev/proj/src/x.py","content":"' + out + b'","numLines":%d,"startLine":1,"totalLines":%d}}' % (r.randint(1, 400), r.randint(1, 4000))
+                        tur = (
+                            b'{"type":"text","file":{"filePath":"/home/dev/proj/src/x.py","content":"'
+                            + out
+                            + b'","numLines":%d,"startLine":1,"totalLines":%d}}'
+                            % (r.randint(1, 400), r.randint(1, 4000))
+                        )
                     else:
-                        tur = b'"' + tx.lu(10, 200) + b'"' if r.random() < 0.1 else b'{"type":"update","filePath":"/home/dev/proj/src/x.py"}'
+                        tur = (
+                            b'"' + tx.lu(10, 200) + b'"'
+                            if r.random() < 0.1
+                            else b'{"type":"update","filePath":"/home/dev/proj/src/x.py"}'
+                        )
                     if err:
                         tur = b'"Error: ' + tx.lu(10, 120) + b'"'
-                    line, _ = user(b'[{"tool_use_id":"' + tid + b'","type":"tool_result","content":"' + out + b'"'
-                                   + (b',"is_error":true' if err else b"") + b'}]',
-                                   b',"toolUseResult":' + tur + b',"sourceToolAssistantUUID":"' + au + b'"')
+                    line, _ = user(
+                        b'[{"tool_use_id":"'
+                        + tid
+                        + b'","type":"tool_result","content":"'
+                        + out
+                        + b'"'
+                        + (b',"is_error":true' if err else b"")
+                        + b"}]",
+                        b',"toolUseResult":' + tur + b',"sourceToolAssistantUUID":"' + au + b'"',
+                    )
                     yield t, line
 
         turn = 0
@@ -392,32 +792,74 @@ class Gen:
                 t += self.human_gap()
             turn += 1
             pu = uid()
-            yield t, (b'{"type":"file-history-snapshot","messageId":"' + pu + b'","snapshot":{"messageId":"' + pu
-                      + b'","trackedFileBackups":{},"timestamp":"' + iso(t) + b'"},"isSnapshotUpdate":false}')
+            yield (
+                t,
+                (
+                    b'{"type":"file-history-snapshot","messageId":"'
+                    + pu
+                    + b'","snapshot":{"messageId":"'
+                    + pu
+                    + b'","trackedFileBackups":{},"timestamp":"'
+                    + iso(t)
+                    + b'"},"isSnapshotUpdate":false}'
+                ),
+            )
             x = r.random()
             if x < 0.01 and turn > 1:  # task notification: automatic, can be slow
-                text = (b"<task-notification>\\n<task-id>" + self.b62(7) + b"</task-id>\\n<status>completed</status>\\n<summary>"
-                        + tx.lu(20, 120) + b"</summary>\\n</task-notification>")
+                text = (
+                    b"<task-notification>\\n<task-id>"
+                    + self.b62(7)
+                    + b"</task-id>\\n<status>completed</status>\\n<summary>"
+                    + tx.lu(20, 120)
+                    + b"</summary>\\n</task-notification>"
+                )
             else:
                 text = tx.lu(20, 2000)
             content = b'"' + text + b'"' if r.random() < 0.4 else b'[{"type":"text","text":"' + text + b'"}]'
-            line, _ = user(content, b',"thinkingMetadata":{"maxThinkingTokens":31999},"todos":[],"permissionMode":"default"'
-                           if version.startswith(b"2.1") else b"")
+            line, _ = user(
+                content,
+                b',"thinkingMetadata":{"maxThinkingTokens":31999},"todos":[],"permissionMode":"default"'
+                if version.startswith(b"2.1")
+                else b"",
+            )
             yield t, line
             yield from reply(False)
             if r.random() < 0.08:  # Stop hook re-prompt 0.03-0.42 s after the final reply, then one more reply
                 t += int(self.lu(0.03, 0.42) * 1000)
-                line, _ = user(b'"Stop hook feedback:\\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: ' + tx.lu(40, 400) + b'\\n"',
-                               b',"isMeta":true')
+                line, _ = user(
+                    b'"Stop hook feedback:\\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: '
+                    + tx.lu(40, 400)
+                    + b'\\n"',
+                    b',"isMeta":true',
+                )
                 yield t, line
                 yield from reply(r.random() < 0.6)
             if r.random() < 0.3:
                 su = uid()
-                yield t, (b'{"parentUuid":' + parent + b',' + env + b'"type":"system","subtype":"turn_duration","durationMs":%d,'
-                          b'"timestamp":"%s","uuid":"%s","isMeta":false}') % (r.randint(2000, 900000), iso(t + 5), su)
+                yield (
+                    t,
+                    (
+                        b'{"parentUuid":'
+                        + parent
+                        + b","
+                        + env
+                        + b'"type":"system","subtype":"turn_duration","durationMs":%d,'
+                        b'"timestamp":"%s","uuid":"%s","isMeta":false}'
+                    )
+                    % (r.randint(2000, 900000), iso(t + 5), su),
+                )
 
     # ============================================================================== OpenAI / Hermes
-    OA_TOOLS = ("read_file", "terminal", "search_files", "patch", "write_file", "todo", "execute_code", "browser_navigate")
+    OA_TOOLS = (
+        "read_file",
+        "terminal",
+        "search_files",
+        "patch",
+        "write_file",
+        "todo",
+        "execute_code",
+        "browser_navigate",
+    )
     OA_MODELS = (b"claude-opus-4.7", b"claude-opus-4.8", b"gpt-5.4", b"claude-sonnet-4.6")
     OA_PLATFORMS = (b"cli", b"slack", b"telegram", b"discord")
 
@@ -431,15 +873,20 @@ class Gen:
         if name == "search_files":
             return b'{"pattern":"' + t.lu(3, 40) + b'","target":"content","path":"src"}'
         if name == "patch":
-            return (b'{"mode":"replace","path":"src/mod%d.py","old_string":"' % r.randrange(100) + t.lu(20, 800)
-                    + b'","new_string":"' + t.lu(20, 800) + b'"}')
+            return (
+                b'{"mode":"replace","path":"src/mod%d.py","old_string":"' % r.randrange(100)
+                + t.lu(20, 800)
+                + b'","new_string":"'
+                + t.lu(20, 800)
+                + b'"}'
+            )
         if name == "write_file":
             return b'{"path":"src/new%d.py","content":"' % r.randrange(100) + t.lu(50, 4000) + b'"}'
         if name == "todo":
             return b'{"todos":[{"id":"t1","content":"' + t.lu(10, 80) + b'","status":"in_progress"}],"merge":true}'
         if name == "execute_code":
             return b'{"code":"' + t.lu(30, 1500) + b'"}'
-        return b'{"url":"https://example.com/p/%d"}' % r.randrange(10 ** 6)
+        return b'{"url":"https://example.com/p/%d"}' % r.randrange(10**6)
 
     def openai_session(self, more):
         r, tx, iso = self.r, self.tx, self.clock.iso
@@ -451,8 +898,19 @@ class Gen:
         mtail = b',"model":"' + model + b'"}'
         hdr = r.random() < 0.3  # this client logs the x-initiator header
         n_turns = int(self.lu(1, 60))
-        yield t, (head + b'session_meta","model":"' + model + b'","platform":"' + r.choice(self.OA_PLATFORMS)
-                  + b'","timestamp":"' + iso(t) + b'"}')
+        yield (
+            t,
+            (
+                head
+                + b'session_meta","model":"'
+                + model
+                + b'","platform":"'
+                + r.choice(self.OA_PLATFORMS)
+                + b'","timestamp":"'
+                + iso(t)
+                + b'"}'
+            ),
+        )
         t += r.randint(3, 40)
 
         def user(text: bytes, who: bytes | None):
@@ -461,8 +919,19 @@ class Gen:
 
         def asst(text: bytes, finish: bytes, calls: bytes | None = None):
             tc = b',"tool_calls":' + calls if calls is not None else b""
-            return (head + b'assistant","content":"' + text + b'"' + tc + b',"finish_reason":"' + finish
-                    + b'","timestamp":"' + iso(t) + b'"' + mtail)
+            return (
+                head
+                + b'assistant","content":"'
+                + text
+                + b'"'
+                + tc
+                + b',"finish_reason":"'
+                + finish
+                + b'","timestamp":"'
+                + iso(t)
+                + b'"'
+                + mtail
+            )
 
         def tool_round():
             """Assistant with real calls + tool results."""
@@ -472,13 +941,31 @@ class Gen:
                 name = r.choice(self.OA_TOOLS)
                 cid = b"call_" + self.b62(24)
                 ids.append(cid)
-                calls.append(b'{"id":"' + cid + b'","type":"function","function":{"name":"' + name.encode()
-                             + b'","arguments":"' + jesc(self.oa_args(name)) + b'"}}')
+                calls.append(
+                    b'{"id":"'
+                    + cid
+                    + b'","type":"function","function":{"name":"'
+                    + name.encode()
+                    + b'","arguments":"'
+                    + jesc(self.oa_args(name))
+                    + b'"}}'
+                )
             yield t, asst(tx.lu(20, 400) if r.random() < 0.3 else b"", b"tool_calls", b"[" + b",".join(calls) + b"]")
             for cid in ids:
                 t += self.tool_gap()
-                yield t, (head + b'tool","content":"' + jesc(b'{"output":"' + tx.lu(20, 20000) + b'","exit_code":0,"error":null}')
-                          + b'","tool_call_id":"' + cid + b'","timestamp":"' + iso(t) + b'"}')
+                yield (
+                    t,
+                    (
+                        head
+                        + b'tool","content":"'
+                        + jesc(b'{"output":"' + tx.lu(20, 20000) + b'","exit_code":0,"error":null}')
+                        + b'","tool_call_id":"'
+                        + cid
+                        + b'","timestamp":"'
+                        + iso(t)
+                        + b'"}'
+                    ),
+                )
 
         def dropped():
             """A dropped tool call; returns True when the narration ends the turn (plan-as-answer)."""
@@ -492,23 +979,23 @@ class Gen:
                 yield t, asst(narr, b"tool_calls", calls)
                 n += 1
                 if policy < 0.15:
-                    return True           # harness without the fix: the narration is the answer
+                    return True  # harness without the fix: the narration is the answer
                 if policy < 0.40:
                     t += self.model_gap()
-                    return False          # the next round makes the call without a nudge
+                    return False  # the next round makes the call without a nudge
                 if n > 3:
-                    return True           # Hermes: 3 nudges exhausted, 4th narration delivered
+                    return True  # Hermes: 3 nudges exhausted, 4th narration delivered
                 t += int(self.lu(0.05, 0.2) * 1000)
                 yield t, user(HERMES_NUDGE_J, b"agent")
                 t += self.model_gap()
                 if r.random() < 0.65:
-                    return False          # recovered after the nudge
+                    return False  # recovered after the nudge
 
         def agent_turn(max_steps: float):
             """Rounds until a final reply; returns the finish of the last assistant message."""
             nonlocal t
             steps = int(self.lu(1, max_steps))
-            for s in range(steps - 1):
+            for _s in range(steps - 1):
                 t += self.model_gap()
                 if r.random() < 0.02:
                     ended = yield from dropped()
@@ -537,12 +1024,12 @@ class Gen:
                 t += self.human_gap()
             yield t, user(tx.lu(20, 2000), b"user")
             last = yield from agent_turn(25)
-            while last == "stop" and r.random() < 0.05:   # automatic continue prompts after a final reply
+            while last == "stop" and r.random() < 0.05:  # automatic continue prompts after a final reply
                 if r.random() < 0.8:
                     t += self.auto_gap()
                     yield t, user(r.choice(FAST_AUTO_J), b"agent")
                 else:
-                    t += self.ms(5, 20)                      # LLM next-speaker check / compaction continue
+                    t += self.ms(5, 20)  # LLM next-speaker check / compaction continue
                     yield t, user(r.choice(SLOW_AUTO_J), b"agent")
                 last = yield from agent_turn(4)
 
@@ -589,7 +1076,7 @@ class Writer:
 
 def fill(g: Gen, fmt: str, w: Writer, target: int, interleave: int) -> None:
     """Write sessions to w until about `target` bytes (sessions end at a turn boundary)."""
-    more = lambda: w.bytes < target  # noqa: E731
+    more = lambda: w.bytes < target
     make = g.claude_session if fmt == "claude" else g.openai_session
     if interleave <= 1:
         while w.bytes < target:
@@ -600,7 +1087,7 @@ def fill(g: Gen, fmt: str, w: Writer, target: int, interleave: int) -> None:
     heap = []
     seq = 0
     base = g.start_ms()
-    for k in range(interleave):
+    for _k in range(interleave):
         g._oa_t = base + int(g.lu(1, 3600) * 1000)
         it = make(more)
         ts, line = next(it)
@@ -627,10 +1114,16 @@ def main(argv=None) -> int:
     ap.add_argument("--format", choices=["claude", "openai"], required=True)
     ap.add_argument("--bytes", required=True, help="total size, e.g. 200M, 1G (binary units)")
     ap.add_argument("--out", required=True, help="output file; a directory with --files (or an existing directory)")
-    ap.add_argument("--files", type=int, default=0, help="spread the output over N files (claude: one session per file)")
+    ap.add_argument(
+        "--files", type=int, default=0, help="spread the output over N files (claude: one session per file)"
+    )
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--interleave", type=int, default=1,
-                    help="openai: run K sessions concurrently and merge their lines by time (default 1)")
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        default=1,
+        help="openai: run K sessions concurrently and merge their lines by time (default 1)",
+    )
     a = ap.parse_args(argv)
     total = parse_size(a.bytes)
     t0 = time.perf_counter()
@@ -654,14 +1147,18 @@ def main(argv=None) -> int:
                     w.add(line)
                 w.close()
                 os.replace(tmp, os.path.join(a.out, g.current_sid.decode() + ".jsonl"))
-                nbytes += w.bytes; nlines += w.lines; nfiles += 1
+                nbytes += w.bytes
+                nlines += w.lines
+                nfiles += 1
         else:
             per = total / a.files
             for i in range(a.files):
                 w = Writer(os.path.join(a.out, f"openai_{i:05d}.jsonl"))
                 fill(g, a.format, w, int(per * (i + 1)) - nbytes, a.interleave)
                 w.close()
-                nbytes += w.bytes; nlines += w.lines; nfiles += 1
+                nbytes += w.bytes
+                nlines += w.lines
+                nfiles += 1
     else:
         out = a.out
         if os.path.isdir(out):

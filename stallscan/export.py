@@ -1,4 +1,5 @@
 """Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB."""
+
 from __future__ import annotations
 
 import importlib
@@ -21,8 +22,12 @@ DERIVED = {
 }
 BASE = ("events", "files", "skipped", "rejects")
 DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
-TEXT_COLUMNS = {"events": ("text", "tool_calls"), "rejects": ("excerpt",), "stalls": ("excerpt",),
-                "turn_boundaries": ("excerpt",)}
+TEXT_COLUMNS = {
+    "events": ("text", "tool_calls"),
+    "rejects": ("excerpt",),
+    "stalls": ("excerpt",),
+    "turn_boundaries": ("excerpt",),
+}
 
 
 @dataclass
@@ -46,13 +51,20 @@ def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     try:
         fn = getattr(importlib.import_module(mod_name), fn_name)
     except (ImportError, AttributeError):
-        raise StallscanError(f"table {table} is not available in this version", hint="export one of: " +
-                             ", ".join(t for t in available_tables() if _importable(t))) from None
+        raise StallscanError(
+            f"table {table} is not available in this version",
+            hint="export one of: " + ", ".join(t for t in available_tables() if _importable(t)),
+        ) from None
     fn(con)
 
 
-def export_tables(con: duckdb.DuckDBPyConnection, out_dir: str | os.PathLike, tables: list[str],
-                  partition_by: list[str] | None = None, redact: str = "none") -> list[ExportResult]:
+def export_tables(
+    con: duckdb.DuckDBPyConnection,
+    out_dir: str | os.PathLike,
+    tables: list[str],
+    partition_by: list[str] | None = None,
+    redact: str = "none",
+) -> list[ExportResult]:
     """Write each table as parquet under out_dir/<table>/ (hive partitions when partition_by is given).
 
     redact: "none"; "mask" (secret shapes in text columns replaced, see stallscan.redact); "drop" (text
@@ -75,8 +87,10 @@ def export_tables(con: duckdb.DuckDBPyConnection, out_dir: str | os.PathLike, ta
             select = f"SELECT *, CAST(ts AS DATE) AS date FROM ({select})"
         target = out / table
         if parts:
-            con.execute(f"COPY ({select}) TO '{_q(str(target))}' (FORMAT parquet, COMPRESSION zstd, "
-                        f"PARTITION_BY ({', '.join(parts)}), OVERWRITE_OR_IGNORE true)")
+            con.execute(
+                f"COPY ({select}) TO '{_q(str(target))}' (FORMAT parquet, COMPRESSION zstd, "
+                f"PARTITION_BY ({', '.join(parts)}), OVERWRITE_OR_IGNORE true)"
+            )
         else:
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
@@ -92,11 +106,14 @@ def _select(table: str, cols: list[str], redact: str) -> str:
     if redact == "drop":
         return f"SELECT * EXCLUDE ({', '.join(text_cols)}) FROM {table}"
     from stallscan.store.redact import redact_sql  # masks secret shapes inside DuckDB
+
     repl = []
     for c in text_cols:
         if c == "tool_calls":
-            repl.append(f"list_transform(tool_calls, lambda t: {{'id': t.id, 'name': t.name, "
-                        f"'arguments': {redact_sql('t.arguments')}}}) AS tool_calls")
+            repl.append(
+                f"list_transform(tool_calls, lambda t: {{'id': t.id, 'name': t.name, "
+                f"'arguments': {redact_sql('t.arguments')}}}) AS tool_calls"
+            )
         else:
             repl.append(f"{redact_sql(c)} AS {c}")
     return f"SELECT * REPLACE ({', '.join(repl)}) FROM {table}"

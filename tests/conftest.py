@@ -1,4 +1,5 @@
 """Shared fixtures: a pinned environment and small helpers to write transcripts."""
+
 from __future__ import annotations
 
 import json
@@ -28,12 +29,30 @@ def claude_line(kind: str, n: int, session: str = "s1", **extra) -> str:
     """One Claude Code record: a user prompt or an assistant text reply, with a unique uuid."""
     ts = f"2026-01-01T00:00:{n:02d}.000Z"
     if kind == "user":
-        rec = {"type": "user", "uuid": f"u{n}", "parentUuid": None, "sessionId": session, "timestamp": ts,
-               "isSidechain": False, "message": {"role": "user", "content": f"prompt {n}"}}
+        rec = {
+            "type": "user",
+            "uuid": f"u{n}",
+            "parentUuid": None,
+            "sessionId": session,
+            "timestamp": ts,
+            "isSidechain": False,
+            "message": {"role": "user", "content": f"prompt {n}"},
+        }
     else:
-        rec = {"type": "assistant", "uuid": f"a{n}", "sessionId": session, "timestamp": ts, "isSidechain": False,
-               "message": {"id": f"msg_{n}", "role": "assistant", "model": "m", "stop_reason": None,
-                           "content": [{"type": "text", "text": f"reply {n}"}]}}
+        rec = {
+            "type": "assistant",
+            "uuid": f"a{n}",
+            "sessionId": session,
+            "timestamp": ts,
+            "isSidechain": False,
+            "message": {
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "model": "m",
+                "stop_reason": None,
+                "content": [{"type": "text", "text": f"reply {n}"}],
+            },
+        }
     rec.update(extra)
     return json.dumps(rec)
 

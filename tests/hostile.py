@@ -1,5 +1,6 @@
 """Helpers for the fault and hostile-input tests (issue 7): the line-accounting invariant, checked
 against the tables and against an independent count of the file's lines."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ def snapshot(con):
     out = {}
     for table, order in TABLE_ORDER.items():
         out[table] = con.execute(
-            f"SELECT count(*), md5(string_agg(t::VARCHAR, '|' ORDER BY {order})) FROM {table} t").fetchone()
+            f"SELECT count(*), md5(string_agg(t::VARCHAR, '|' ORDER BY {order})) FROM {table} t"
+        ).fetchone()
     return out
 
 
@@ -35,7 +37,8 @@ def accounting_errors(con, check_files: bool = True, only: str | None = None) ->
       equal their element count.
     """
     errors = []
-    rows = con.execute("""
+    rows = con.execute(
+        """
         WITH ev AS (SELECT file, coalesce(sum(n_records) FILTER (WHERE part = 0), 0)
                                  + count(DISTINCT line) FILTER (WHERE part > 0) AS n, count(*) AS k
                     FROM events GROUP BY file),
@@ -46,15 +49,36 @@ def accounting_errors(con, check_files: bool = True, only: str | None = None) ->
                f.consumed_lines, f.consumed_bytes, f.pending_bytes, f.size, f.compression
         FROM files f LEFT JOIN ev ON ev.file = f.path LEFT JOIN sk ON sk.file = f.path LEFT JOIN rj ON rj.file = f.path
         WHERE $only IS NULL OR f.path = $only
-    """, {"only": only}).fetchall()
-    for (path, status, fmt, n_lines, n_ev, n_sk, n_rj, n_events, ev, sk, rj, k,
-         consumed_lines, consumed_bytes, pending, size, compression) in rows:
+    """,
+        {"only": only},
+    ).fetchall()
+    for (
+        path,
+        status,
+        fmt,
+        n_lines,
+        n_ev,
+        n_sk,
+        n_rj,
+        n_events,
+        ev,
+        sk,
+        rj,
+        k,
+        consumed_lines,
+        consumed_bytes,
+        pending,
+        _size,
+        compression,
+    ) in rows:
         if status in ("unrecognized", "empty"):
             if ev or sk or rj:
                 errors.append(f"{path}: {status} but has rows ({ev}, {sk}, {rj})")
             continue
         if (n_lines, n_ev, n_sk, n_rj, n_events) != (ev + sk + rj, ev, sk, rj, k):
-            errors.append(f"{path}: files says {(n_lines, n_ev, n_sk, n_rj, n_events)}, tables hold {(ev + sk + rj, ev, sk, rj, k)}")
+            errors.append(
+                f"{path}: files says {(n_lines, n_ev, n_sk, n_rj, n_events)}, tables hold {(ev + sk + rj, ev, sk, rj, k)}"
+            )
         if fmt and not SPECS[fmt].whole_file and consumed_lines != n_lines:
             errors.append(f"{path}: consumed {consumed_lines} lines, accounted {n_lines}")
         if check_files and status == "ok" and compression == "none" and Path(path).exists():

@@ -2,25 +2,37 @@
 production path and the plain-Python reference (stallscan.boundaries_ref) on generated sessions.
 
 Golden expectations are written from the decision order stated in issue 3 and formats.md, by hand."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.boundaries_ref import replay_session
-from stallscan.ingest.run import ingest_paths
 from stallscan.replay.labels import label_events
 
 GOLDEN = Path(__file__).parent / "golden" / "boundaries"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
-COMPARED = ("gap_s", "prev_reply_status", "decided_by", "decision", "origin", "is_human_turn", "error",
-            "gap_only_decision", "gap_only_error", "header_only_decision", "header_only_error")
+COMPARED = (
+    "gap_s",
+    "prev_reply_status",
+    "decided_by",
+    "decision",
+    "origin",
+    "is_human_turn",
+    "error",
+    "gap_only_decision",
+    "gap_only_error",
+    "header_only_decision",
+    "header_only_error",
+)
 
 
 def _rows(con, sql, params=None):
@@ -31,8 +43,11 @@ def _rows(con, sql, params=None):
 
 def reference_mismatches(con, threshold: float) -> list[str]:
     """Run the reference over every session of `events` and list where it differs from turn_boundaries."""
-    events = _rows(con, "SELECT event_id, session_id, seq, role, ts, ts_end, ts_quality, text, finish_norm, "
-                        "n_tool_calls, model, initiator FROM events ORDER BY session_id, seq")
+    events = _rows(
+        con,
+        "SELECT event_id, session_id, seq, role, ts, ts_end, ts_quality, text, finish_norm, "
+        "n_tool_calls, model, initiator FROM events ORDER BY session_id, seq",
+    )
     labels = {r["event_id"]: r for r in _rows(con, "SELECT * FROM user_labels")}
     sql_rows = {r["event_id"]: r for r in _rows(con, "SELECT * FROM turn_boundaries")}
     by_session: dict[str, list] = {}
@@ -48,8 +63,9 @@ def reference_mismatches(con, threshold: float) -> list[str]:
                 continue
             for k in COMPARED:
                 a, b = got[k], ref[k]
-                same = (a is None and b is None) or (a is not None and b is not None and
-                                                     (abs(a - b) < 1e-9 if isinstance(b, float) else a == b))
+                same = (a is None and b is None) or (
+                    a is not None and b is not None and (abs(a - b) < 1e-9 if isinstance(b, float) else a == b)
+                )
                 if not same:
                     problems.append(f"{sid} seq {ref['seq']}: {k} sql={a!r} ref={b!r}")
     extra = set(sql_rows) - seen
@@ -66,8 +82,9 @@ def test_golden(con, case):
     assert res.rejects == 0
     label_events(con, config={})
     replay_boundaries(con, expected["threshold"])
-    got = _rows(con, "SELECT e.line, t.*, t.origin_rule FROM turn_boundaries t JOIN events e USING (event_id) "
-                     "ORDER BY e.line")
+    got = _rows(
+        con, "SELECT e.line, t.*, t.origin_rule FROM turn_boundaries t JOIN events e USING (event_id) ORDER BY e.line"
+    )
     assert [g["line"] for g in got] == [d["line"] for d in expected["decisions"]], case
     for g, want in zip(got, expected["decisions"]):
         for key, value in want.items():
@@ -80,8 +97,11 @@ def test_golden(con, case):
 
 def test_golden_cases_cover_the_issue():
     """Header precedence, every incomplete status, the threshold edge, skew, missing and per-flush times."""
-    seen = {(d["decided_by"], d["prev_reply_status"]) for c in CASES
-            for d in json.loads((GOLDEN / c / "expected.json").read_text())["decisions"]}
+    seen = {
+        (d["decided_by"], d["prev_reply_status"])
+        for c in CASES
+        for d in json.loads((GOLDEN / c / "expected.json").read_text())["decisions"]
+    }
     for status in ("empty", "truncated", "cancelled", "failed", "tool_calls"):
         assert ("completion", status) in seen, status
     assert {("header", "final"), ("header", "tool_calls"), ("no_time", "final"), ("gap", "final")} <= seen
@@ -91,34 +111,53 @@ def test_golden_cases_cover_the_issue():
 def test_threshold_is_a_parameter(con):
     ingest_paths(con, [str(GOLDEN / "gap_equal_threshold" / "transcript.jsonl")])
     replay_boundaries(con, 1.5)
-    assert [r[0] for r in con.execute("SELECT decision FROM turn_boundaries ORDER BY seq").fetchall()] == \
-        ["human", "human", "human"]
+    assert [r[0] for r in con.execute("SELECT decision FROM turn_boundaries ORDER BY seq").fetchall()] == [
+        "human",
+        "human",
+        "human",
+    ]
     replay_boundaries(con, 2.5)
-    assert [r[0] for r in con.execute("SELECT decision FROM turn_boundaries ORDER BY seq").fetchall()] == \
-        ["human", "continuation", "continuation"]
+    assert [r[0] for r in con.execute("SELECT decision FROM turn_boundaries ORDER BY seq").fetchall()] == [
+        "human",
+        "continuation",
+        "continuation",
+    ]
     assert con.execute("SELECT DISTINCT threshold FROM turn_boundaries").fetchall() == [(2.5,)]
 
 
 # ---------------------------------------------------------------------------------------------------
 # generated sessions: SQL and reference agree
 # ---------------------------------------------------------------------------------------------------
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-TEXTS = ["", "  ", "(empty)", "Done.", "API Error: 500", "Operation interrupted: x",
-         "Failure: I did not provide a response.", "please continue", "Stop hook feedback:\n[x]: y",
-         "[Request interrupted by user]", "<task-notification>x</task-notification>", None]
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+TEXTS = [
+    "",
+    "  ",
+    "(empty)",
+    "Done.",
+    "API Error: 500",
+    "Operation interrupted: x",
+    "Failure: I did not provide a response.",
+    "please continue",
+    "Stop hook feedback:\n[x]: y",
+    "[Request interrupted by user]",
+    "<task-notification>x</task-notification>",
+    None,
+]
 
-event_st = st.fixed_dictionaries({
-    "role": st.sampled_from(["user", "assistant", "assistant", "tool", "system"]),
-    "text": st.sampled_from(TEXTS),
-    "finish_norm": st.sampled_from([None, "stop", "length", "cancelled", "error", "content_filter", "tool_calls"]),
-    "n_tool_calls": st.sampled_from([0, 0, 1, 2]),
-    "model": st.sampled_from(["m", "<synthetic>", None]),
-    "ms": st.one_of(st.none(), st.integers(0, 10_000)),      # ts offset in ms (None: no timestamp)
-    "dur": st.sampled_from([0, 500, 2000]),                  # reply duration (ts_end - ts)
-    "ts_quality": st.sampled_from(["per_message", "per_message", "per_flush", "none"]),
-    "initiator": st.sampled_from([None, None, None, "user", "agent", "other"]),
-    "is_meta": st.booleans(),
-})
+event_st = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant", "assistant", "tool", "system"]),
+        "text": st.sampled_from(TEXTS),
+        "finish_norm": st.sampled_from([None, "stop", "length", "cancelled", "error", "content_filter", "tool_calls"]),
+        "n_tool_calls": st.sampled_from([0, 0, 1, 2]),
+        "model": st.sampled_from(["m", "<synthetic>", None]),
+        "ms": st.one_of(st.none(), st.integers(0, 10_000)),  # ts offset in ms (None: no timestamp)
+        "dur": st.sampled_from([0, 500, 2000]),  # reply duration (ts_end - ts)
+        "ts_quality": st.sampled_from(["per_message", "per_message", "per_flush", "none"]),
+        "initiator": st.sampled_from([None, None, None, "user", "agent", "other"]),
+        "is_meta": st.booleans(),
+    }
+)
 
 
 def _insert(con, sessions):
@@ -127,19 +166,43 @@ def _insert(con, sessions):
         for i, e in enumerate(events, 1):
             ts = T0 + timedelta(milliseconds=e["ms"]) if e["ms"] is not None else None
             end = ts + timedelta(milliseconds=e["dur"]) if ts is not None and e["role"] == "assistant" else ts
-            rows.append((f"s{s}-{i}", "openai_chat", f"/g/s{s}", i, i, 0, 1, f"s{s}", i, ts, end, e["ts_quality"],
-                         e["role"], "tool_result" if e["role"] == "tool" else "message", e["text"],
-                         e["n_tool_calls"] if e["role"] == "assistant" else 0, e["finish_norm"],
-                         e["initiator"], e["model"], json.dumps({"isMeta": e["is_meta"]})))
+            rows.append(
+                (
+                    f"s{s}-{i}",
+                    "openai_chat",
+                    f"/g/s{s}",
+                    i,
+                    i,
+                    0,
+                    1,
+                    f"s{s}",
+                    i,
+                    ts,
+                    end,
+                    e["ts_quality"],
+                    e["role"],
+                    "tool_result" if e["role"] == "tool" else "message",
+                    e["text"],
+                    e["n_tool_calls"] if e["role"] == "assistant" else 0,
+                    e["finish_norm"],
+                    e["initiator"],
+                    e["model"],
+                    json.dumps({"isMeta": e["is_meta"]}),
+                )
+            )
     con.executemany(
         "INSERT INTO events (event_id, source_format, file, line, last_line, part, n_records, session_id, seq, ts, "
         "ts_end, ts_quality, role, kind, text, n_tool_calls, finish_norm, initiator, model, is_sidechain, meta) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false, ?)", rows)
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false, ?)",
+        rows,
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(sessions=st.lists(st.lists(event_st, min_size=1, max_size=12), min_size=1, max_size=4),
-       threshold=st.sampled_from([0.0, 0.5, 2.0, 2.5, 7.0]))
+@given(
+    sessions=st.lists(st.lists(event_st, min_size=1, max_size=12), min_size=1, max_size=4),
+    threshold=st.sampled_from([0.0, 0.5, 2.0, 2.5, 7.0]),
+)
 def test_sql_agrees_with_reference(con, sessions, threshold):
     con.execute("DELETE FROM events")
     _insert(con, sessions)

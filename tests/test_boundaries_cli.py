@@ -1,4 +1,5 @@
 """`stallscan boundaries` and the report's "Turn boundaries" section, end to end on a golden transcript."""
+
 from __future__ import annotations
 
 import json
@@ -7,9 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
 from stallscan.report.build import ReportOptions, build_report, render_report
+from stallscan.store.db import connect
 
 GOLDEN = Path(__file__).parent / "golden" / "boundaries"
 
@@ -28,14 +29,17 @@ def test_cli_json_lists_decisions(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert [(d["line"], d["decided_by"], d["decision"], d["origin"]) for d in data["decisions"]] == [
-        (1, "first", "human", "human"), (3, "gap", "continuation", "automatic"),
-        (5, "gap", "human", "human"), (8, "no_time", "human", "human")]
+        (1, "first", "human", "human"),
+        (3, "gap", "continuation", "automatic"),
+        (5, "gap", "human", "human"),
+        (8, "no_time", "human", "human"),
+    ]
 
 
 def test_cli_threshold_errors_only_and_session(tmp_path):
     db = _db(tmp_path, "gap_equal_threshold")
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--format", "json", "--errors-only"])
-    assert [d["line"] for d in json.loads(res.stdout)["decisions"]] == [5]       # 1.999 s human read as continuation
+    assert [d["line"] for d in json.loads(res.stdout)["decisions"]] == [5]  # 1.999 s human read as continuation
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--format", "json", "--errors-only", "--threshold", "1.5"])
     assert json.loads(res.stdout)["decisions"] == []
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--session", "transcript"])

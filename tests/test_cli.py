@@ -1,11 +1,11 @@
 """The CLI as a user meets it: exit codes, one-line errors with hints, clean --json on stdout."""
+
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
-import time
 
 import duckdb
 import pytest
@@ -16,15 +16,16 @@ ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120")
 
 
 def stallscan(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=120
+    )
 
 
 def test_ingest_json_is_clean_on_stdout(tmp_path):
     db = tmp_path / "x.duckdb"
     p = stallscan("ingest", str(SAMPLES), "--db", str(db), "--json")
     assert p.returncode == 0, p.stderr
-    summary = json.loads(p.stdout)       # nothing but the JSON document on stdout
+    summary = json.loads(p.stdout)  # nothing but the JSON document on stdout
     assert summary["ingested"] == summary["files"] > 0 and summary["rejects"] == 0
     assert summary["lines"] >= summary["events"] > 0
     again = json.loads(stallscan("ingest", str(SAMPLES), "--db", str(db), "--json").stdout)
@@ -40,11 +41,14 @@ def test_report_from_paths_in_one_command(tmp_path):
     assert "ingested" in p.stderr
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["ingest", "/no/such/path"], 3, "no such file or directory: /no/such/path"),
-    (["ingest", "/no/such/*.jsonl"], 3, "no file matches /no/such/*.jsonl"),
-    (["ingest", str(SAMPLES), "--format", "nope"], 2, "unknown format 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["ingest", "/no/such/path"], 3, "no such file or directory: /no/such/path"),
+        (["ingest", "/no/such/*.jsonl"], 3, "no file matches /no/such/*.jsonl"),
+        (["ingest", str(SAMPLES), "--format", "nope"], 2, "unknown format 'nope'"),
+    ],
+)
 def test_user_errors_are_one_line_with_exit_code(tmp_path, args, code, message):
     p = stallscan(*args, "--db", str(tmp_path / "e.duckdb"))
     assert p.returncode == code
@@ -71,9 +75,15 @@ def test_unreadable_file_exit_3_after_ingesting_the_rest(tmp_path):
 
 def test_locked_database_names_the_holder(tmp_path):
     db = tmp_path / "locked.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c",
-                               f"import duckdb,time; c=duckdb.connect({str(db)!r}); print('ok', flush=True); time.sleep(60)"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(db)!r}); print('ok', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ok"
         p = stallscan("ingest", str(SAMPLES), "--db", str(db))
@@ -104,7 +114,9 @@ def test_not_a_database_file(tmp_path):
 def test_sql_command_formats(tmp_path):
     db = str(tmp_path / "q.duckdb")
     stallscan("ingest", str(SAMPLES), "--db", db)
-    p = stallscan("sql", "SELECT source_format, count(*) AS n FROM events GROUP BY 1 ORDER BY 1", "--db", db, "--format", "csv")
+    p = stallscan(
+        "sql", "SELECT source_format, count(*) AS n FROM events GROUP BY 1 ORDER BY 1", "--db", db, "--format", "csv"
+    )
     assert p.returncode == 0
     assert p.stdout.splitlines()[0] == "source_format,n"
     bad = stallscan("sql", "SELECT nope FROM events", "--db", db)

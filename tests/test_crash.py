@@ -9,6 +9,7 @@ file read in chunks ($STALLSCAN_BATCH_BYTES makes batches and chunks small, so a
 CI: 10+ kills on a ~20 MB corpus, chained (each re-run is killed again). `-m slow`: the 60 MB / 40 files
 + 40 MB corpus, 12 independent kills spread evenly over the run, each followed by a full re-run.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,15 +23,25 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from tests.conftest import ROOT
 from tests.hostile import accounting_errors, snapshot
 
 
 def _gen(out: Path, size: str, files: int = 0, seed: int = 1) -> None:
-    args = [sys.executable, str(ROOT / "bench" / "gen.py"), "--format", "claude", "--bytes", size,
-            "--out", str(out) + ("/" if files else ""), "--seed", str(seed)]
+    args = [
+        sys.executable,
+        str(ROOT / "bench" / "gen.py"),
+        "--format",
+        "claude",
+        "--bytes",
+        size,
+        "--out",
+        str(out) + ("/" if files else ""),
+        "--seed",
+        str(seed),
+    ]
     if files:
         args += ["--files", str(files)]
     subprocess.run(args, check=True, capture_output=True, timeout=300)
@@ -56,8 +67,12 @@ def reference(corpus: Path) -> dict:
 
 def start(corpus: Path, db: Path, batch_bytes: int) -> subprocess.Popen:
     env = dict(os.environ, STALLSCAN_BATCH_BYTES=str(batch_bytes), NO_COLOR="1")
-    return subprocess.Popen([sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
 
 
 def after_kill(db: Path) -> tuple[int, int]:
@@ -66,8 +81,9 @@ def after_kill(db: Path) -> tuple[int, int]:
     try:
         errors = accounting_errors(con)
         assert not errors, errors
-        return con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), coalesce(sum(consumed_bytes), 0) "
-                           "FROM files").fetchone()
+        return con.execute(
+            "SELECT count(*) FILTER (WHERE status = 'ok'), coalesce(sum(consumed_bytes), 0) FROM files"
+        ).fetchone()
     finally:
         con.close()
 
@@ -86,7 +102,7 @@ def finish(corpus: Path, db: Path, batch_bytes: int) -> dict:
 
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory):
-    root = make_corpus(tmp_path_factory.mktemp("crash"), "20M", 12, "12M")   # ingest outlasts the kill window
+    root = make_corpus(tmp_path_factory.mktemp("crash"), "20M", 12, "12M")  # ingest outlasts the kill window
     return root, reference(root)
 
 
@@ -94,7 +110,7 @@ def test_sigkill_ten_times_during_ingest(small_corpus, tmp_path):
     corpus, ref = small_corpus
     n_files = sum(1 for _ in corpus.rglob("*.jsonl"))
     total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
-    batch = 1_500_000                   # ~1.5 MB: small files batch 1-2 at a time, the big file in ~6 chunks
+    batch = 1_500_000  # ~1.5 MB: small files batch 1-2 at a time, the big file in ~6 chunks
     rng = random.Random(7)
     kills, mid_run, rounds, progress = 0, 0, 0, []
     while kills < 10:
@@ -103,8 +119,8 @@ def test_sigkill_ten_times_during_ingest(small_corpus, tmp_path):
         while kills < 10:
             p = start(corpus, db, batch)
             try:
-                p.wait(timeout=rng.uniform(0.6, 1.8))   # python + duckdb start-up is ~0.5 s of that
-                break                                    # finished before the kill: the next round starts fresh
+                p.wait(timeout=rng.uniform(0.6, 1.8))  # python + duckdb start-up is ~0.5 s of that
+                break  # finished before the kill: the next round starts fresh
             except subprocess.TimeoutExpired:
                 p.send_signal(signal.SIGKILL)
                 p.wait()
@@ -114,9 +130,11 @@ def test_sigkill_ten_times_during_ingest(small_corpus, tmp_path):
             progress.append((ok, consumed))
             mid_run += 0 < consumed < total
         assert finish(corpus, db, batch) == ref
-    print(f"\ncrash: {kills} SIGKILLs survived ({mid_run} with the corpus partly ingested) over {rounds} round(s); "
-          f"progress (ok files of {n_files}, bytes of {total}): {progress}")
-    assert mid_run >= 5, progress     # most kills must land mid-ingest, not before the first commit
+    print(
+        f"\ncrash: {kills} SIGKILLs survived ({mid_run} with the corpus partly ingested) over {rounds} round(s); "
+        f"progress (ok files of {n_files}, bytes of {total}): {progress}"
+    )
+    assert mid_run >= 5, progress  # most kills must land mid-ingest, not before the first commit
 
 
 @pytest.mark.slow
@@ -128,7 +146,7 @@ def test_sigkill_at_spread_moments_large(tmp_path_factory):
     t0 = time.perf_counter()
     p = start(corpus, full, batch)
     p.communicate(timeout=600)
-    run = time.perf_counter() - t0             # the ingest process alone, start-up included
+    run = time.perf_counter() - t0  # the ingest process alone, start-up included
     assert p.returncode == 0 and finish(corpus, full, batch) == ref
     total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
     kills = []
@@ -148,4 +166,4 @@ def test_sigkill_at_spread_moments_large(tmp_path_factory):
         kills.append((round(at, 2), ok, consumed))
         assert finish(corpus, db, batch) == ref, kills
     print(f"\ncrash (large): run {run:.1f} s, {len(kills)} kills (at s, ok files, bytes of {total}): {kills}")
-    assert sum(0 < c < total for _, _, c in kills[:10]) >= 8, kills   # most land mid-ingest
+    assert sum(0 < c < total for _, _, c in kills[:10]) >= 8, kills  # most land mid-ingest

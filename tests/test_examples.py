@@ -1,4 +1,5 @@
 """examples/: the notebook's code is the script twin's body, and the script reproduces `stallscan sweep`."""
+
 from __future__ import annotations
 
 import json
@@ -28,6 +29,10 @@ def test_script_reproduces_the_sweep(con, tmp_path):
     assert p.returncode == 0, p.stderr
     got = json.loads(p.stdout.strip().splitlines()[-1])
     rec = run_sweep(con, thresholds_grid(), bootstrap=0, policies=("vgr",)).recommendation[("vgr", "all")]
-    assert (got["threshold"], got["cost"], got["events"], got["gap_decided"]) == \
-        (rec["threshold"], rec["cost"], rec["n_events"], rec["n_gap_decided"])
+    assert (got["threshold"], got["cost"], got["events"], got["gap_decided"]) == (
+        rec["threshold"],
+        rec["cost"],
+        rec["n_events"],
+        rec["n_gap_decided"],
+    )
     assert got["cost_at_2s"] == rec["at_2s"]["cost"]

@@ -1,4 +1,5 @@
 """Parquet export: the same rows back from polars, pyarrow and DuckDB; partitions; text dropped on request."""
+
 from __future__ import annotations
 
 import duckdb
@@ -23,17 +24,24 @@ def test_events_roundtrip_three_readers(con, tmp_path):
     pl_df = pl.read_parquet(f"{path}/**/*.parquet", hive_partitioning=True)
     pa_tbl = ds.dataset(path, format="parquet", partitioning="hive").to_table()
     duck = duckdb.connect()
-    duck_ids = sorted(r[0] for r in duck.execute(
-        f"SELECT event_id FROM read_parquet('{path}/**/*.parquet', hive_partitioning = true)").fetchall())
+    duck_ids = sorted(
+        r[0]
+        for r in duck.execute(
+            f"SELECT event_id FROM read_parquet('{path}/**/*.parquet', hive_partitioning = true)"
+        ).fetchall()
+    )
     assert pl_df.height == pa_tbl.num_rows == n
     assert sorted(pl_df["event_id"].to_list()) == sorted(pa_tbl.column("event_id").to_pylist()) == duck_ids == ids_db
     # whole rows survive (text, tool call structs, timestamps)
     orig = con.execute("SELECT event_id, text, tool_calls, ts, finish_norm FROM events ORDER BY event_id").fetchall()
-    back = duck.execute(f"SELECT event_id, text, tool_calls, ts, finish_norm FROM read_parquet('{path}/**/*.parquet', "
-                        "hive_partitioning = true) ORDER BY event_id").fetchall()
+    back = duck.execute(
+        f"SELECT event_id, text, tool_calls, ts, finish_norm FROM read_parquet('{path}/**/*.parquet', "
+        "hive_partitioning = true) ORDER BY event_id"
+    ).fetchall()
     assert back == orig
     assert {p.name for p in (tmp_path / "events").iterdir()} == {
-        f"source_format={f}" for (f,) in con.execute("SELECT DISTINCT source_format FROM events").fetchall()}
+        f"source_format={f}" for (f,) in con.execute("SELECT DISTINCT source_format FROM events").fetchall()
+    }
 
 
 def test_drop_text(con, tmp_path):

@@ -4,8 +4,10 @@ and lines in = events' records + skipped + rejects (per file, and against an ind
 
 The property tests run a short budget by default; `-m slow` runs the long fuzz (STALLSCAN_FUZZ_EXAMPLES).
 """
+
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -14,16 +16,19 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from stallscan.store.db import connect
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from stallscan.store.sql import queries_dir
 from tests.conftest import SAMPLES
 from tests.hostile import accounting_errors, physical_lines
 
-LINE_FORMATS = [f for f, s in SPECS.items() if not s.whole_file and (queries_dir() / "ingest" / f"{f}_events.sql").exists()]
+LINE_FORMATS = [
+    f for f, s in SPECS.items() if not s.whole_file and (queries_dir() / "ingest" / f"{f}_events.sql").exists()
+]
 TEMPLATES = {
     "claude_code": SAMPLES / "claude-code" / "session.jsonl",
     "codex": SAMPLES / "codex" / "rollout.jsonl",
@@ -32,14 +37,20 @@ TEMPLATES = {
 }
 RECORDS = [json.loads(l) for p in TEMPLATES.values() for l in p.read_text(encoding="utf-8").splitlines() if l.strip()]
 SHORT = int(os.environ.get("STALLSCAN_FUZZ_EXAMPLES_SHORT", "5"))
-SLOW = os.environ.get("STALLSCAN_SLOW") == "1"   # also every format over every corpus
+SLOW = os.environ.get("STALLSCAN_SLOW") == "1"  # also every format over every corpus
 LONG = int(os.environ.get("STALLSCAN_FUZZ_EXAMPLES", "1500"))
 _counter = itertools.count()
 
-json_scalar = (st.none() | st.booleans() | st.integers(min_value=-2 ** 70, max_value=2 ** 70)
-               | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12))
-json_value = st.recursive(json_scalar, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
-                          max_leaves=6)
+json_scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
+json_value = st.recursive(
+    json_scalar, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3), max_leaves=6
+)
 
 
 def paths_of(obj, prefix=()):
@@ -62,7 +73,9 @@ def replaced(obj, path, value):
 @st.composite
 def hostile_line(draw) -> bytes:
     rec = draw(st.sampled_from(RECORDS))
-    kind = draw(st.sampled_from(["valid", "mutated", "mutated", "bytes", "utf8", "nul", "deep", "blank", "cut", "crlf"]))
+    kind = draw(
+        st.sampled_from(["valid", "mutated", "mutated", "bytes", "utf8", "nul", "deep", "blank", "cut", "crlf"])
+    )
     if kind == "valid":
         return json.dumps(rec).encode()
     if kind == "mutated":
@@ -88,12 +101,12 @@ def hostile_line(draw) -> bytes:
 
 
 hostile_file = st.tuples(st.lists(hostile_line(), max_size=14), st.booleans(), st.booleans())
-hostile_files = st.lists(hostile_file, min_size=1, max_size=6)   # several files per ingest call (cheaper)
+hostile_files = st.lists(hostile_file, min_size=1, max_size=6)  # several files per ingest call (cheaper)
 
 
 def _write(tmp: Path, lines: list[bytes], dup: bool, final_newline: bool) -> Path:
     if dup and lines:
-        lines = lines + lines[: len(lines) // 2]      # duplicated records, out of order
+        lines = lines + lines[: len(lines) // 2]  # duplicated records, out of order
     data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
     f = tmp / f"h{next(_counter)}.jsonl"
     f.write_bytes(data)
@@ -119,7 +132,7 @@ def _fuzz(con, tmp: Path, cases, fmt):
 
 
 MAIN_FORMATS = ["auto", "claude_code", "codex", "openai_chat"]
-OTHER_FORMATS = [f for f in LINE_FORMATS if f not in MAIN_FORMATS]   # issue 6's line formats, as they land
+OTHER_FORMATS = [f for f in LINE_FORMATS if f not in MAIN_FORMATS]  # issue 6's line formats, as they land
 FUZZ = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -148,8 +161,23 @@ def test_fuzz_lines_long(shared_con, tmp_path_factory, fmt, cases):
 # ---------------------------------------------------------------------------------------------------
 # seeded corpus: every field of every template record replaced by every JSON type
 # ---------------------------------------------------------------------------------------------------
-WRONG = [None, True, 0, -1, 2 ** 63, 2 ** 70, 1.5e308, -0.0, "", "x", "2026-01-01T00:00:00Z", [], [1, "a", None],
-         {}, {"text": 5}]
+WRONG = [
+    None,
+    True,
+    0,
+    -1,
+    2**63,
+    2**70,
+    1.5e308,
+    -0.0,
+    "",
+    "x",
+    "2026-01-01T00:00:00Z",
+    [],
+    [1, "a", None],
+    {},
+    {"text": 5},
+]
 
 
 def wrong_type_lines(template: Path) -> list[str]:
@@ -161,7 +189,7 @@ def wrong_type_lines(template: Path) -> list[str]:
         for path in paths_of(rec):
             for value in WRONG:
                 out.append(json.dumps(replaced(rec, path, value)))
-        for key in (rec if isinstance(rec, dict) else []):   # and every field removed
+        for key in rec if isinstance(rec, dict) else []:  # and every field removed
             out.append(json.dumps({k: v for k, v in rec.items() if k != key}))
     return out
 
@@ -192,10 +220,8 @@ def test_wrong_type_in_every_field_of_json_documents(con, tmp_path):
             d.mkdir(exist_ok=True)
             mutated = doc
             for path in rng.sample(paths, min(8, len(paths))):
-                try:
+                with contextlib.suppress(KeyError, IndexError, TypeError):
                     mutated = replaced(mutated, path, value)
-                except (KeyError, IndexError, TypeError):
-                    pass
             (d / name).write_text(json.dumps(mutated), encoding="utf-8")
         ingest_paths(con, [str(tmp_path)])
     errors = accounting_errors(con)
@@ -212,16 +238,26 @@ TS_CASES = [  # value -> expected UTC ISO string or None (unparseable / out of r
     ("2026-01-01T02:00:00+02:00", "2026-01-01 00:00:00+00:00"),
     ("2025-12-31T19:00:00-05:00", "2026-01-01 00:00:00+00:00"),
     ("2026-01-01T05:30:00+0530", "2026-01-01 00:00:00+00:00"),
-    ("2026-01-01T00:00:00", "2026-01-01 00:00:00+00:00"),          # naive: read as UTC
+    ("2026-01-01T00:00:00", "2026-01-01 00:00:00+00:00"),  # naive: read as UTC
     ("2026-01-01 00:00:00", "2026-01-01 00:00:00+00:00"),
     ("2026-01-01", "2026-01-01 00:00:00+00:00"),
-    (1767225600, "2026-01-01 00:00:00+00:00"),                      # epoch seconds
+    (1767225600, "2026-01-01 00:00:00+00:00"),  # epoch seconds
     (1767225600.5, "2026-01-01 00:00:00.500000+00:00"),
-    (1767225600123, "2026-01-01 00:00:00.123000+00:00"),            # epoch milliseconds
+    (1767225600123, "2026-01-01 00:00:00.123000+00:00"),  # epoch milliseconds
     (0, "1970-01-01 00:00:00+00:00"),
-    ("garbage", None), ("", None), ("2026-13-45T99:99:99Z", None), ("10000-01-01T00:00:00Z", None),
-    (1e300, None), (-1e300, None), (2 ** 70, None), (None, None), (True, None), ([], None), ({}, None),
-    ("NaN", None), ("Infinity", None),
+    ("garbage", None),
+    ("", None),
+    ("2026-13-45T99:99:99Z", None),
+    ("10000-01-01T00:00:00Z", None),
+    (1e300, None),
+    (-1e300, None),
+    (2**70, None),
+    (None, None),
+    (True, None),
+    ([], None),
+    ({}, None),
+    ("NaN", None),
+    ("Infinity", None),
 ]
 
 
@@ -232,8 +268,13 @@ def test_timestamps_of_every_shape(con, tmp_path, fmt):
         if fmt == "openai_chat":
             rec = {"role": "user", "content": f"m{i}", "timestamp": value, "session_id": "s"}
         elif fmt == "claude_code":
-            rec = {"type": "user", "uuid": f"u{i}", "sessionId": "s", "timestamp": value,
-                   "message": {"role": "user", "content": f"m{i}"}}
+            rec = {
+                "type": "user",
+                "uuid": f"u{i}",
+                "sessionId": "s",
+                "timestamp": value,
+                "message": {"role": "user", "content": f"m{i}"},
+            }
         else:
             rec = {"type": "event_msg", "timestamp": value, "payload": {"type": "task_started", "turn_id": f"t{i}"}}
         lines.append(json.dumps(rec))
@@ -275,9 +316,12 @@ def corruption_corpus(root: Path, big_line_mb: int = 0) -> dict[str, int]:
         "gz_corrupt.jsonl.gz": b"\x1f\x8b\x08\x00" + bytes(rng.getrandbits(8) for _ in range(3000)),
         "zst_corrupt.jsonl.zst": b"\x28\xb5\x2f\xfd" + bytes(rng.getrandbits(8) for _ in range(3000)),
         "array.json": b"[" + b"1," * 1000 + b"2]",
-        "half_cline/api_conversation_history.json": (SAMPLES / "cline" / "1777073160794" / "api_conversation_history.json").read_bytes()[:1500],
+        "half_cline/api_conversation_history.json": (
+            SAMPLES / "cline" / "1777073160794" / "api_conversation_history.json"
+        ).read_bytes()[:1500],
     }
     import gzip
+
     cases["gz_truncated.jsonl.gz"] = gzip.compress(good)[:300]
     if big_line_mb:
         rec = json.loads(good.splitlines()[2])
@@ -302,8 +346,11 @@ def corruption_corpus(root: Path, big_line_mb: int = 0) -> dict[str, int]:
 def _cli(*args):
     import subprocess
     import sys
+
     env = dict(os.environ, NO_COLOR="1", COLUMNS="120")
-    return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def _corpus_run(tmp_path, big_line_mb=0):
@@ -319,6 +366,7 @@ def _corpus_run(tmp_path, big_line_mb=0):
     assert unreadable == {"gz_corrupt.jsonl.gz", "zst_corrupt.jsonl.zst", "gz_truncated.jsonl.gz"}, summary
     assert p.returncode == 3, p.stderr
     import duckdb
+
     con = duckdb.connect(str(db), read_only=True)
     try:
         errors = accounting_errors(con)
@@ -337,7 +385,7 @@ def _corpus_run(tmp_path, big_line_mb=0):
     for bad in ("fifo.jsonl", "loop_a.jsonl"):
         q = _cli("ingest", str(root / bad), "--db", str(db))
         assert q.returncode == 3 and q.stderr.startswith("error: ") and "Traceback" not in q.stderr, q.stderr
-    assert len(files) == len(written) - 3 + 1     # all but the 3 unreadable, plus dir.jsonl/inner.jsonl
+    assert len(files) == len(written) - 3 + 1  # all but the 3 unreadable, plus dir.jsonl/inner.jsonl
     return len(files)
 
 
@@ -367,6 +415,7 @@ def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monk
         plans = real_plan(*a, **k)
         f.unlink()
         return plans
+
     monkeypatch.setattr(ing, "_plan", plan_then_vanish)
     res = ingest_paths(con, [str(f), str(g)])
     assert [u[0] for u in res.unreadable] == [str(f)]
@@ -374,13 +423,16 @@ def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monk
     assert not accounting_errors(con, check_files=False)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop privileges (as non-root, chmod 0 already works: test_cli)")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to drop privileges (as non-root, chmod 0 already works: test_cli)"
+)
 def test_unreadable_file_with_privileges_dropped():
     """Root reads everything, so a chmod-0 file is only unreadable to another user: a forked child drops
     its effective uid to nobody (65534) and ingests a folder holding one such file. It is listed as
     unreadable (exit 3 in the CLI), the rest is ingested, nothing is half-read."""
     import shutil
     import tempfile
+
     from tests.conftest import claude_line
 
     root = Path(tempfile.mkdtemp(prefix="stallscan-perm-", dir="/tmp"))

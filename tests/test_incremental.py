@@ -1,13 +1,13 @@
 """Re-ingest is incremental and idempotent: unchanged files skipped, grown files read from where they
 stopped, rewritten files replaced; the tables end identical to a one-shot ingest."""
+
 from __future__ import annotations
 
 import json
 import os
-import shutil
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from tests.conftest import SAMPLES, claude_line, write_lines
 
 TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects": "file, line"}
@@ -17,7 +17,9 @@ def snapshot(con):
     """Ordered checksums of every row of the content tables (not the per-run bookkeeping)."""
     out = {}
     for table, order in TABLE_ORDER.items():
-        out[table] = con.execute(f"SELECT count(*), md5(string_agg(t::VARCHAR, '|' ORDER BY {order})) FROM {table} t").fetchone()
+        out[table] = con.execute(
+            f"SELECT count(*), md5(string_agg(t::VARCHAR, '|' ORDER BY {order})) FROM {table} t"
+        ).fetchone()
     return out
 
 
@@ -49,8 +51,12 @@ def test_grown_file_reads_only_new_lines_and_matches_one_shot(tmp_path):
 
 def test_reply_split_across_two_ingests_still_merges(tmp_path):
     """A live log read mid-reply: the second block of the reply arrives after the first ingest."""
-    part = {"type": "assistant", "sessionId": "s1", "isSidechain": False,
-            "message": {"id": "msg_9", "role": "assistant", "stop_reason": None}}
+    part = {
+        "type": "assistant",
+        "sessionId": "s1",
+        "isSidechain": False,
+        "message": {"id": "msg_9", "role": "assistant", "stop_reason": None},
+    }
     b1 = dict(part, uuid="b1", timestamp="2026-01-01T00:00:05Z")
     b1["message"] = dict(part["message"], content=[{"type": "text", "text": "Reading."}])
     b2 = dict(part, uuid="b2", timestamp="2026-01-01T00:00:06Z")
@@ -62,8 +68,9 @@ def test_reply_split_across_two_ingests_still_merges(tmp_path):
     with open(f, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(b2) + "\n")
     ingest_paths(con, [str(f)])
-    assert con.execute("SELECT line, last_line, n_records, n_tool_calls FROM events WHERE role = 'assistant'").fetchall() \
-        == [(2, 3, 2, 1)]
+    assert con.execute(
+        "SELECT line, last_line, n_records, n_tool_calls FROM events WHERE role = 'assistant'"
+    ).fetchall() == [(2, 3, 2, 1)]
 
 
 def test_rewritten_file_is_replaced(tmp_path):
@@ -71,7 +78,7 @@ def test_rewritten_file_is_replaced(tmp_path):
     write_lines(f, [claude_line("user", 1), claude_line("assistant", 2), claude_line("user", 3)])
     con = connect(":memory:")
     ingest_paths(con, [str(f)])
-    write_lines(f, [claude_line("user", 7)])          # rotated / truncated: shorter, different bytes
+    write_lines(f, [claude_line("user", 7)])  # rotated / truncated: shorter, different bytes
     os.utime(f, (1, 1))
     ingest_paths(con, [str(f)])
     assert con.execute("SELECT line, text FROM events").fetchall() == [(1, "prompt 7")]
@@ -98,11 +105,14 @@ def test_big_files_are_read_in_chunks_with_the_same_result(tmp_path, monkeypatch
     """A file larger than one batch is ingested chunk by chunk (bounded memory), same tables as one pass."""
     import stallscan.ingest.run as ing
 
-    corpus = [SAMPLES / "claude-code" / "session.jsonl", SAMPLES / "codex" / "rollout.jsonl",
-              SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl"]
+    corpus = [
+        SAMPLES / "claude-code" / "session.jsonl",
+        SAMPLES / "codex" / "rollout.jsonl",
+        SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl",
+    ]
     ref = connect(":memory:")
     ingest_paths(ref, [str(p) for p in corpus])
-    monkeypatch.setattr(ing, "BATCH_BYTES", 700)       # a few lines per chunk
+    monkeypatch.setattr(ing, "BATCH_BYTES", 700)  # a few lines per chunk
     chunked = connect(":memory:")
     res = ingest_paths(chunked, [str(p) for p in corpus])
     assert snapshot(chunked) == snapshot(ref)

@@ -7,6 +7,7 @@
 - a second stallscan process against a database another one is ingesting into gets the documented
   lock message (exit 4, names the holder's PID, says what to do) or a consistent read; never a traceback.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,13 +18,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import duckdb
 import pytest
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from tests.conftest import ROOT, SAMPLES
 from tests.hostile import accounting_errors, snapshot
 
@@ -41,14 +41,31 @@ def one_shot(paths: list[str]) -> dict:
 @pytest.fixture(scope="module")
 def claude_bytes(tmp_path_factory) -> bytes:
     out = tmp_path_factory.mktemp("gen") / "live.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--format", "claude", "--bytes", "600K",
-                    "--out", str(out), "--seed", "5"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "gen.py"),
+            "--format",
+            "claude",
+            "--bytes",
+            "600K",
+            "--out",
+            str(out),
+            "--seed",
+            "5",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return out.read_bytes()
 
 
 def _sources() -> list[bytes]:
-    return [(SAMPLES / "codex" / "rollout.jsonl").read_bytes(),
-            (SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl").read_bytes()]
+    return [
+        (SAMPLES / "codex" / "rollout.jsonl").read_bytes(),
+        (SAMPLES / "hermes" / "narration_nudged_exhausted.jsonl").read_bytes(),
+    ]
 
 
 @pytest.mark.parametrize("which", ["claude", "codex", "openai_chat"])
@@ -63,8 +80,8 @@ def test_appended_while_ingesting_equals_one_shot(tmp_path, claude_bytes, which)
         pos = 0
         with open(f, "ab", buffering=0) as fh:
             while pos < len(data):
-                n = rng.randint(1, max(2, len(data) // 40))     # pieces that cut lines anywhere
-                fh.write(data[pos:pos + n])
+                n = rng.randint(1, max(2, len(data) // 40))  # pieces that cut lines anywhere
+                fh.write(data[pos : pos + n])
                 pos += n
                 time.sleep(rng.uniform(0, 0.01))
         done.set()
@@ -89,8 +106,17 @@ def _claude_lines(claude_bytes: bytes) -> list[bytes]:
     return claude_bytes.splitlines(keepends=True)
 
 
-@pytest.mark.parametrize("case", ["rotate_shorter", "rotate_longer", "truncate_in_place", "truncate_then_longer",
-                                  "copy_truncate", "rewrite_same_size"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "rotate_shorter",
+        "rotate_longer",
+        "truncate_in_place",
+        "truncate_then_longer",
+        "copy_truncate",
+        "rewrite_same_size",
+    ],
+)
 def test_rotated_or_truncated_between_ingests(tmp_path, claude_bytes, case):
     lines = _claude_lines(claude_bytes)
     half = len(lines) // 2
@@ -101,20 +127,20 @@ def test_rotated_or_truncated_between_ingests(tmp_path, claude_bytes, case):
     con = connect(tmp_path / "r.duckdb")
     ingest_paths(con, [str(d)])
     if case.startswith("rotate"):
-        f.rename(d / "session-1.jsonl")                   # renamed away (still in the folder)
-        new = lines[half:half + 20] if case == "rotate_shorter" else lines[half:]
+        f.rename(d / "session-1.jsonl")  # renamed away (still in the folder)
+        new = lines[half : half + 20] if case == "rotate_shorter" else lines[half:]
         f.write_bytes(b"".join(new))
     elif case == "truncate_in_place":
         with open(f, "r+b") as fh:
-            fh.truncate(len(b"".join(lines[:half // 3])))
+            fh.truncate(len(b"".join(lines[: half // 3])))
     elif case == "truncate_then_longer":
-        with open(f, "wb") as fh:                          # truncated, then a new session outgrows the old one
+        with open(f, "wb") as fh:  # truncated, then a new session outgrows the old one
             fh.write(b"".join(lines[half:]))
-    elif case == "copy_truncate":                          # logrotate copytruncate, then the writer goes on
+    elif case == "copy_truncate":  # logrotate copytruncate, then the writer goes on
         shutil.copy(f, d / "session.jsonl.1.jsonl")
         with open(f, "wb") as fh:
-            fh.write(b"".join(lines[half:half + 30]))
-    elif case == "rewrite_same_size":                      # same size, other bytes, mtime moved
+            fh.write(b"".join(lines[half : half + 30]))
+    elif case == "rewrite_same_size":  # same size, other bytes, mtime moved
         old = f.read_bytes()
         f.write_bytes(old.replace(b'"type":"user"', b'"type":"usex"', 3))
         assert len(f.read_bytes()) == len(old)
@@ -135,30 +161,57 @@ ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200", STALLSCAN_BATCH_BYTES="10000
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, timeout=timeout
+    )
 
 
-CONSISTENT = ("SELECT count(*) AS bad FROM files f LEFT JOIN (SELECT file, count(*) AS n FROM rejects GROUP BY file) r "
-              "ON r.file = f.path WHERE f.status IN ('ok', 'partial') AND f.n_rejects <> coalesce(r.n, 0)")
+CONSISTENT = (
+    "SELECT count(*) AS bad FROM files f LEFT JOIN (SELECT file, count(*) AS n FROM rejects GROUP BY file) r "
+    "ON r.file = f.path WHERE f.status IN ('ok', 'partial') AND f.n_rejects <> coalesce(r.n, 0)"
+)
 
 
 def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
     corpus = tmp_path / "corpus"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--format", "claude", "--bytes", "24M",
-                    "--files", "8", "--out", str(corpus) + "/"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "gen.py"),
+            "--format",
+            "claude",
+            "--bytes",
+            "24M",
+            "--files",
+            "8",
+            "--out",
+            str(corpus) + "/",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     db = tmp_path / "busy.duckdb"
-    ingest = subprocess.Popen([sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     deadline = time.time() + 30
     while not db.exists() and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
     outcomes = []
     try:
-        probes = [["sql", CONSISTENT, "--format", "json"], ["ingest", str(corpus), "--json"],
-                  ["report", "--format", "json"], ["sql", "SELECT count(*) AS n FROM events", "--format", "json"]]
-        for i in range(12):                       # probe until the ingest is over (at least 4 probes)
+        probes = [
+            ["sql", CONSISTENT, "--format", "json"],
+            ["ingest", str(corpus), "--json"],
+            ["report", "--format", "json"],
+            ["sql", "SELECT count(*) AS n FROM events", "--format", "json"],
+        ]
+        for i in range(12):  # probe until the ingest is over (at least 4 probes)
             if i >= 4 and ingest.poll() is not None:
                 break
             args = probes[i % len(probes)]
@@ -175,7 +228,7 @@ def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
                 if args[0] == "sql" and "bad" in args[1]:
                     assert json.loads(p.stdout) == [{"bad": 0}]
     finally:
-        out, err = ingest.communicate(timeout=300)
+        _out, err = ingest.communicate(timeout=300)
     # the ingest itself was never disturbed (it started first, so it holds the lock)
     assert ingest.returncode == 0, err
     # a probe that got exit 4 met the lock of this ingest (the message names its PID, checked above); whether

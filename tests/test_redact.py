@@ -1,4 +1,5 @@
 """Secrets (issue 7): common secret shapes are masked in SQL; already-masked text is not reported as a leak."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import string
 import duckdb
 import pytest
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from stallscan.store.redact import count_leaks, install, leaks_sql, patterns, redact_sql, version
 from tests.conftest import SAMPLES, claude_line, write_lines
 
@@ -77,7 +78,7 @@ def test_every_planted_secret_is_masked_in_sql():
     for name, red, secret in got:
         assert secret not in red, (name, red)
         assert "[REDACTED:" in red, (name, red)
-        assert red.startswith(("the key is", "config:")), (name, red)   # the text around survives
+        assert red.startswith(("the key is", "config:")), (name, red)  # the text around survives
     # before masking, the leak check sees every one; after, none
     assert con.execute(f"SELECT count(*) FROM t WHERE len({leaks_sql('txt')}) = 0").fetchone()[0] == 0
     assert con.execute(f"SELECT sum(len({leaks_sql(redact_sql('txt'))})) FROM t").fetchone()[0] == 0
@@ -87,12 +88,18 @@ def test_prefixes_are_kept_and_benign_text_untouched():
     con = duckdb.connect()
     install(con)
     v = rand(40)
-    assert con.execute("SELECT redact(?)", [f"Authorization: Bearer {v}"]).fetchone()[0] == \
-        "Authorization: Bearer [REDACTED:bearer_token]"
-    assert con.execute("SELECT redact(?)", ["postgres://admin:hunter2hunter2@db:5432/x"]).fetchone()[0] == \
-        "postgres://admin:[REDACTED:url_credentials]@db:5432/x"
-    assert con.execute("SELECT redact(?)", ['{"password": "correct-horse"}']).fetchone()[0] == \
-        '{"password": "[REDACTED:key_value]"}'
+    assert (
+        con.execute("SELECT redact(?)", [f"Authorization: Bearer {v}"]).fetchone()[0]
+        == "Authorization: Bearer [REDACTED:bearer_token]"
+    )
+    assert (
+        con.execute("SELECT redact(?)", ["postgres://admin:hunter2hunter2@db:5432/x"]).fetchone()[0]
+        == "postgres://admin:[REDACTED:url_credentials]@db:5432/x"
+    )
+    assert (
+        con.execute("SELECT redact(?)", ['{"password": "correct-horse"}']).fetchone()[0]
+        == '{"password": "[REDACTED:key_value]"}'
+    )
     for text in BENIGN:
         assert con.execute("SELECT redact(?), secret_leaks(?)", [text, text]).fetchone() == (text, []), text
     assert con.execute("SELECT redact(NULL)").fetchone()[0] is None
@@ -112,11 +119,18 @@ def test_secrets_in_ingested_transcripts_are_found_and_masked(tmp_path):
     key = PLANTED["anthropic_key"]
     pw = rand(16)
     rec = json.loads(claude_line("user", 1))
-    rec["message"]["content"] = [{"type": "tool_result", "tool_use_id": "t1",
-                                  "content": f"ANTHROPIC_API_KEY={key}\nDB_PASSWORD={pw}\n"}]
+    rec["message"]["content"] = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": f"ANTHROPIC_API_KEY={key}\nDB_PASSWORD={pw}\n"}
+    ]
     call = json.loads(claude_line("assistant", 2))
-    call["message"]["content"] = [{"type": "tool_use", "id": "t1", "name": "Bash",
-                                   "input": {"command": f"curl -u admin:{pw} -H 'x-api-key: {PLANTED['openai_key']}'"}}]
+    call["message"]["content"] = [
+        {
+            "type": "tool_use",
+            "id": "t1",
+            "name": "Bash",
+            "input": {"command": f"curl -u admin:{pw} -H 'x-api-key: {PLANTED['openai_key']}'"},
+        }
+    ]
     f = write_lines(tmp_path / "s.jsonl", [json.dumps(call), json.dumps(rec)])
     con = connect(":memory:")
     ingest_paths(con, [str(f)])
@@ -146,9 +160,12 @@ def test_already_redacted_cline_file_is_not_a_leak():
     con = connect(":memory:")
     ingest_paths(con, [str(f)])
     assert con.execute("SELECT count(*) FROM events WHERE text LIKE '%AIzaXXXX%'").fetchone()[0] > 0
-    raw_shapes = con.execute("SELECT count(*) FROM (SELECT unnest(regexp_extract_all(text, 'AIza[0-9A-Za-z_\\-]{35}')) "
-                             "FROM events)").fetchone()[0]
-    assert raw_shapes > 0                                  # the shape is there ...
+    raw_shapes = con.execute(
+        "SELECT count(*) FROM (SELECT unnest(regexp_extract_all(text, 'AIza[0-9A-Za-z_\\-]{35}')) FROM events)"
+    ).fetchone()[0]
+    assert raw_shapes > 0  # the shape is there ...
     leaks = count_leaks(con, "events", "text")
-    assert leaks.get("google_api_key", 0) == 0, leaks       # ... but it is a mask, not a leak
-    assert not any("XXXX" in m for m in con.execute(f"SELECT flatten(list({leaks_sql('text')})) FROM events").fetchone()[0])
+    assert leaks.get("google_api_key", 0) == 0, leaks  # ... but it is a mask, not a leak
+    assert not any(
+        "XXXX" in m for m in con.execute(f"SELECT flatten(list({leaks_sql('text')})) FROM events").fetchone()[0]
+    )

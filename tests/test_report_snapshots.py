@@ -3,6 +3,7 @@
 Update after an intended change with:  STALLSCAN_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_report_snapshots.py
 (then read the diff before committing it).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,12 @@ ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120", TERM="dumb")
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     path = tmp_path_factory.mktemp("snap") / "s.duckdb"
-    p = subprocess.run([sys.executable, "-m", "stallscan", "ingest", str(SAMPLES), "--db", str(path)],
-                       env=ENV, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "stallscan", "ingest", str(SAMPLES), "--db", str(path)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     return path
 
@@ -35,11 +40,16 @@ def normalise(text: str) -> str:
     return re.sub(r"[ \t]+\n", "\n", text)
 
 
-@pytest.mark.parametrize("fmt, name", [("table", "report.txt"), ("json", "report.json"),
-                                       ("markdown", "report.md"), ("html", "report.html")])
+@pytest.mark.parametrize(
+    "fmt, name", [("table", "report.txt"), ("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")]
+)
 def test_report_snapshot(db, fmt, name):
-    p = subprocess.run([sys.executable, "-m", "stallscan", "report", "--db", str(db), "--format", fmt,
-                        "--bootstrap", "200"], env=ENV, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "stallscan", "report", "--db", str(db), "--format", fmt, "--bootstrap", "200"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     got = normalise(p.stdout)
     if fmt == "html":

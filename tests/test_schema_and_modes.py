@@ -5,6 +5,7 @@
   same tables as a fresh ingest; a step with a migration upgrades in place;
 - the database, its spill directory and exports follow the user's umask, and nothing is written to $TMPDIR.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,10 @@ import duckdb
 import pytest
 
 from stallscan import SCHEMA_VERSION
+from stallscan.ingest.run import ingest_paths
 from stallscan.store import db as dbmod
 from stallscan.store.db import connect
 from stallscan.store.errors import SchemaError
-from stallscan.ingest.run import ingest_paths
 from tests.conftest import SAMPLES
 from tests.hostile import snapshot
 
@@ -29,8 +30,14 @@ ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200")
 
 
 def cli(*args, umask=None, env=None):
-    return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True,
-                          env=env or ENV, timeout=300, preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args],
+        capture_output=True,
+        text=True,
+        env=env or ENV,
+        timeout=300,
+        preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
+    )
 
 
 def fresh_snapshot() -> dict:
@@ -70,18 +77,23 @@ def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path):
         assert "Traceback" not in p.stderr and p.stdout == ""
     p = cli("ingest", str(SAMPLES), "--db", str(db), "--rebuild", "--json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["ingested"] == json.loads(p.stdout)["files"] > 0   # everything re-read
+    assert json.loads(p.stdout)["ingested"] == json.loads(p.stdout)["files"] > 0  # everything re-read
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
     assert snapshot(con) == fresh_snapshot()
     con.close()
 
 
-@pytest.mark.parametrize("version, drop, why", [
-    (None, "meta", "events lacks meta"),                                   # unversioned, short a column
-    (str(SCHEMA_VERSION - 1), None, "rows written by it may be wrong"),    # older rows, same columns
-    (str(SCHEMA_VERSION), "tokens_out", "events lacks tokens_out"),        # current stamp, drifted table
-])
+@pytest.mark.parametrize(
+    "version, drop, why",
+    [
+        (None, "meta", "events lacks meta"),  # unversioned, short a column
+        (str(SCHEMA_VERSION - 1), None, "rows written by it may be wrong"),  # older rows, same columns
+        (str(SCHEMA_VERSION), "tokens_out", "events lacks tokens_out"),  # current stamp, drifted table
+    ],
+)
 def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why):
     db = tmp_path / "old.duckdb"
     make_old_db(db, version, drop)
@@ -103,7 +115,10 @@ def test_rebuild_drops_derived_tables_too(tmp_path):
     con.close()
     con = connect(db, rebuild=True)
     assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 0
-    assert con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'user_labels'").fetchone()[0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'user_labels'").fetchone()[0]
+        == 0
+    )
     con.close()
 
 
@@ -116,7 +131,9 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
     raw.close()
     monkeypatch.setitem(dbmod.MIGRATIONS, SCHEMA_VERSION - 1, "CREATE TABLE upgraded_marker AS SELECT 1 AS x")
     con = connect(db)
-    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
     assert con.execute("SELECT x FROM upgraded_marker").fetchone()[0] == 1
     assert snapshot(con) == before
     con.close()
@@ -129,7 +146,7 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
 def test_newer_and_current_databases(tmp_path):
     db = tmp_path / "c.duckdb"
     connect(db).close()
-    connect(db).close()                       # current: opens twice
+    connect(db).close()  # current: opens twice
     connect(db, read_only=True).close()
 
 
@@ -150,8 +167,18 @@ def test_database_and_exports_follow_umask_and_skip_tmp(tmp_path, umask):
     db = work / "s.duckdb"
     assert cli("ingest", str(SAMPLES), "--db", str(db), umask=umask, env=env).returncode == 0
     assert cli("report", "--db", str(db), "--format", "json", umask=umask, env=env).returncode == 0
-    p = cli("export", str(work / "out"), "--db", str(db), "--redact", "mask", "--tables", "events,rejects",
-            umask=umask, env=env)
+    p = cli(
+        "export",
+        str(work / "out"),
+        "--db",
+        str(db),
+        "--redact",
+        "mask",
+        "--tables",
+        "events,rejects",
+        umask=umask,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     modes = _modes(work)
     assert any(k.endswith(".parquet") for k in modes)
@@ -163,10 +190,10 @@ def test_database_and_exports_follow_umask_and_skip_tmp(tmp_path, umask):
             want = 0o666 & ~umask
         if name == ".":
             continue
-        assert mode == want, (name, oct(mode), oct(want))        # exactly what the umask allows
+        assert mode == want, (name, oct(mode), oct(want))  # exactly what the umask allows
         if umask == 0o077:
-            assert mode & 0o077 == 0, name                        # private: nothing for group / others
-    assert list(private_tmp.iterdir()) == []                      # nothing written to $TMPDIR
+            assert mode & 0o077 == 0, name  # private: nothing for group / others
+    assert list(private_tmp.iterdir()) == []  # nothing written to $TMPDIR
 
 
 def test_spill_directory_sits_next_to_the_database(tmp_path):
@@ -188,10 +215,13 @@ def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
         real_run(con, name, params)
         if name == "store/schema":
             raise KeyboardInterrupt  # stands for a kill between the tables and the version stamp
+
     monkeypatch.setattr(dbmod.sql, "run", run_then_fail)
     with pytest.raises(KeyboardInterrupt):
         dbmod.connect(path)
     monkeypatch.setattr(dbmod.sql, "run", real_run)
-    con = dbmod.connect(path)          # would raise SchemaError ("schema 0 ... stale") before the fix
-    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(dbmod.SCHEMA_VERSION)
+    con = dbmod.connect(path)  # would raise SchemaError ("schema 0 ... stale") before the fix
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        dbmod.SCHEMA_VERSION
+    )
     con.close()

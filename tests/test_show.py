@@ -1,11 +1,12 @@
 """`stallscan show`: a session's timeline with the stall and boundary flags on the right rows."""
+
 from __future__ import annotations
 
 import pytest
 
-from stallscan.store.errors import StallscanError
 from stallscan.ingest.run import ingest_paths
 from stallscan.report.timeline import resolve_session, timeline
+from stallscan.store.errors import StallscanError
 from tests.conftest import SAMPLES
 
 
@@ -34,8 +35,10 @@ def test_excerpts_mask_secrets(con, tmp_path):
     import json
 
     key = "sk-proj-" + "a1B2c3D4e5" * 5
-    lines = [{"role": "user", "content": f"use OPENAI_API_KEY={key} please", "timestamp": "2026-01-01T00:00:00Z"},
-             {"role": "assistant", "content": "ok", "finish_reason": "stop", "timestamp": "2026-01-01T00:00:05Z"}]
+    lines = [
+        {"role": "user", "content": f"use OPENAI_API_KEY={key} please", "timestamp": "2026-01-01T00:00:00Z"},
+        {"role": "assistant", "content": "ok", "finish_reason": "stop", "timestamp": "2026-01-01T00:00:05Z"},
+    ]
     f = tmp_path / "secret.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     ingest_paths(con, [str(f)])

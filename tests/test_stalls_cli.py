@@ -1,4 +1,5 @@
 """`stallscan stalls` and the report's "stalls" section, end to end on the golden transcripts."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ def _db(tmp_path) -> str:
     db = str(tmp_path / "s.duckdb")
     files = []
     for c in ("seed_narration_only", "seed_three_nudges_exhausted", "seed_narration_then_call"):
-        dst = tmp_path / f"{c}.jsonl"   # distinct stems: a Hermes session log is named by its file stem
+        dst = tmp_path / f"{c}.jsonl"  # distinct stems: a Hermes session log is named by its file stem
         dst.write_bytes((GOLDEN / c / "transcript.jsonl").read_bytes())
         files.append(str(dst))
     r = CliRunner().invoke(app, ["ingest", *files, "--db", db])
@@ -33,7 +34,7 @@ def test_stalls_json_silent_and_bound(tmp_path):
     assert data["endings_changed_by_bound"] == {"bound": 3, "would_reprompt": 1, "would_deliver": 0, "plan_endings": 2}
     r = CliRunner().invoke(app, ["stalls", "--retry-bound", "5", "--format", "json", "--db", db])
     data = json.loads(r.stdout)
-    assert data["endings_changed_by_bound"]["would_reprompt"] == 2   # the exhausted one too (index 4 <= 5)
+    assert data["endings_changed_by_bound"]["would_reprompt"] == 2  # the exhausted one too (index 4 <= 5)
     assert sum(1 for s in data["stalls"] if s["would_do"] == "deliver") == 0
 
 

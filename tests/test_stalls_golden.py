@@ -5,6 +5,7 @@ exact nudge texts of synthetic_prompts.md, sample_logs/README.md), never from st
 "why" says which markers decide. Every case is checked with the fallback turn segmentation and, when
 stallscan.labels is installed, with the turn-boundary truth, and the reference walk must agree.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
-from stallscan.replay.stalls_ref import disagreements
 from stallscan.replay.stalls import _labels_module, replay_stalls
+from stallscan.replay.stalls_ref import disagreements
+from stallscan.store.db import connect
 
 GOLDEN = Path(__file__).parent / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
@@ -43,14 +44,22 @@ def test_golden_case(case, mode):
     if mode not in exp.get("modes", MODES):
         pytest.skip(exp["modes_why"])
     con = _replayed(case, mode)
-    kinds = {str(r["line"]): r["round_kind"] for r in _fetch(
-        con, "SELECT e.line, r.round_kind FROM rounds r JOIN events e USING (event_id) ORDER BY e.line")}
+    kinds = {
+        str(r["line"]): r["round_kind"]
+        for r in _fetch(con, "SELECT e.line, r.round_kind FROM rounds r JOIN events e USING (event_id) ORDER BY e.line")
+    }
     assert kinds == exp["round_kinds"]
-    stalls = _fetch(con, "SELECT e.line, s.round_kind, s.signature, s.stall_index, s.would_do, s.nudged, "
-                         "s.outcome, s.delivered FROM stalls s JOIN events e USING (event_id) ORDER BY e.line")
+    stalls = _fetch(
+        con,
+        "SELECT e.line, s.round_kind, s.signature, s.stall_index, s.would_do, s.nudged, "
+        "s.outcome, s.delivered FROM stalls s JOIN events e USING (event_id) ORDER BY e.line",
+    )
     assert stalls == exp["stalls"]
-    turns = _fetch(con, "SELECT turn_id, n_rounds, n_tool_calls, n_stalls, delivered_round_kind, outcome "
-                        "FROM turns WHERE n_rounds > 0 ORDER BY turn_id")
+    turns = _fetch(
+        con,
+        "SELECT turn_id, n_rounds, n_tool_calls, n_stalls, delivered_round_kind, outcome "
+        "FROM turns WHERE n_rounds > 0 ORDER BY turn_id",
+    )
     assert turns == exp["turns"]
     assert disagreements(con) == []
     con.close()
@@ -65,8 +74,9 @@ def test_replay_is_idempotent_and_rebounds():
     replay_stalls(con, retry_bound=4, segmentation="fallback")
     again = _fetch(con, "SELECT * FROM stalls ORDER BY seq")
     assert [r["would_do"] for r in again] == ["re-prompt"] * 4
-    assert [{k: v for k, v in r.items() if k != "would_do"} for r in again] == \
-           [{k: v for k, v in r.items() if k != "would_do"} for r in first]
+    assert [{k: v for k, v in r.items() if k != "would_do"} for r in again] == [
+        {k: v for k, v in r.items() if k != "would_do"} for r in first
+    ]
     assert disagreements(con, retry_bound=4) == []
     con.close()
 
@@ -75,6 +85,7 @@ def test_bound_sweep_counts_changed_endings(tmp_path):
     """bound N: the exhausted ending (delivered at stall_index 4) changes only for N >= 4; the silent
     one (index 1) for N >= 1; the recovered one (index 1) would be cut short only at N = 0."""
     from stallscan.replay.stalls import bound_sweep
+
     con = connect(":memory:")
     for c in ("seed_three_nudges_exhausted", "seed_narration_only", "seed_narration_then_call"):
         (tmp_path / f"{c}.jsonl").write_bytes((GOLDEN / c / "transcript.jsonl").read_bytes())  # one session each

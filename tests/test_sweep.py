@@ -1,11 +1,13 @@
 """The one-pass sweep equals a plain per-threshold evaluation; ties pick the smallest threshold."""
+
 from __future__ import annotations
 
 import math
 
 import duckdb
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stallscan.sweep.core import _sweep_one, run_sweep, thresholds_grid
 
@@ -15,8 +17,9 @@ def naive(rows, thresholds, policy, a=1.0, b=1.0):
     out = []
     for t in thresholds:
         tp = fp = fn = tn = 0
-        for human, decided_by, decided_human, gap, first in zip(rows["human"], rows["decided_by"], rows["decided_human"],
-                                                             rows["gap_s"], rows["first_in_session"]):
+        for human, decided_by, decided_human, gap, first in zip(
+            rows["human"], rows["decided_by"], rows["decided_human"], rows["gap_s"], rows["first_in_session"]
+        ):
             if policy == "vgr":
                 call = (gap >= t) if decided_by == "gap" else decided_human
             else:
@@ -29,9 +32,14 @@ def naive(rows, thresholds, policy, a=1.0, b=1.0):
     return out
 
 
-row = st.tuples(st.booleans(), st.sampled_from(["gap", "header", "completion", "first", "no_time"]), st.booleans(),
-                st.one_of(st.just(float("nan")), st.floats(0, 40, allow_nan=False).map(lambda x: round(x, 2))),
-                st.booleans(), st.integers(0, 5))
+row = st.tuples(
+    st.booleans(),
+    st.sampled_from(["gap", "header", "completion", "first", "no_time"]),
+    st.booleans(),
+    st.one_of(st.just(float("nan")), st.floats(0, 40, allow_nan=False).map(lambda x: round(x, 2))),
+    st.booleans(),
+    st.integers(0, 5),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -39,7 +47,9 @@ row = st.tuples(st.booleans(), st.sampled_from(["gap", "header", "completion", "
 def test_vectorised_sweep_equals_naive(rows_list, policy):
     rows = {
         "human": np.array([r[0] for r in rows_list]),
-        "decided_by": np.array([r[1] if not (r[1] == "gap" and math.isnan(r[3])) else "no_time" for r in rows_list], dtype=object),
+        "decided_by": np.array(
+            [r[1] if not (r[1] == "gap" and math.isnan(r[3])) else "no_time" for r in rows_list], dtype=object
+        ),
         "decided_human": np.array([r[2] for r in rows_list]),
         "gap_s": np.array([r[3] for r in rows_list], dtype=float),
         "first_in_session": np.array([r[4] for r in rows_list]),
@@ -56,25 +66,35 @@ def test_vectorised_sweep_equals_naive(rows_list, policy):
 
 
 def test_gap_equal_to_threshold_is_human():
-    rows = {"human": np.array([True]), "decided_by": np.array(["gap"], dtype=object), "decided_human": np.array([True]),
-            "gap_s": np.array([2.0]), "first_in_session": np.array([False]), "session_id": np.array(["s"], dtype=object),
-            "grp": np.array(["all"], dtype=object)}
+    rows = {
+        "human": np.array([True]),
+        "decided_by": np.array(["gap"], dtype=object),
+        "decided_human": np.array([True]),
+        "gap_s": np.array([2.0]),
+        "first_in_session": np.array([False]),
+        "session_id": np.array(["s"], dtype=object),
+        "grp": np.array(["all"], dtype=object),
+    }
     curve, _ = _sweep_one(rows, np.array([1.95, 2.0, 2.05]), "vgr", "all", 1, 1, 0, 0)
     assert list(curve.all["tp"]) == [1, 1, 0]
 
 
 def test_bootstrap_is_seeded_and_brackets_the_estimate(tmp_path):
     con = duckdb.connect()
-    con.execute("CREATE TABLE turn_boundaries AS SELECT 's' || (i % 40) AS session_id, i AS seq, "
-                "(i % 3 = 0) AS is_human_turn, 'gap' AS decided_by, 'human' AS decision, "
-                "CASE WHEN i % 3 = 0 THEN 5.0 + (i % 7) ELSE 0.2 + (i % 5) / 10 END AS gap_s, "
-                "'final' AS prev_reply_status, true AS starts_request, 'x' AS source_format, 'human' AS origin, 'x.rule' AS origin_rule "
-                "FROM range(400) t(i)")
-    con.execute("CREATE TABLE events AS SELECT 's' || (i % 40) AS session_id, i AS seq, NULL::VARCHAR AS model FROM range(400) t(i)")
+    con.execute(
+        "CREATE TABLE turn_boundaries AS SELECT 's' || (i % 40) AS session_id, i AS seq, "
+        "(i % 3 = 0) AS is_human_turn, 'gap' AS decided_by, 'human' AS decision, "
+        "CASE WHEN i % 3 = 0 THEN 5.0 + (i % 7) ELSE 0.2 + (i % 5) / 10 END AS gap_s, "
+        "'final' AS prev_reply_status, true AS starts_request, 'x' AS source_format, 'human' AS origin, 'x.rule' AS origin_rule "
+        "FROM range(400) t(i)"
+    )
+    con.execute(
+        "CREATE TABLE events AS SELECT 's' || (i % 40) AS session_id, i AS seq, NULL::VARCHAR AS model FROM range(400) t(i)"
+    )
     r1 = run_sweep(con, thresholds_grid(0, 10, 0.1), bootstrap=200, seed=7)
     r2 = run_sweep(con, thresholds_grid(0, 10, 0.1), bootstrap=200, seed=7)
     rec = r1.recommendation[("vgr", "all")]
     assert rec == r2.recommendation[("vgr", "all")]
-    assert rec["threshold"] == 0.7 and rec["cost"] == 0     # automatic gaps <= 0.6 s, human gaps >= 5 s
+    assert rec["threshold"] == 0.7 and rec["cost"] == 0  # automatic gaps <= 0.6 s, human gaps >= 5 s
     lo, hi = rec["interval"]
     assert lo <= rec["threshold"] <= hi

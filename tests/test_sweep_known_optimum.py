@@ -2,11 +2,12 @@
 automatic prompts follow final replies within AUTO_MAX seconds, people after HUMAN_MIN or more, so every
 threshold in (max automatic gap, min human gap] is error-free and the smallest grid point above the
 largest automatic gap is the answer."""
+
 from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.sweep.core import run_sweep, thresholds_grid
@@ -16,15 +17,25 @@ STEP = 0.05
 
 def _corpus(path, seed=3, sessions=40):
     rng = random.Random(seed)
-    t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
     auto_gaps, human_gaps = [], []
     with open(path, "w", encoding="utf-8") as fh:
         for s in range(sessions):
             t = t0 + timedelta(hours=s)
 
             def put(role, content, **kw):
-                fh.write(json.dumps({"session_id": f"s{s}", "role": role, "content": content,
-                                     "timestamp": t.isoformat().replace("+00:00", "Z"), **kw}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "session_id": f"s{s}",
+                            "role": role,
+                            "content": content,
+                            "timestamp": t.isoformat().replace("+00:00", "Z"),
+                            **kw,
+                        }
+                    )
+                    + "\n"
+                )
 
             put("user", "Please summarise the build log.")
             for _ in range(rng.randint(2, 6)):
@@ -49,7 +60,7 @@ def test_recommended_threshold_is_the_known_optimum(con, tmp_path):
     res = run_sweep(con, thresholds_grid(0, 30, STEP), bootstrap=200, seed=1)
     rec = res.recommendation[("vgr", "all")]
     grid = thresholds_grid(0, 30, STEP)
-    optimum = min(t for t in grid if t > max(auto_gaps))          # smallest error-free threshold
+    optimum = min(t for t in grid if t > max(auto_gaps))  # smallest error-free threshold
     assert max(auto_gaps) < optimum <= min(human_gaps)
     assert abs(rec["threshold"] - optimum) <= STEP + 1e-9
     assert rec["cost"] == 0 and rec["n_gap_decided"] == len(auto_gaps) + len(human_gaps)

@@ -1,12 +1,10 @@
 """Command-line interface (the only package that imports typer; everything else is core).
 
 Each command group lives in its own module and registers on `app` when imported at the bottom."""
+
 from __future__ import annotations
 
-import json
 import os
-import sys
-from typing import List, Optional
 
 import duckdb
 import typer
@@ -15,8 +13,11 @@ from rich.console import Console
 from stallscan import __version__
 from stallscan.store.errors import EXIT_DB, StallscanError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Replay AI-agent transcripts through stall and turn-boundary logic.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Replay AI-agent transcripts through stall and turn-boundary logic.",
+)
 
 DbOpt = typer.Option(None, "--db", help="Database file (default: $STALLSCAN_DB or ./stallscan.duckdb).")
 
@@ -44,14 +45,25 @@ def _guard(fn):
         except StallscanError as exc:
             _fail(exc)
         except duckdb.OutOfMemoryException as exc:
-            _fail(StallscanError(f"out of memory: {str(exc).strip().splitlines()[0]}",
-                                 hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB", exit_code=EXIT_DB))
+            _fail(
+                StallscanError(
+                    f"out of memory: {str(exc).strip().splitlines()[0]}",
+                    hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
+                    exit_code=EXIT_DB,
+                )
+            )
         except duckdb.Error as exc:
-            _fail(StallscanError(f"database error: {str(exc).strip().splitlines()[0]}",
-                                 hint="re-run with a fresh --db if the file is damaged", exit_code=EXIT_DB))
+            _fail(
+                StallscanError(
+                    f"database error: {str(exc).strip().splitlines()[0]}",
+                    hint="re-run with a fresh --db if the file is damaged",
+                    exit_code=EXIT_DB,
+                )
+            )
         except KeyboardInterrupt:
             _err_console().print("interrupted")
             raise typer.Exit(130)
+
     return wrapper
 
 
@@ -66,11 +78,13 @@ def run() -> None:
     app()
 
 
-# command modules register themselves on `app`
-from . import ingest_cmd  # noqa: E402,F401
-from . import report_cmd  # noqa: E402,F401
-from . import export_cmd  # noqa: E402,F401
-from . import boundaries_cmd  # noqa: E402,F401
-from . import sweep_cmd  # noqa: E402,F401
-from . import stalls_cmd  # noqa: E402,F401
-from . import show_cmd  # noqa: E402,F401
+# command modules register themselves on `app`, in the order `--help` lists them
+# isort: off
+from . import ingest_cmd  # noqa: E402, F401
+from . import report_cmd  # noqa: E402, F401
+from . import export_cmd  # noqa: E402, F401
+from . import boundaries_cmd  # noqa: E402, F401
+from . import sweep_cmd  # noqa: E402, F401
+from . import stalls_cmd  # noqa: E402, F401
+from . import show_cmd  # noqa: E402, F401
+# isort: on

@@ -1,27 +1,35 @@
 """`stallscan export`: parquet for notebooks."""
+
 from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import typer
 from rich.console import Console
 
 from stallscan.store.db import connect, default_db_path
+
 from . import DbOpt, _guard, app
 
 
 @app.command()
 @_guard
-def export(out_dir: str = typer.Argument(..., help="Directory to write <table>/ parquet folders into."),
-           db: Optional[str] = DbOpt,
-           tables: str = typer.Option("events,user_labels,turn_boundaries,stalls,turns", "--tables",
-                                      help="Comma-separated tables (events, files, skipped, rejects, user_labels, "
-                                           "turn_boundaries, stalls, turns, rounds, sweep)."),
-           partition_by: str = typer.Option("", "--partition-by", help="Comma-separated columns, e.g. source_format,date."),
-           redact: str = typer.Option("none", "--redact", help="none, mask (secret shapes in text) or drop (text columns removed)."),
-           as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON.")) -> None:
+def export(
+    out_dir: str = typer.Argument(..., help="Directory to write <table>/ parquet folders into."),
+    db: str | None = DbOpt,
+    tables: str = typer.Option(
+        "events,user_labels,turn_boundaries,stalls,turns",
+        "--tables",
+        help="Comma-separated tables (events, files, skipped, rejects, user_labels, "
+        "turn_boundaries, stalls, turns, rounds, sweep).",
+    ),
+    partition_by: str = typer.Option("", "--partition-by", help="Comma-separated columns, e.g. source_format,date."),
+    redact: str = typer.Option(
+        "none", "--redact", help="none, mask (secret shapes in text) or drop (text columns removed)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
+) -> None:
     """Write tables as zstd parquet (hive-partitioned with --partition-by)."""
     from stallscan.export import export_tables
 
@@ -35,5 +43,8 @@ def export(out_dir: str = typer.Argument(..., help="Directory to write <table>/ 
     else:
         out = Console()
         for r in results:
-            out.print(f"{r.table:16} {r.rows:>10,} rows  {r.path}" + (f"  (by {', '.join(r.partitioned_by)})" if r.partitioned_by else ""),
-                      highlight=False)
+            out.print(
+                f"{r.table:16} {r.rows:>10,} rows  {r.path}"
+                + (f"  (by {', '.join(r.partitioned_by)})" if r.partitioned_by else ""),
+                highlight=False,
+            )

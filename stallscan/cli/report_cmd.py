@@ -1,16 +1,17 @@
 """`stallscan report`: one command from logs (or a database) to the answer."""
+
 from __future__ import annotations
 
 import json
 import sys
 from datetime import datetime
-from typing import List, Optional
 
 import typer
 from rich.console import Console
 
 from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
+
 from . import DbOpt, _err_console, _guard, app
 
 
@@ -26,24 +27,33 @@ def _opts(threshold, retry_bound, since, until, harness, model, limit):
             raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
         return dt if dt.tzinfo else dt.replace(tzinfo=__import__("datetime").timezone.utc)
 
-    return ReportOptions(threshold=threshold, retry_bound=retry_bound, since=when(since), until=when(until),
-                         harness=list(harness or []), model=list(model or []), limit=limit)
+    return ReportOptions(
+        threshold=threshold,
+        retry_bound=retry_bound,
+        since=when(since),
+        until=when(until),
+        harness=list(harness or []),
+        model=list(model or []),
+        limit=limit,
+    )
 
 
 @app.command()
 @_guard
-def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest first (optional)."),
-           db: Optional[str] = DbOpt,
-           out: str = typer.Option("table", "--format", help="table, json, markdown or html."),
-           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-           bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
-           threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-           retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
-           since: Optional[str] = typer.Option(None, "--since", help="Only sessions active at or after this time."),
-           until: Optional[str] = typer.Option(None, "--until", help="Only sessions active before this time."),
-           harness: Optional[List[str]] = typer.Option(None, "--harness", help="Only this source format (repeatable)."),
-           model: Optional[List[str]] = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
-           limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists.")) -> None:
+def report(
+    paths: list[str] = typer.Argument(None, help="Transcripts to ingest first (optional)."),
+    db: str | None = DbOpt,
+    out: str = typer.Option("table", "--format", help="table, json, markdown or html."),
+    output: str | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
+    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
+    retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
+    since: str | None = typer.Option(None, "--since", help="Only sessions active at or after this time."),
+    until: str | None = typer.Option(None, "--until", help="Only sessions active before this time."),
+    harness: list[str] | None = typer.Option(None, "--harness", help="Only this source format (repeatable)."),
+    model: list[str] | None = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
+    limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists."),
+) -> None:
     """How bad is it here: corpus, stalls, turn boundaries, threshold."""
     from stallscan.report.build import build_report, public, render_report
     from stallscan.report.formats import to_html, to_markdown
@@ -55,9 +65,13 @@ def report(paths: List[str] = typer.Argument(None, help="Transcripts to ingest f
     con = connect(db or default_db_path())
     if paths:
         from stallscan.ingest.run import ingest_paths
+
         res = ingest_paths(con, paths)
-        _err_console().print(f"ingested {res.ingested} file(s), {res.events:,} events "
-                             f"({res.unchanged} unchanged, {res.rejects} rejected lines)", highlight=False)
+        _err_console().print(
+            f"ingested {res.ingested} file(s), {res.events:,} events "
+            f"({res.unchanged} unchanged, {res.rejects} rejected lines)",
+            highlight=False,
+        )
     data = build_report(con, opts)
     con.close()
     text = None

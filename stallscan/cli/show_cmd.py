@@ -1,24 +1,27 @@
 """`stallscan show SESSION`."""
+
 from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import typer
 from rich.console import Console
 
 from stallscan.store.db import connect, default_db_path
+
 from . import DbOpt, _guard, app
 
 
 @app.command()
 @_guard
-def show(session: str = typer.Argument(..., help="Session id (or a unique prefix)."),
-         db: Optional[str] = DbOpt,
-         threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-         retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
-         out: str = typer.Option("table", "--format", help="table or json.")) -> None:
+def show(
+    session: str = typer.Argument(..., help="Session id (or a unique prefix)."),
+    db: str | None = DbOpt,
+    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
+    retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
+    out: str = typer.Option("table", "--format", help="table or json."),
+) -> None:
     """A session's timeline: time, gap, role, origin, decision, round kind, flags, excerpts."""
     from stallscan.report.timeline import timeline, timeline_table
 

@@ -1,33 +1,36 @@
 """`stallscan sweep`: tune the gap threshold against the marker-based truth."""
+
 from __future__ import annotations
 
 import csv
 import json
 import sys
-from typing import Optional
 
 import typer
 from rich.console import Console
 
 from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
+
 from . import DbOpt, _guard, app
 
 
 @app.command()
 @_guard
-def sweep(db: Optional[str] = DbOpt,
-          lo: float = typer.Option(0.0, "--min", help="Smallest threshold (s)."),
-          hi: float = typer.Option(30.0, "--max", help="Largest threshold (s)."),
-          step: float = typer.Option(0.05, "--step", help="Grid step (s)."),
-          thresholds: Optional[str] = typer.Option(None, "--thresholds", help="Comma-separated list instead of a grid."),
-          cost_a: float = typer.Option(1.0, "--cost-auto-as-human", help="Cost of an automatic prompt read as a human turn."),
-          cost_b: float = typer.Option(1.0, "--cost-human-as-auto", help="Cost of a human turn read as automatic."),
-          by: str = typer.Option("none", "--by", help="none, harness, source_format or model."),
-          policy: str = typer.Option("all", "--policy", help="vgr, gap-only or all."),
-          bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the interval (0: none)."),
-          seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-          out: str = typer.Option("table", "--format", help="table, json or csv (csv: the full curve).")) -> None:
+def sweep(
+    db: str | None = DbOpt,
+    lo: float = typer.Option(0.0, "--min", help="Smallest threshold (s)."),
+    hi: float = typer.Option(30.0, "--max", help="Largest threshold (s)."),
+    step: float = typer.Option(0.05, "--step", help="Grid step (s)."),
+    thresholds: str | None = typer.Option(None, "--thresholds", help="Comma-separated list instead of a grid."),
+    cost_a: float = typer.Option(1.0, "--cost-auto-as-human", help="Cost of an automatic prompt read as a human turn."),
+    cost_b: float = typer.Option(1.0, "--cost-human-as-auto", help="Cost of a human turn read as automatic."),
+    by: str = typer.Option("none", "--by", help="none, harness, source_format or model."),
+    policy: str = typer.Option("all", "--policy", help="vgr, gap-only or all."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the interval (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    out: str = typer.Option("table", "--format", help="table, json or csv (csv: the full curve)."),
+) -> None:
     """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s."""
     from stallscan.report.render_sweep import sweep_renderable
     from stallscan.sweep.core import POLICIES, curve_rows, run_sweep, thresholds_grid

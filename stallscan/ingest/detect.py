@@ -1,15 +1,15 @@
 """Decide a file's format from its content (first records), not only its name."""
+
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from stallscan.ingest.reader import read_first_line, read_head
 
 HEAD = 65536
-
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -17,9 +17,9 @@ class FormatSpec:
     """How a format's files are read. Each format has queries/ingest/<name>_events.sql."""
 
     name: str
-    whole_file: bool = False   # one JSON document per file: read whole, elements numbered 1.. as lines
-    appendable: bool = True    # a grown file can be read from where the last ingest stopped
-    then: tuple = ()           # further query files run after <name>_events.sql (shared steps)
+    whole_file: bool = False  # one JSON document per file: read whole, elements numbered 1.. as lines
+    appendable: bool = True  # a grown file can be read from where the last ingest stopped
+    then: tuple = ()  # further query files run after <name>_events.sql (shared steps)
 
 
 SPECS: dict[str, FormatSpec] = {
@@ -29,20 +29,33 @@ SPECS: dict[str, FormatSpec] = {
     # issue 6: the other harnesses (queries/ingest/<name>_events.sql documents each mapping)
     "cline_api": FormatSpec("cline_api", whole_file=True, appendable=False),
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
-    "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),        # ids re-written: read whole
+    "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),  # ids re-written: read whole
     "gemini_cli_json": FormatSpec("gemini_cli_json", whole_file=True, appendable=False, then=("gemini_messages",)),
     "copilot_cli": FormatSpec("copilot_cli"),
     "openhands": FormatSpec("openhands", whole_file=True, appendable=False),
     "swe_agent": FormatSpec("swe_agent", whole_file=True, appendable=False),
     "hermes_traj": FormatSpec("hermes_traj"),
-    "aider": FormatSpec("aider", appendable=False),                 # paired with .aider.input.history
+    "aider": FormatSpec("aider", appendable=False),  # paired with .aider.input.history
     "aider_input": FormatSpec("aider_input", appendable=False),
 }
 FORMATS = tuple(SPECS)
 
-CLAUDE_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
-                "progress", "file-history-delta", "last-prompt", "mode", "permission-mode", "ai-title",
-                "attachment", "custom-title"}
+CLAUDE_TYPES = {
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "file-history-delta",
+    "last-prompt",
+    "mode",
+    "permission-mode",
+    "ai-title",
+    "attachment",
+    "custom-title",
+}
 CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 
 
@@ -87,11 +100,13 @@ def _records(head: bytes, limit: int = 20, cut: bool = True):
 _JSON_ARRAY_ROLE = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:\s*"(user|assistant)"\s*,\s*"content"\s*:')
 _CLINE_TS = re.compile(rb'"ts"\s*:\s*\d{12,}')
 _CLINE_UI = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d{12,}\s*,\s*"type"\s*:\s*"(say|ask)"')
-_OPENHANDS = re.compile(rb'^\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:\s*"(user|agent|environment)"')
+_OPENHANDS = re.compile(
+    rb'^\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:\s*"(user|agent|environment)"'
+)
 _SWE_DOC = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 _GEMINI_DOC = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
-_AIDER_MD = re.compile(rb'^\s*# aider chat started at \d{4}-\d\d-\d\d')
-_AIDER_INPUT = re.compile(rb'^\s*# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\r?\n\+')
+_AIDER_MD = re.compile(rb"^\s*# aider chat started at \d{4}-\d\d-\d\d")
+_AIDER_INPUT = re.compile(rb"^\s*# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\r?\n\+")
 
 
 def _classify_head(head: bytes, name: str) -> str | None:
@@ -113,7 +128,7 @@ def _classify_head(head: bytes, name: str) -> str | None:
         if _OPENHANDS.match(head):
             return "openhands"
         if lname == "api_conversation_history.json":
-            return "cline_api"   # empty or truncated array: the name is all there is
+            return "cline_api"  # empty or truncated array: the name is all there is
         if lname == "ui_messages.json":
             return "cline_ui"
         return None
@@ -139,19 +154,34 @@ def _classify(rec: dict) -> str | None:
         return "gemini_cli_json" if isinstance(rec.get("messages"), list) else "gemini_cli"
     if "$set" in rec and len(rec) == 1:
         return "gemini_cli"
-    if rec.get("type") in ("user", "gemini", "info") and "id" in rec and "timestamp" in rec \
-            and "content" in rec and "sessionId" not in rec and "uuid" not in rec:
+    if (
+        rec.get("type") in ("user", "gemini", "info")
+        and "id" in rec
+        and "timestamp" in rec
+        and "content" in rec
+        and "sessionId" not in rec
+        and "uuid" not in rec
+    ):
         return "gemini_cli"
-    if isinstance(rec.get("type"), str) and "." in rec["type"] and isinstance(rec.get("data"), dict) and "id" in rec \
-            and rec["type"].split(".", 1)[0] in ("session", "user", "assistant", "tool", "system", "subagent", "skill", "hook"):
+    if (
+        isinstance(rec.get("type"), str)
+        and "." in rec["type"]
+        and isinstance(rec.get("data"), dict)
+        and "id" in rec
+        and rec["type"].split(".", 1)[0]
+        in ("session", "user", "assistant", "tool", "system", "subagent", "skill", "hook")
+    ):
         return "copilot_cli"
     if isinstance(rec.get("conversations"), list):
         return "hermes_traj"
     t = rec.get("type")
     if isinstance(t, str) and t in CODEX_TYPES and "payload" in rec:
         return "codex"
-    if isinstance(t, str) and t in CLAUDE_TYPES and (
-            "sessionId" in rec or "uuid" in rec or "leafUuid" in rec or "messageId" in rec):
+    if (
+        isinstance(t, str)
+        and t in CLAUDE_TYPES
+        and ("sessionId" in rec or "uuid" in rec or "leafUuid" in rec or "messageId" in rec)
+    ):
         return "claude_code"
     if isinstance(rec.get("messages"), list):
         return "openai_chat"

@@ -1,4 +1,5 @@
 """Expand the user's PATH arguments (files, directories, globs) into transcript files."""
+
 from __future__ import annotations
 
 import glob
@@ -9,9 +10,20 @@ from pathlib import Path
 from stallscan.store.errors import InputError, StallscanError
 
 # Extensions a directory walk picks up (files named explicitly are always read).
-WALK_SUFFIXES = (".jsonl", ".json", ".ndjson", ".traj", ".jsonl.gz", ".jsonl.zst", ".json.gz",
-                 ".json.zst", ".ndjson.gz", ".ndjson.zst",
-                 ".aider.chat.history.md", ".aider.input.history")  # aider's two files (not every .md)
+WALK_SUFFIXES = (
+    ".jsonl",
+    ".json",
+    ".ndjson",
+    ".traj",
+    ".jsonl.gz",
+    ".jsonl.zst",
+    ".json.gz",
+    ".json.zst",
+    ".ndjson.gz",
+    ".ndjson.zst",
+    ".aider.chat.history.md",
+    ".aider.input.history",
+)  # aider's two files (not every .md)
 
 DEFAULT_FOLDERS = {
     "claude_code": "~/.claude/projects",
@@ -26,9 +38,9 @@ DEFAULT_FOLDERS = {
     "roo_macos": "~/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
     "roo_windows": "~/AppData/Roaming/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
     "cline_cli": "~/.cline/data/tasks",
-    "gemini_cli": "~/.gemini/tmp",                 # <projectHash>/chats/session-*.json(l)
-    "copilot_cli": "~/.copilot/session-state",     # <sessionId>/events.jsonl
-    "openhands": "~/.openhands/sessions",          # file store: sessions/<sid>/events/<n>.json (one event a file)
+    "gemini_cli": "~/.gemini/tmp",  # <projectHash>/chats/session-*.json(l)
+    "copilot_cli": "~/.copilot/session-state",  # <sessionId>/events.jsonl
+    "openhands": "~/.openhands/sessions",  # file store: sessions/<sid>/events/<n>.json (one event a file)
     # aider writes its two files into the working tree: only these two files of the current directory
     "aider": "./.aider.chat.history.md",
     "aider_input": "./.aider.input.history",
@@ -61,9 +73,10 @@ def discover(paths: list[str]) -> Discovery:
         roots = [r for r in default_roots() if r.is_dir() or r.is_file()]
         found.searched = [str(r) for r in roots]  # the usual folders that exist here
         if not roots:
-            raise StallscanError("no PATH given and none of the usual log folders exist ("
-                                 + ", ".join(DEFAULT_FOLDERS.values()) + ")",
-                                 hint="pass a file, directory or glob: stallscan ingest PATH")
+            raise StallscanError(
+                "no PATH given and none of the usual log folders exist (" + ", ".join(DEFAULT_FOLDERS.values()) + ")",
+                hint="pass a file, directory or glob: stallscan ingest PATH",
+            )
         paths = [str(r) for r in roots]
     for raw in paths:
         p = Path(os.path.expanduser(raw))
@@ -75,7 +88,9 @@ def discover(paths: list[str]) -> Discovery:
         elif any(ch in raw for ch in "*?["):
             matches = sorted(glob.glob(os.path.expanduser(raw), recursive=True))
             if not matches:
-                raise InputError(f"no file matches {raw}", hint="check the pattern; quote it so the shell leaves it alone")
+                raise InputError(
+                    f"no file matches {raw}", hint="check the pattern; quote it so the shell leaves it alone"
+                )
             for m in matches:
                 mp = Path(m)
                 if mp.is_file():

@@ -3,16 +3,17 @@
 Input: the batch's lines registered as `stage_raw` and its files as `batch_files` (see ingest.py).
 Output: the temp tables / views fmt_events, fmt_fates and fmt_ctx that queries/ingest/ingest_commit.sql writes.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 import duckdb
 
-from stallscan.store import sql
 from stallscan.ingest.detect import SPECS
+from stallscan.store import sql
 
-LONG_LINE = 8 * 1024 * 1024         # lines longer than this get a single-threaded parse with more memory
+LONG_LINE = 8 * 1024 * 1024  # lines longer than this get a single-threaded parse with more memory
 
 
 def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
@@ -83,7 +84,8 @@ def _drop_outputs(con) -> None:
     """Formats may produce fmt_events / fmt_fates / fmt_ctx as tables or views: clear the last batch's."""
     con.execute("RESET VARIABLE parse_views")
     for name, is_view in con.execute(
-            "SELECT view_name, true FROM duckdb_views() WHERE temporary AND view_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx') "
-            "UNION ALL SELECT table_name, false FROM duckdb_tables() WHERE temporary "
-            "AND table_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx')").fetchall():
+        "SELECT view_name, true FROM duckdb_views() WHERE temporary AND view_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx') "
+        "UNION ALL SELECT table_name, false FROM duckdb_tables() WHERE temporary "
+        "AND table_name IN ('fmt_events', 'fmt_fates', 'fmt_ctx')"
+    ).fetchall():
         con.execute(f"DROP {'VIEW' if is_view else 'TABLE'} {name}")

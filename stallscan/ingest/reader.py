@@ -4,13 +4,15 @@ No per-line Python: a file is read in large blocks, newline offsets are found wi
 lines become an arrow `large_binary` array that DuckDB scans directly. JSON-array files (Cline,
 OpenHands, ...) are not line-based and are handled by their format modules.
 """
+
 from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +43,7 @@ def read_head(path: Path, n: int = 65536) -> bytes:
         return fh.read(n)
 
 
-def read_whole(path: Path, compression: str, state: "ReadState") -> Iterator["LineBlock"]:
+def read_whole(path: Path, compression: str, state: ReadState) -> Iterator[LineBlock]:
     """A one-document file (JSON array / object) as a single block holding one 'line' (the document)."""
     with open_binary(path, compression) as fh:
         data = fh.read()
@@ -69,11 +71,13 @@ class LineBlock:
 
     def table(self, fid: int) -> pa.Table:
         n = len(self.raw)
-        return pa.table({
-            "fid": pa.array(np.full(n, fid, dtype=np.int32)),
-            "line": pa.array(np.arange(self.first_line, self.first_line + n, dtype=np.int32)),
-            "raw": self.raw,
-        })
+        return pa.table(
+            {
+                "fid": pa.array(np.full(n, fid, dtype=np.int32)),
+                "line": pa.array(np.arange(self.first_line, self.first_line + n, dtype=np.int32)),
+                "raw": self.raw,
+            }
+        )
 
 
 @dataclass
@@ -86,18 +90,19 @@ class ReadState:
     consumed_lines: int = 0  # lines numbered so far (last line number)
     ends_newline: bool = True
     pending_bytes: int = 0  # an unterminated last line that did not parse: left for the next ingest
-    more: bool = False      # stopped at max_bytes: the rest of the file is read by a continuation pass
+    more: bool = False  # stopped at max_bytes: the rest of the file is read by a continuation pass
     line_offsets: list = field(default_factory=list)  # arrays of line-start offsets, per block
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:
     step = 16 * 1024 * 1024
-    parts = [np.flatnonzero(buf[i:i + step] == 10) + i for i in range(0, len(buf), step)]
+    parts = [np.flatnonzero(buf[i : i + step] == 10) + i for i in range(0, len(buf), step)]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
-def iter_lines(path: Path, compression: str, state: ReadState,
-               skip_leading_newline: bool = False, max_bytes: int | None = None) -> Iterator[LineBlock]:
+def iter_lines(
+    path: Path, compression: str, state: ReadState, skip_leading_newline: bool = False, max_bytes: int | None = None
+) -> Iterator[LineBlock]:
     """Yield blocks of complete lines from `state.start_offset`; update `state` as it goes.
 
     A last line without a trailing newline is kept when it parses as JSON (many writers omit the final

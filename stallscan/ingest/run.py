@@ -3,27 +3,28 @@
 Core API (no CLI here): `ingest_paths(con, paths)` returns an `IngestResult`. Parsing happens in
 DuckDB (queries/ingest/<format>_events.sql); Python only plans files, reads bytes in bulk and keeps books.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stallscan.store import sql
 from stallscan.ingest.detect import FORMATS, SPECS, detect_format
 from stallscan.ingest.discover import discover
 from stallscan.ingest.parse_batch import parse_batch
-from stallscan.store.errors import StallscanError
 from stallscan.ingest.reader import ReadState, compression_of, iter_lines, read_whole
+from stallscan.store import sql
+from stallscan.store.errors import StallscanError
 
 # bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
@@ -31,25 +32,25 @@ BATCH_FILES = 2000
 # WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
-MEMORY_LIMIT = "1GB"                # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
-STAGE_ROWS = 2048                   # rows per arrow record batch handed to DuckDB
+MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
+STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 # what reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
 READ_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
 
 
 @dataclass
 class IngestResult:
-    files: int = 0            # files considered
-    ingested: int = 0         # files read (new, grown or rewritten)
-    unchanged: int = 0        # files skipped because nothing changed
-    unrecognized: list = field(default_factory=list)   # paths whose format was not recognised
-    unreadable: list = field(default_factory=list)     # (path, why)
-    sessions: int = 0         # sessions touched by this run
-    events: int = 0           # events written by this run
-    lines: int = 0            # lines read by this run
-    skipped: dict = field(default_factory=dict)        # kind -> lines knowingly skipped
+    files: int = 0  # files considered
+    ingested: int = 0  # files read (new, grown or rewritten)
+    unchanged: int = 0  # files skipped because nothing changed
+    unrecognized: list = field(default_factory=list)  # paths whose format was not recognised
+    unreadable: list = field(default_factory=list)  # (path, why)
+    sessions: int = 0  # sessions touched by this run
+    events: int = 0  # events written by this run
+    lines: int = 0  # lines read by this run
+    skipped: dict = field(default_factory=dict)  # kind -> lines knowingly skipped
     rejects: int = 0
-    pending: int = 0          # truncated last lines left for the next ingest
+    pending: int = 0  # truncated last lines left for the next ingest
     bytes: int = 0
     seconds: float = 0.0
     searched: list = field(default_factory=list)
@@ -59,12 +60,23 @@ class IngestResult:
         return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict:
-        return {"files": self.files, "ingested": self.ingested, "unchanged": self.unchanged,
-                "unrecognized": self.unrecognized, "unreadable": [list(u) for u in self.unreadable],
-                "sessions": self.sessions, "events": self.events, "lines": self.lines,
-                "skipped": dict(sorted(self.skipped.items())), "rejects": self.rejects,
-                "pending": self.pending, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-                "mb_per_s": round(self.mb_per_s, 1), "searched": self.searched}
+        return {
+            "files": self.files,
+            "ingested": self.ingested,
+            "unchanged": self.unchanged,
+            "unrecognized": self.unrecognized,
+            "unreadable": [list(u) for u in self.unreadable],
+            "sessions": self.sessions,
+            "events": self.events,
+            "lines": self.lines,
+            "skipped": dict(sorted(self.skipped.items())),
+            "rejects": self.rejects,
+            "pending": self.pending,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "mb_per_s": round(self.mb_per_s, 1),
+            "searched": self.searched,
+        }
 
 
 @dataclass
@@ -83,8 +95,13 @@ class FilePlan:
     chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
 
 
-def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto",
-                 progress: Callable[[int, int], None] | None = None, naive_tz: str | None = None) -> IngestResult:
+def ingest_paths(
+    con: duckdb.DuckDBPyConnection,
+    paths: list[str],
+    fmt: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
+    naive_tz: str | None = None,
+) -> IngestResult:
     """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file).
 
     naive_tz: the zone of timestamps logged without one (Hermes, OpenHands, aider); default UTC.
@@ -99,14 +116,17 @@ def ingest_paths(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "a
         raise StallscanError(f"unknown format {fmt!r}", hint="one of: auto, " + ", ".join(FORMATS))
     t0 = time.perf_counter()
     found = discover(paths)
-    res = IngestResult(files=len(found.files) + len(found.unreadable), unreadable=found.unreadable,
-                       searched=found.searched)
+    res = IngestResult(
+        files=len(found.files) + len(found.unreadable), unreadable=found.unreadable, searched=found.searched
+    )
     plans = _plan(con, found.files, fmt, res)
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
     touched: set[str] = set()
-    saved = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
-                        "current_setting('checkpoint_threshold')").fetchone()
+    saved = con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
+        "current_setting('checkpoint_threshold')"
+    ).fetchone()
     # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
@@ -140,9 +160,13 @@ def _run_batches(con, plans: list[FilePlan], res: IngestResult, touched: set[str
 
 
 def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
-    known = {r[0]: r for r in con.execute(
-        "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
-        "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files").fetchall()}
+    known = {
+        r[0]: r
+        for r in con.execute(
+            "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
+            "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files"
+        ).fetchall()
+    }
     plans = []
     for path in files:
         try:
@@ -164,8 +188,14 @@ def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]
             _record_unrecognized(con, path, st, status)
             continue
         plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
-        if row and row[1] == kind and plan.compression == "none" and SPECS[kind].appendable \
-                and not SPECS[kind].whole_file and _same_prefix(path, row):
+        if (
+            row
+            and row[1] == kind
+            and plan.compression == "none"
+            and SPECS[kind].appendable
+            and not SPECS[kind].whole_file
+            and _same_prefix(path, row)
+        ):
             plan.start_line, plan.start_offset = row[8], row[9]
             plan.skip_leading_newline = not row[7] and row[9] == row[4]
             plan.ctx_session, plan.ctx_model, plan.ctx_turn = row[10], row[11], row[12]
@@ -206,8 +236,7 @@ def _batches(plans: list[FilePlan]):
             yield batch
 
 
-def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str],
-                  continued: list[FilePlan]) -> int:
+def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str], continued: list[FilePlan]) -> int:
     """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
@@ -220,8 +249,9 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
             if SPECS[plan.fmt].whole_file:
                 blocks = read_whole(plan.path, plan.compression, state)
             else:
-                blocks = iter_lines(plan.path, plan.compression, state, plan.skip_leading_newline,
-                                    BATCH_BYTES if plan.chunked else None)
+                blocks = iter_lines(
+                    plan.path, plan.compression, state, plan.skip_leading_newline, BATCH_BYTES if plan.chunked else None
+                )
             got = [block.table(fid) for block in blocks]
         except READ_ERRORS as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
             res.unreadable.append((str(plan.path), _why(exc)))
@@ -237,19 +267,29 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         return nbytes
     batch = readable
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = pa.concat_tables(tables) if tables else pa.table(
-        {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())})
+    staged = (
+        pa.concat_tables(tables)
+        if tables
+        else pa.table(
+            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
+        )
+    )
     con.register("stage_raw", pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema))
-    con.register("_batch_files", pa.table({
-        "fid": pa.array(range(len(batch)), pa.int32()),
-        "file": [str(p.path) for p in batch],
-        "stem": [_stem(p.path) for p in batch],
-        "fmt": [p.fmt for p in batch],
-        "start_line": pa.array([p.start_line for p in batch], pa.int32()),
-        "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
-        "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
-        "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
-    }))
+    con.register(
+        "_batch_files",
+        pa.table(
+            {
+                "fid": pa.array(range(len(batch)), pa.int32()),
+                "file": [str(p.path) for p in batch],
+                "stem": [_stem(p.path) for p in batch],
+                "fmt": [p.fmt for p in batch],
+                "start_line": pa.array([p.start_line for p in batch], pa.int32()),
+                "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
+                "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
+                "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
+            }
+        ),
+    )
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
@@ -266,8 +306,10 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         raise
     touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
     for plan in (p for p in continued if p in batch):
-        row = con.execute("SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files "
-                          "WHERE path = ?", [str(plan.path)]).fetchone()
+        row = con.execute(
+            "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
+            [str(plan.path)],
+        ).fetchone()
         if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
             plan.chunked = False
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
@@ -286,31 +328,53 @@ def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
     res.events, res.lines = sql.query(con, "ingest/run_tally").fetchone()
-    for kind, n in con.execute("SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
-                               "AND s.line >= r.start_line GROUP BY ALL").fetchall():
+    for kind, n in con.execute(
+        "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
+        "AND s.line >= r.start_line GROUP BY ALL"
+    ).fetchall():
         res.skipped[kind] = n
-    res.rejects = con.execute("SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file "
-                              "AND x.line >= r.start_line").fetchone()[0]
+    res.rejects = con.execute(
+        "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
+    ).fetchone()[0]
 
 
 # a `files` row as _update_files builds it (queries/store/schema.sql, without ingested_at)
-FILES_ROW = pa.schema([
-    ("path", pa.string()), ("source_format", pa.string()), ("compression", pa.string()), ("size", pa.int64()),
-    ("mtime", pa.float64()), ("head_hash", pa.string()), ("tail_hash", pa.string()), ("consumed_bytes", pa.int64()),
-    ("consumed_lines", pa.int32()), ("ends_newline", pa.bool_()), ("pending_bytes", pa.int64()),
-    ("resume_line", pa.int32()), ("resume_offset", pa.int64()), ("ctx_session", pa.string()),
-    ("ctx_model", pa.string()), ("ctx_turn", pa.string()), ("n_lines", pa.int32()), ("n_event_lines", pa.int32()),
-    ("n_skipped", pa.int32()), ("n_rejects", pa.int32()), ("n_events", pa.int32()), ("status", pa.string()),
-])
+FILES_ROW = pa.schema(
+    [
+        ("path", pa.string()),
+        ("source_format", pa.string()),
+        ("compression", pa.string()),
+        ("size", pa.int64()),
+        ("mtime", pa.float64()),
+        ("head_hash", pa.string()),
+        ("tail_hash", pa.string()),
+        ("consumed_bytes", pa.int64()),
+        ("consumed_lines", pa.int32()),
+        ("ends_newline", pa.bool_()),
+        ("pending_bytes", pa.int64()),
+        ("resume_line", pa.int32()),
+        ("resume_offset", pa.int64()),
+        ("ctx_session", pa.string()),
+        ("ctx_model", pa.string()),
+        ("ctx_turn", pa.string()),
+        ("n_lines", pa.int32()),
+        ("n_event_lines", pa.int32()),
+        ("n_skipped", pa.int32()),
+        ("n_rejects", pa.int32()),
+        ("n_events", pa.int32()),
+        ("status", pa.string()),
+    ]
+)
 
 
 def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
     stats = {r[0]: r[1:] for r in sql.query(con, "ingest/file_stats").fetchall()}
     rows = []
-    for fid, (plan, st) in enumerate(zip(batch, states)):
+    for _fid, (plan, st) in enumerate(zip(batch, states)):
         path = str(plan.path)
-        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = \
+        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = (
             stats.get(path, (0, 0, 0, 0, 0, None, None, None, None))
+        )
         offsets = np.concatenate(st.line_offsets) if st.line_offsets else np.empty(0, np.int64)
         if resume_line is None or resume_line < plan.start_line or resume_line - plan.start_line >= len(offsets):
             resume_line, resume_offset = st.consumed_lines + 1, st.consumed_bytes
@@ -323,12 +387,37 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
         else:
             head = tail = None
         status = "partial" if st.more else ("ok" if n_lines or st.pending_bytes else "empty")
-        rows.append((path, plan.fmt, plan.compression, -1 if st.more else plan.size, plan.mtime, head, tail, st.consumed_bytes,
-                     st.consumed_lines, st.ends_newline, st.pending_bytes, resume_line, resume_offset,
-                     ctx_session, ctx_model, ctx_turn, n_lines, n_event_lines, n_skipped, n_rejects, n_events, status))
+        rows.append(
+            (
+                path,
+                plan.fmt,
+                plan.compression,
+                -1 if st.more else plan.size,
+                plan.mtime,
+                head,
+                tail,
+                st.consumed_bytes,
+                st.consumed_lines,
+                st.ends_newline,
+                st.pending_bytes,
+                resume_line,
+                resume_offset,
+                ctx_session,
+                ctx_model,
+                ctx_turn,
+                n_lines,
+                n_event_lines,
+                n_skipped,
+                n_rejects,
+                n_events,
+                status,
+            )
+        )
     # one statement for the batch (executemany runs one INSERT per file: seconds for a batch of 500 files)
-    con.register("_files_rows", pa.Table.from_arrays(
-        [pa.array(col, type=f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW))
+    con.register(
+        "_files_rows",
+        pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW),
+    )
     try:
         con.execute("INSERT OR REPLACE INTO files SELECT *, now() FROM _files_rows")
     finally:
@@ -337,9 +426,11 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
 
 def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
     """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
-    con.execute("INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
-                "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
-                [str(path), compression_of(path), st.st_size, st.st_mtime, status])
+    con.execute(
+        "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
+        "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
+        [str(path), compression_of(path), st.st_size, st.st_mtime, status],
+    )
 
 
 def _why(exc: BaseException) -> str:

@@ -28,6 +28,7 @@ stop_reason is null on most lines and Codex has no finish reason, so for them a 
 and non-blank text is final (Codex's phase only names the channel the text went to).
 A plain-Python statement of the same decision lives in stallscan/boundaries_ref.py.
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -37,18 +38,26 @@ from stallscan.store.errors import StallscanError
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary",
-                       [name]).fetchall()[0][0] > 0
+    return (
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary", [name]).fetchall()[
+            0
+        ][0]
+        > 0
+    )
 
 
-def replay_boundaries(con: duckdb.DuckDBPyConnection, threshold: float = 2.0, relabel: bool = False,
-                      config=None) -> dict:
+def replay_boundaries(
+    con: duckdb.DuckDBPyConnection, threshold: float = 2.0, relabel: bool = False, config=None
+) -> dict:
     """(Re)create `turn_boundaries` at this threshold. Labels events first when `user_labels` is missing
     (or when relabel=True). Returns counts by decided_by and by error."""
     if threshold is None or not threshold >= 0:
-        raise StallscanError(f"threshold must be a number of seconds >= 0, not {threshold!r}", hint="e.g. --threshold 2.0")
+        raise StallscanError(
+            f"threshold must be a number of seconds >= 0, not {threshold!r}", hint="e.g. --threshold 2.0"
+        )
     if relabel or not _has_table(con, "user_labels"):
         from stallscan.replay.labels import label_events
+
         label_events(con, config)
     sql.run(con, "replay/turn_boundaries", {"threshold": float(threshold)})
     decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())

@@ -4,6 +4,7 @@ Slow and obvious on purpose. The production path is queries/replay/turn_boundari
 two agree on every real file and on generated sessions. Input: the session's events as dicts (columns
 of the `events` table) and their origin labels (columns of `user_labels`, keyed by event_id).
 """
+
 from __future__ import annotations
 
 BLANK = " \t\n\r"
@@ -17,8 +18,12 @@ def reply_status(reply: dict) -> str:
         return "truncated"
     if finish == "cancelled" or text.lstrip(" ").startswith("Operation interrupted: "):
         return "cancelled"
-    if (finish in ("error", "content_filter") or reply.get("model") == "<synthetic>"
-            or text.lstrip(" ").startswith("API Error") or text.strip(" ") == "Failure: I did not provide a response."):
+    if (
+        finish in ("error", "content_filter")
+        or reply.get("model") == "<synthetic>"
+        or text.lstrip(" ").startswith("API Error")
+        or text.strip(" ") == "Failure: I did not provide a response."
+    ):
         return "failed"
     if (reply.get("n_tool_calls") or 0) > 0:
         return "tool_calls"
@@ -87,12 +92,22 @@ def replay_session(events: list[dict], labels: dict[str, dict], threshold: float
 
         is_human = label["origin"] == "human" or bool(label["human_content"])
         starts = bool(label["starts_request"])
-        out.append({
-            "event_id": ev["event_id"], "seq": ev["seq"], "gap_s": gap, "gap_raw_s": raw_gap,
-            "prev_reply_status": status, "decided_by": decided_by, "decision": decision,
-            "origin": label["origin"], "is_human_turn": is_human,
-            "error": _error(starts, is_human, decision),
-            "gap_only_decision": gap_only, "gap_only_error": _error(starts, is_human, gap_only),
-            "header_only_decision": header_only, "header_only_error": _error(starts, is_human, header_only),
-        })
+        out.append(
+            {
+                "event_id": ev["event_id"],
+                "seq": ev["seq"],
+                "gap_s": gap,
+                "gap_raw_s": raw_gap,
+                "prev_reply_status": status,
+                "decided_by": decided_by,
+                "decision": decision,
+                "origin": label["origin"],
+                "is_human_turn": is_human,
+                "error": _error(starts, is_human, decision),
+                "gap_only_decision": gap_only,
+                "gap_only_error": _error(starts, is_human, gap_only),
+                "header_only_decision": header_only,
+                "header_only_error": _error(starts, is_human, header_only),
+            }
+        )
     return out

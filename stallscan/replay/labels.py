@@ -16,6 +16,7 @@ The automatic-prompt library is data (stallscan/data/prompts.toml, field referen
 override file: `[labels] overrides = "labels.csv"` (CSV or parquet with columns event_id, origin).
 Patterns are applied in SQL (queries/replay/user_labels.sql), never row by row in Python.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,9 +51,13 @@ def load_config(config: str | os.PathLike | dict | None = None) -> dict:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except OSError as exc:
-        raise InputError(f"cannot read config {path}: {exc.strerror or exc}", hint=f"check the path or unset {CONFIG_ENV}")
+        raise InputError(
+            f"cannot read config {path}: {exc.strerror or exc}", hint=f"check the path or unset {CONFIG_ENV}"
+        )
     except tomllib.TOMLDecodeError as exc:
-        raise StallscanError(f"config {path} is not valid TOML: {exc}", hint="see stallscan/data/prompts.toml for the entry format")
+        raise StallscanError(
+            f"config {path} is not valid TOML: {exc}", hint="see stallscan/data/prompts.toml for the entry format"
+        )
     data.setdefault("_base", str(path.resolve().parent))
     return data
 
@@ -85,37 +90,75 @@ def _normalise(raw: Any, where: str) -> dict:
     harness = [harness] if isinstance(harness, str) else list(harness)
     match = raw["match"]
     if match not in MATCH_KINDS:
-        raise StallscanError(f"{where} ({raw['id']}): unknown match {match!r}", hint="one of: " + ", ".join(MATCH_KINDS))
+        raise StallscanError(
+            f"{where} ({raw['id']}): unknown match {match!r}", hint="one of: " + ", ".join(MATCH_KINDS)
+        )
     origin = raw.get("origin", "automatic")
     if origin not in ORIGINS:
         raise StallscanError(f"{where} ({raw['id']}): unknown origin {origin!r}", hint="one of: " + ", ".join(ORIGINS))
     value = raw.get("value", True)
     return {
-        "id": str(raw["id"]), "harness": [str(h) for h in harness], "match": match, "text": str(raw["text"]),
+        "id": str(raw["id"]),
+        "harness": [str(h) for h in harness],
+        "match": match,
+        "text": str(raw["text"]),
         "value": str(value).lower() if isinstance(value, bool) else str(value),
-        "flag": raw.get("flag"), "kinds": list(raw.get("kinds", DEFAULT_KINDS)),
-        "sidechain": raw.get("sidechain"), "first": raw.get("first"), "after": raw.get("after"),
-        "origin": origin, "starts_request": bool(raw.get("starts_request", True)),
-        "human_content": bool(raw.get("human_content", False)), "citation": raw.get("citation"),
+        "flag": raw.get("flag"),
+        "kinds": list(raw.get("kinds", DEFAULT_KINDS)),
+        "sidechain": raw.get("sidechain"),
+        "first": raw.get("first"),
+        "after": raw.get("after"),
+        "origin": origin,
+        "starts_request": bool(raw.get("starts_request", True)),
+        "human_content": bool(raw.get("human_content", False)),
+        "citation": raw.get("citation"),
     }
 
 
 def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict]) -> None:
-    cols = ["rank", "id", "harness", "match", "text", "value", "flag", "kinds", "sidechain", "first", "after",
-            "origin", "starts_request", "human_content", "citation"]
-    types = {"rank": "INTEGER", "harness": "VARCHAR[]", "kinds": "VARCHAR[]", "sidechain": "BOOLEAN",
-             "first": "BOOLEAN", "starts_request": "BOOLEAN", "human_content": "BOOLEAN"}
-    con.execute("CREATE OR REPLACE TEMP TABLE prompt_library ("
-                + ", ".join(f'"{c}" {types.get(c, "VARCHAR")}' for c in cols) + ")")
-    con.executemany(f"INSERT INTO prompt_library VALUES ({', '.join('?' * len(cols))})",
-                    [[e[c] for c in cols] for e in entries])
+    cols = [
+        "rank",
+        "id",
+        "harness",
+        "match",
+        "text",
+        "value",
+        "flag",
+        "kinds",
+        "sidechain",
+        "first",
+        "after",
+        "origin",
+        "starts_request",
+        "human_content",
+        "citation",
+    ]
+    types = {
+        "rank": "INTEGER",
+        "harness": "VARCHAR[]",
+        "kinds": "VARCHAR[]",
+        "sidechain": "BOOLEAN",
+        "first": "BOOLEAN",
+        "starts_request": "BOOLEAN",
+        "human_content": "BOOLEAN",
+    }
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE prompt_library ("
+        + ", ".join(f'"{c}" {types.get(c, "VARCHAR")}' for c in cols)
+        + ")"
+    )
+    con.executemany(
+        f"INSERT INTO prompt_library VALUES ({', '.join('?' * len(cols))})", [[e[c] for c in cols] for e in entries]
+    )
     for e in entries:  # RE2 (DuckDB) is the regex dialect: check each pattern where it will run
         if e["match"] == "regex":
             try:
                 con.execute("SELECT regexp_matches('', ?)", [e["text"]]).fetchall()
             except duckdb.Error as exc:
-                raise StallscanError(f"prompt {e['id']}: bad regex {e['text']!r}: {str(exc).splitlines()[0]}",
-                                     hint="patterns use RE2 syntax")
+                raise StallscanError(
+                    f"prompt {e['id']}: bad regex {e['text']!r}: {str(exc).splitlines()[0]}",
+                    hint="patterns use RE2 syntax",
+                )
 
 
 def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict) -> int:
@@ -127,18 +170,33 @@ def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict) -> int:
     if not p.is_absolute():
         p = Path(config.get("_base", ".")) / p
     if not p.is_file():
-        raise InputError(f"labels override file not found: {p}", hint="[labels] overrides = path to a CSV or parquet file")
-    reader = "read_parquet(?)" if p.suffix.lower() in (".parquet", ".pq") else "read_csv(?, header = true, all_varchar = true)"
+        raise InputError(
+            f"labels override file not found: {p}", hint="[labels] overrides = path to a CSV or parquet file"
+        )
+    reader = (
+        "read_parquet(?)"
+        if p.suffix.lower() in (".parquet", ".pq")
+        else "read_csv(?, header = true, all_varchar = true)"
+    )
     try:
-        con.execute(f"INSERT INTO label_overrides SELECT event_id::VARCHAR, lower(trim(origin::VARCHAR)) FROM {reader}", [str(p)])
+        con.execute(
+            f"INSERT INTO label_overrides SELECT event_id::VARCHAR, lower(trim(origin::VARCHAR)) FROM {reader}",
+            [str(p)],
+        )
     except duckdb.Error as exc:
-        raise StallscanError(f"cannot read labels file {p}: {str(exc).strip().splitlines()[0]}",
-                             hint="columns event_id, origin (human / automatic / tool_result)")
-    bad = con.execute("SELECT any_value(origin), count(*) FROM label_overrides WHERE origin NOT IN ('human', 'automatic', 'tool_result') "
-                      "OR origin IS NULL OR event_id IS NULL").fetchall()[0]
+        raise StallscanError(
+            f"cannot read labels file {p}: {str(exc).strip().splitlines()[0]}",
+            hint="columns event_id, origin (human / automatic / tool_result)",
+        )
+    bad = con.execute(
+        "SELECT any_value(origin), count(*) FROM label_overrides WHERE origin NOT IN ('human', 'automatic', 'tool_result') "
+        "OR origin IS NULL OR event_id IS NULL"
+    ).fetchall()[0]
     if bad[1]:
-        raise StallscanError(f"labels file {p}: {bad[1]} row(s) with a bad origin or event_id (e.g. {bad[0]!r})",
-                             hint="origin is one of: human, automatic, tool_result")
+        raise StallscanError(
+            f"labels file {p}: {bad[1]} row(s) with a bad origin or event_id (e.g. {bad[0]!r})",
+            hint="origin is one of: human, automatic, tool_result",
+        )
     return con.execute("SELECT count(*) FROM label_overrides").fetchall()[0][0]
 
 
@@ -148,7 +206,9 @@ def label_events(con: duckdb.DuckDBPyConnection, config: str | os.PathLike | dic
     _load_library(con, library_entries(cfg))
     n_over = _load_overrides(con, cfg)
     sql.run(con, "replay/user_labels")
-    for rank, pattern in con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall():
+    for rank, pattern in con.execute(
+        "SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank"
+    ).fetchall():
         sql.run(con, "replay/user_labels_regex", {"rank": rank, "pattern": pattern})
     sql.run(con, "replay/user_labels_finish")
     by_origin = dict(con.execute("SELECT origin, count(*) FROM user_labels GROUP BY ALL ORDER BY 1").fetchall())

@@ -5,26 +5,27 @@
 assistant-side sentinels, model-name -> provider rules. Both SQL and the reference walk read them
 from here, so the two implementations cannot drift apart on data.
 """
+
 from __future__ import annotations
 
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")   # the same class as stall_strip() in SQL
+STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")  # the same class as stall_strip() in SQL
 
 
 @dataclass(frozen=True)
 class Signature:
     id: str
     language: str
-    kind: str          # intent | done | question
+    kind: str  # intent | done | question
     regex: str
     citation: str
     max_chars: int | None = None
@@ -37,9 +38,9 @@ class Signature:
 @dataclass(frozen=True)
 class Prompt:
     id: str
-    role: str          # nudge | automatic | interrupt | sentinel
-    reacts_to: str | None   # nudges: dropped / no_tool / narrated / empty / length / stop_gate; sentinels: kind
-    match: str         # exact | prefix | contains
+    role: str  # nudge | automatic | interrupt | sentinel
+    reacts_to: str | None  # nudges: dropped / no_tool / narrated / empty / length / stop_gate; sentinels: kind
+    match: str  # exact | prefix | contains
     text: str
     citation: str
 
@@ -59,10 +60,10 @@ class StallData:
     tail_chars: int
     signatures: tuple[Signature, ...]
     prompts: tuple[Prompt, ...]
-    providers: tuple[tuple[str, str], ...]   # (regex, provider), first match wins
+    providers: tuple[tuple[str, str], ...]  # (regex, provider), first match wins
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compile(regex: str) -> re.Pattern:
     # re.ASCII: \b and \w as in RE2 (DuckDB); `$` is end of text because texts are stripped first
     return re.compile(regex, re.ASCII)
@@ -72,8 +73,10 @@ def _compile(regex: str) -> re.Pattern:
 def load() -> StallData:
     sig = tomllib.loads((DATA / "intent_signatures.toml").read_text(encoding="utf-8"))
     pr = tomllib.loads((DATA / "stall_prompts.toml").read_text(encoding="utf-8"))
-    sigs = tuple(Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"))
-                 for s in sig["signature"])
+    sigs = tuple(
+        Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"))
+        for s in sig["signature"]
+    )
     for s in sigs:
         if s.kind not in ("intent", "done", "question"):
             raise ValueError(f"signature {s.id}: unknown kind {s.kind!r}")
@@ -82,13 +85,15 @@ def load() -> StallData:
         [Prompt(n["id"], "nudge", n["reacts_to"], n["match"], n["text"], n["citation"]) for n in pr["nudge"]]
         + [Prompt(a["id"], "automatic", None, a["match"], a["text"], a["citation"]) for a in pr["automatic"]]
         + [Prompt(a["id"], "interrupt", None, a["match"], a["text"], a["citation"]) for a in pr["interrupt"]]
-        + [Prompt(s["id"], "sentinel", s["kind"], s["match"], s["text"], s["citation"]) for s in pr["sentinel"]])
+        + [Prompt(s["id"], "sentinel", s["kind"], s["match"], s["text"], s["citation"]) for s in pr["sentinel"]]
+    )
     ids = [s.id for s in sigs] + [p.id for p in prompts]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate ids in stallscan/data/*.toml")
     providers = tuple((p["regex"], p["provider"]) for p in pr["provider"])
-    return StallData(f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]),
-                     sigs, prompts, providers)
+    return StallData(
+        f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]), sigs, prompts, providers
+    )
 
 
 def strip(text: str | None) -> str | None:
@@ -99,23 +104,36 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
     """(Re)create the tables stall_signatures, stall_prompts, stall_providers, stall_settings from the files."""
     d = load()
     tables = {
-        "stall_signatures": pa.table({
-            "ord": pa.array(range(len(d.signatures)), pa.int32()),
-            "id": [s.id for s in d.signatures], "language": [s.language for s in d.signatures],
-            "kind": [s.kind for s in d.signatures], "regex": [s.regex for s in d.signatures],
-            "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
-            "citation": [s.citation for s in d.signatures]}),
-        "stall_prompts": pa.table({
-            "ord": pa.array(range(len(d.prompts)), pa.int32()),
-            "id": [p.id for p in d.prompts], "role": [p.role for p in d.prompts],
-            "reacts_to": pa.array([p.reacts_to for p in d.prompts], pa.string()),
-            "match": [p.match for p in d.prompts], "text": [p.text for p in d.prompts],
-            "citation": [p.citation for p in d.prompts]}),
-        "stall_providers": pa.table({
-            "ord": pa.array(range(len(d.providers)), pa.int32()),
-            "regex": [r for r, _ in d.providers], "provider": [p for _, p in d.providers]}),
-        "stall_settings": pa.table({"key": ["data_version", "tail_chars"],
-                                    "value": [d.version, str(d.tail_chars)]}),
+        "stall_signatures": pa.table(
+            {
+                "ord": pa.array(range(len(d.signatures)), pa.int32()),
+                "id": [s.id for s in d.signatures],
+                "language": [s.language for s in d.signatures],
+                "kind": [s.kind for s in d.signatures],
+                "regex": [s.regex for s in d.signatures],
+                "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
+                "citation": [s.citation for s in d.signatures],
+            }
+        ),
+        "stall_prompts": pa.table(
+            {
+                "ord": pa.array(range(len(d.prompts)), pa.int32()),
+                "id": [p.id for p in d.prompts],
+                "role": [p.role for p in d.prompts],
+                "reacts_to": pa.array([p.reacts_to for p in d.prompts], pa.string()),
+                "match": [p.match for p in d.prompts],
+                "text": [p.text for p in d.prompts],
+                "citation": [p.citation for p in d.prompts],
+            }
+        ),
+        "stall_providers": pa.table(
+            {
+                "ord": pa.array(range(len(d.providers)), pa.int32()),
+                "regex": [r for r, _ in d.providers],
+                "provider": [p for _, p in d.providers],
+            }
+        ),
+        "stall_settings": pa.table({"key": ["data_version", "tail_chars"], "value": [d.version, str(d.tail_chars)]}),
     }
     for name, _stall_data in tables.items():  # read by DuckDB's replacement scan (no register():
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _stall_data")  # works with a pending result)

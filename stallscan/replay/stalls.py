@@ -10,6 +10,7 @@ plain Python with the same rules, and the tests hold the two to agreement.
 Turn segmentation uses the turn-boundary truth (stallscan.labels.label_events -> user_labels) when that
 module exists, else human-looking user messages (queries/replay/stall_turn_starts.sql).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,20 +18,29 @@ from dataclasses import dataclass
 
 import duckdb
 
-from stallscan.store import sql
 from stallscan.replay import stall_data
+from stallscan.store import sql
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
-ROUND_KINDS = ("tool_round", "final", "dropped_tool_call", "no_tool", "narrated_intent", "empty",
-               "truncated", "failed", "cancelled")
+ROUND_KINDS = (
+    "tool_round",
+    "final",
+    "dropped_tool_call",
+    "no_tool",
+    "narrated_intent",
+    "empty",
+    "truncated",
+    "failed",
+    "cancelled",
+)
 
 
 @dataclass
 class ReplayInfo:
     retry_bound: int
     narrated_bound: int
-    segmentation: str      # "labels" (user_labels origin = human) or "fallback" (stall_turn_starts.sql)
+    segmentation: str  # "labels" (user_labels origin = human) or "fallback" (stall_turn_starts.sql)
     data_version: str
     rounds: int
     stalls: int
@@ -46,8 +56,9 @@ def _labels_module():
         return None
 
 
-def replay_stalls(con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated_bound: int = 2,
-                  segmentation: str = "auto") -> ReplayInfo:
+def replay_stalls(
+    con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated_bound: int = 2, segmentation: str = "auto"
+) -> ReplayInfo:
     """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback."""
     if retry_bound < 0 or narrated_bound < 0:
         raise ValueError("bounds must be >= 0")
@@ -64,18 +75,32 @@ def replay_stalls(con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated
         used = "fallback"
     sql.run(con, "replay/stall_rounds_prep")
     for i, sig in enumerate(data.signatures):
-        sql.run(con, "replay/stall_sig_match", {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex,
-                                         "max_chars": sig.max_chars})
+        sql.run(
+            con,
+            "replay/stall_sig_match",
+            {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
+        )
     sql.run(con, "replay/stall_rounds")
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     sql.run(con, "replay/stall_turns")
-    con.execute("CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
-                "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
-                {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version})
-    counts = con.execute("SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), "
-                         "(SELECT count(*) FROM turns)").fetchone()
-    for t in ("stall_ev", "stall_nudges", "stall_text", "stall_sig_matches", "stall_sig_hits",
-              "stall_model_provider", "stall_walk", "stall_turn_starts"):
+    con.execute(
+        "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
+        "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+        {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
+    )
+    counts = con.execute(
+        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
+    ).fetchone()
+    for t in (
+        "stall_ev",
+        "stall_nudges",
+        "stall_text",
+        "stall_sig_matches",
+        "stall_sig_hits",
+        "stall_model_provider",
+        "stall_walk",
+        "stall_turn_starts",
+    ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
     return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
 
@@ -91,13 +116,28 @@ def _scope(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     con.execute(f"CREATE OR REPLACE TEMP VIEW stall_scope AS SELECT DISTINCT session_id FROM {src}")
 
 
-def list_stalls(con: duckdb.DuckDBPyConnection, outcome: list[str] | None = None, session: str | None = None,
-                kind: list[str] | None = None, scoped: bool = False, limit: int | None = None) -> list[dict]:
+def list_stalls(
+    con: duckdb.DuckDBPyConnection,
+    outcome: list[str] | None = None,
+    session: str | None = None,
+    kind: list[str] | None = None,
+    scoped: bool = False,
+    limit: int | None = None,
+) -> list[dict]:
     """Stall rows (worst first: silent endings, then exhausted, ... newest first), optionally filtered."""
     _scope(con, scoped)
-    return _rows(sql.query(con, "replay/stall_list", {
-        "outcome": outcome or None, "session": session, "kind": kind or None,
-        "lim": limit if limit is not None else 2**31 - 1}))
+    return _rows(
+        sql.query(
+            con,
+            "replay/stall_list",
+            {
+                "outcome": outcome or None,
+                "session": session,
+                "kind": kind or None,
+                "lim": limit if limit is not None else 2**31 - 1,
+            },
+        )
+    )
 
 
 def summary_counts(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
@@ -127,11 +167,19 @@ def recovery(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
     rows = _rows(sql.query(con, "replay/stall_recovery"))
     out: dict = {}
     for r in rows:
-        h = out.setdefault(r["harness"], {"episodes": 0, "recovered": 0, "curve": [], "bound_95": None,
-                                          "bound_99": None})
+        h = out.setdefault(
+            r["harness"], {"episodes": 0, "recovered": 0, "curve": [], "bound_95": None, "bound_99": None}
+        )
         h["episodes"], h["recovered"] = r["episodes"], r["recovered_total"]
-        h["curve"].append({"nudges": r["nudges"], "reached": r["reached"], "recovered_here": r["recovered_here"],
-                           "rate": r["rate"], "cumulative_share": r["cumulative_share"]})
+        h["curve"].append(
+            {
+                "nudges": r["nudges"],
+                "reached": r["reached"],
+                "recovered_here": r["recovered_here"],
+                "rate": r["rate"],
+                "cumulative_share": r["cumulative_share"],
+            }
+        )
         if h["bound_95"] is None and r["cumulative_share"] is not None and r["cumulative_share"] >= 0.95:
             h["bound_95"] = r["nudges"]
         if h["bound_99"] is None and r["cumulative_share"] is not None and r["cumulative_share"] >= 0.99:

@@ -5,6 +5,7 @@ Readable on purpose: one loop per rule, in the order harness_logic.md gives them
 tests/test_stalls_reference.py holds the two to agreement on every real file and on generated sessions.
 Events are dicts with the columns of the `events` table (meta as a dict or a JSON string).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,11 @@ def turn_starts_fallback(events: list[dict], data: StallData | None = None) -> s
         meta = _meta(ev)
         if not s or _truthy(meta.get("isMeta")) or _truthy(meta.get("isCompactSummary")):
             continue
-        if any(p.role in ("nudge", "automatic", "interrupt") and
-               (p.matches(s) if p.match != "contains" else p.text in (ev.get("text") or ""))
-               for p in data.prompts):
+        if any(
+            p.role in ("nudge", "automatic", "interrupt")
+            and (p.matches(s) if p.match != "contains" else p.text in (ev.get("text") or ""))
+            for p in data.prompts
+        ):
             continue
         out.add(ev["event_id"])
     return out
@@ -70,13 +73,16 @@ def _finish(ev: dict) -> tuple[str | None, str | None]:
     """(effective normalised finish, evidence): Codex phase stands in where no finish reason is logged."""
     phase = _meta(ev).get("phase")
     eff = ev.get("finish_norm") or {"commentary": "tool_calls", "final_answer": "stop"}.get(phase)
-    evidence = ev.get("finish_reason") if ev.get("finish_reason") is not None else (
-        None if phase is None else f"phase={phase}")
+    evidence = (
+        ev.get("finish_reason")
+        if ev.get("finish_reason") is not None
+        else (None if phase is None else f"phase={phase}")
+    )
     return eff, evidence
 
 
 def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str]]:
-    tail = stripped[-data.tail_chars:] if data.tail_chars else ""
+    tail = stripped[-data.tail_chars :] if data.tail_chars else ""
     hits, vetoes = [], []
     for sig in data.signatures:
         if sig.max_chars is not None and len(stripped) > sig.max_chars:
@@ -154,18 +160,39 @@ def classify_rounds(events: list[dict], starts: set[str], data: StallData | None
             signature = f"nudge:{nudge.id}"
         if ev["n_tool_calls"] > 0:
             tool_seen[t] = True
-        out.append({"event_id": ev["event_id"], "session_id": ev["session_id"], "seq": ev["seq"],
-                    "turn_id": t, "round_in_turn": in_turn[t], "round_kind": kind, "signature": signature,
-                    "after_tool_round": after_tool, "sig_hits": hits, "veto_hits": vetoes,
-                    "nudge_id": nudge.id if nudge else None, "n_nudges": r["n_nudges"],
-                    "interrupted": r["interrupted"], "provider": _provider(ev, data),
-                    "model": ev.get("model"), "finish_reason": ev.get("finish_reason"), "n_tool_calls": ev["n_tool_calls"],
-                    "source_format": ev["source_format"], "ts": ev.get("ts")})
+        out.append(
+            {
+                "event_id": ev["event_id"],
+                "session_id": ev["session_id"],
+                "seq": ev["seq"],
+                "turn_id": t,
+                "round_in_turn": in_turn[t],
+                "round_kind": kind,
+                "signature": signature,
+                "after_tool_round": after_tool,
+                "sig_hits": hits,
+                "veto_hits": vetoes,
+                "nudge_id": nudge.id if nudge else None,
+                "n_nudges": r["n_nudges"],
+                "interrupted": r["interrupted"],
+                "provider": _provider(ev, data),
+                "model": ev.get("model"),
+                "finish_reason": ev.get("finish_reason"),
+                "n_tool_calls": ev["n_tool_calls"],
+                "source_format": ev["source_format"],
+                "ts": ev.get("ts"),
+            }
+        )
     return out
 
 
-def walk(events: list[dict], starts: set[str] | None = None, retry_bound: int = 3, narrated_bound: int = 2,
-         data: StallData | None = None) -> dict:
+def walk(
+    events: list[dict],
+    starts: set[str] | None = None,
+    retry_bound: int = 3,
+    narrated_bound: int = 2,
+    data: StallData | None = None,
+) -> dict:
     """Replay one session: {'rounds': [...], 'stalls': [...], 'turns': [...]} (dicts like the SQL tables)."""
     data = data or load()
     if starts is None:
@@ -175,7 +202,7 @@ def walk(events: list[dict], starts: set[str] | None = None, retry_bound: int = 
     for r in rounds:
         by_turn.setdefault(r["turn_id"], []).append(r)
     stalls = []
-    for t, rs in by_turn.items():
+    for _t, rs in by_turn.items():
         # split the turn into episodes: each tool round / genuine final closes the current one
         episodes, cur = [], []
         for r in rs:
@@ -212,11 +239,31 @@ def walk(events: list[dict], starts: set[str] | None = None, retry_bound: int = 
                 else:
                     dropped += 1
                     index, bound = dropped, retry_bound
-                stalls.append({**{k: r[k] for k in ("session_id", "turn_id", "seq", "event_id", "round_kind",
-                                                    "signature", "model", "provider", "nudge_id")},
-                               "stall_index": index, "would_do": "re-prompt" if index <= bound else "deliver",
-                               "nudged": r["nudge_id"] is not None, "episode": ep_no,
-                               "episode_nudges": nudges, "delivered": r is last, "outcome": outcome})
+                stalls.append(
+                    {
+                        **{
+                            k: r[k]
+                            for k in (
+                                "session_id",
+                                "turn_id",
+                                "seq",
+                                "event_id",
+                                "round_kind",
+                                "signature",
+                                "model",
+                                "provider",
+                                "nudge_id",
+                            )
+                        },
+                        "stall_index": index,
+                        "would_do": "re-prompt" if index <= bound else "deliver",
+                        "nudged": r["nudge_id"] is not None,
+                        "episode": ep_no,
+                        "episode_nudges": nudges,
+                        "delivered": r is last,
+                        "outcome": outcome,
+                    }
+                )
     turns = _turns(events, starts, by_turn, stalls)
     return {"rounds": rounds, "stalls": stalls, "turns": turns}
 
@@ -241,23 +288,60 @@ def _turns(events: list[dict], starts: set[str], by_turn: dict[int, list[dict]],
             last = rs[-1]
             kind = last["round_kind"]
             outcome = outcome_of.get(last["event_id"]) or {"final": "answered", "tool_round": "open"}.get(kind, kind)
-        out.append({"session_id": events[0]["session_id"], "turn_id": t, "start_event_id": start_event.get(t),
-                    "n_rounds": len(rs), "n_tool_calls": sum(r_["n_tool_calls"] for r_ in rs),
-                    "n_stalls": sum(1 for r_ in rs if r_["round_kind"] in STALL_KINDS),
-                    "delivered_event_id": last["event_id"] if last else None,
-                    "delivered_round_kind": last["round_kind"] if last else None, "outcome": outcome})
+        out.append(
+            {
+                "session_id": events[0]["session_id"],
+                "turn_id": t,
+                "start_event_id": start_event.get(t),
+                "n_rounds": len(rs),
+                "n_tool_calls": sum(r_["n_tool_calls"] for r_ in rs),
+                "n_stalls": sum(1 for r_ in rs if r_["round_kind"] in STALL_KINDS),
+                "delivered_event_id": last["event_id"] if last else None,
+                "delivered_round_kind": last["round_kind"] if last else None,
+                "outcome": outcome,
+            }
+        )
     return out
 
 
 # ---------------------------------------------------------------------------------------------------
 # agreement check: the reference walk against the SQL tables (used by the tests)
 # ---------------------------------------------------------------------------------------------------
-ROUND_COLS = ("turn_id", "round_in_turn", "round_kind", "signature", "after_tool_round", "sig_hits",
-              "veto_hits", "nudge_id", "n_nudges", "interrupted", "provider")
-STALL_COLS = ("turn_id", "round_kind", "signature", "stall_index", "would_do", "nudged", "nudge_id",
-              "episode", "episode_nudges", "delivered", "outcome")
-TURN_COLS = ("start_event_id", "n_rounds", "n_tool_calls", "n_stalls", "delivered_event_id",
-             "delivered_round_kind", "outcome")
+ROUND_COLS = (
+    "turn_id",
+    "round_in_turn",
+    "round_kind",
+    "signature",
+    "after_tool_round",
+    "sig_hits",
+    "veto_hits",
+    "nudge_id",
+    "n_nudges",
+    "interrupted",
+    "provider",
+)
+STALL_COLS = (
+    "turn_id",
+    "round_kind",
+    "signature",
+    "stall_index",
+    "would_do",
+    "nudged",
+    "nudge_id",
+    "episode",
+    "episode_nudges",
+    "delivered",
+    "outcome",
+)
+TURN_COLS = (
+    "start_event_id",
+    "n_rounds",
+    "n_tool_calls",
+    "n_stalls",
+    "delivered_event_id",
+    "delivered_round_kind",
+    "outcome",
+)
 
 
 def _fetch(con, query: str, params=None) -> list[dict]:
@@ -266,8 +350,9 @@ def _fetch(con, query: str, params=None) -> list[dict]:
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def disagreements(con, retry_bound: int = 3, narrated_bound: int = 2, check_fallback_starts: bool = True,
-                  limit: int = 20) -> list[str]:
+def disagreements(
+    con, retry_bound: int = 3, narrated_bound: int = 2, check_fallback_starts: bool = True, limit: int = 20
+) -> list[str]:
     """Walk every session of `events` in Python and list where it differs from rounds / stalls / turns
     (as left by the last replay_stalls). Empty list = agreement."""
     data = load()
@@ -290,13 +375,16 @@ def disagreements(con, retry_bound: int = 3, narrated_bound: int = 2, check_fall
         if check_fallback_starts and info["segmentation"] == "fallback":
             mine = turn_starts_fallback(evs, data)
             if mine != starts:
-                problems.append(f"{sid}: turn starts differ: python-only {sorted(mine - starts)[:3]}, "
-                                f"sql-only {sorted(starts - mine)[:3]}")
+                problems.append(
+                    f"{sid}: turn starts differ: python-only {sorted(mine - starts)[:3]}, "
+                    f"sql-only {sorted(starts - mine)[:3]}"
+                )
         res = walk(evs, starts, retry_bound, narrated_bound, data)
         for kind, mine_rows, theirs, cols, key in (
-                ("round", res["rounds"], sql_rounds, ROUND_COLS, lambda r: r["event_id"]),
-                ("stall", res["stalls"], sql_stalls, STALL_COLS, lambda r: r["event_id"]),
-                ("turn", res["turns"], sql_turns, TURN_COLS, lambda r: (r["session_id"], r["turn_id"]))):
+            ("round", res["rounds"], sql_rounds, ROUND_COLS, lambda r: r["event_id"]),
+            ("stall", res["stalls"], sql_stalls, STALL_COLS, lambda r: r["event_id"]),
+            ("turn", res["turns"], sql_turns, TURN_COLS, lambda r: (r["session_id"], r["turn_id"])),
+        ):
             seen = {"round": seen_rounds, "stall": seen_stalls, "turn": seen_turns}[kind]
             for row in mine_rows:
                 k = key(row)
@@ -311,8 +399,11 @@ def disagreements(con, retry_bound: int = 3, narrated_bound: int = 2, check_fall
                         b = list(b)
                     if a != b:
                         problems.append(f"{sid}: {kind} {k} {c}: python {a!r} != sql {b!r}")
-    for kind, theirs, seen in (("round", sql_rounds, seen_rounds), ("stall", sql_stalls, seen_stalls),
-                               ("turn", sql_turns, seen_turns)):
+    for kind, theirs, seen in (
+        ("round", sql_rounds, seen_rounds),
+        ("stall", sql_stalls, seen_stalls),
+        ("turn", sql_turns, seen_turns),
+    ):
         for k in theirs.keys() - seen:
             problems.append(f"{kind} {k} only in SQL")
     return problems[:limit] if limit else problems

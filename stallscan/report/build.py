@@ -4,6 +4,7 @@ Sections register themselves in SECTIONS (stallscan.report.registry); each has `
 stable keys) and `render(data) -> rich renderable`. Every section reads `scoped_events`, a temp view
 of `events` narrowed by the shared filters (--since/--until/--harness/--model).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -15,18 +16,33 @@ from stallscan.report import sections as _sections  # noqa: F401  (the built-in 
 from stallscan.report.registry import SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
 
-__all__ = ["REPORT_VERSION", "SECTIONS", "ReportOptions", "Section", "build_report", "public", "register",
-           "render_report", "scope"]
+__all__ = [
+    "REPORT_VERSION",
+    "SECTIONS",
+    "ReportOptions",
+    "Section",
+    "build_report",
+    "public",
+    "register",
+    "render_report",
+    "scope",
+]
 
 REPORT_VERSION = 1
 
 
 def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
     """(Re)create the temp view `scoped_events` for these filters."""
-    sql.run(con, "report/scoped_events", {
-        "since": opts.since, "until": opts.until,
-        "harness": opts.harness or None, "model": opts.model or None,
-    })
+    sql.run(
+        con,
+        "report/scoped_events",
+        {
+            "since": opts.since,
+            "until": opts.until,
+            "harness": opts.harness or None,
+            "model": opts.model or None,
+        },
+    )
 
 
 def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
@@ -52,4 +68,3 @@ def render_report(data: dict) -> list:
 
 def _jsonable(d: dict) -> dict:
     return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}
-

@@ -3,6 +3,7 @@
 Both are built from the same data dict `--format json` prints, section by section: scalars become a
 definition list, lists of records become tables, nested mappings become sub-sections.
 """
+
 from __future__ import annotations
 
 import html
@@ -31,8 +32,12 @@ def _is_records(v: Any) -> bool:
 def _columns(records: list[dict]) -> list[str]:
     cols: list[str] = []
     for r in records:
-        cols += [k for k in r if k not in cols and not isinstance(r[k], (dict, list)) or
-                 (k not in cols and isinstance(r[k], list) and not _is_records(r[k]))]
+        cols += [
+            k
+            for k in r
+            if (k not in cols and not isinstance(r[k], (dict, list)))
+            or (k not in cols and isinstance(r[k], list) and not _is_records(r[k]))
+        ]
     return cols
 
 
@@ -52,8 +57,12 @@ def to_markdown(data: dict) -> str:
 
 def _md(v: Any, out: list[str], depth: int) -> None:
     if isinstance(v, dict):
-        scalars = {k: x for k, x in v.items() if not isinstance(x, (dict, list)) or
-                   (isinstance(x, list) and not _is_records(x) and not any(isinstance(y, (dict, list)) for y in x))}
+        scalars = {
+            k: x
+            for k, x in v.items()
+            if not isinstance(x, (dict, list))
+            or (isinstance(x, list) and not _is_records(x) and not any(isinstance(y, (dict, list)) for y in x))
+        }
         for k, x in scalars.items():
             out.append(f"- **{k}**: {_fmt(x)}")
         if scalars:
@@ -89,8 +98,10 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
 def to_html(data: dict) -> str:
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>stallscan report</title>",
-             f"<style>{CSS}</style></head><body><h1>stallscan report</h1>"]
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>stallscan report</title>",
+        f"<style>{CSS}</style></head><body><h1>stallscan report</h1>",
+    ]
     opts = data.get("options", {})
     parts.append("<p class='note'>" + html.escape(", ".join(f"{k}={_fmt(v)}" for k, v in opts.items())) + "</p>")
     for key, title in TITLES.items():
@@ -106,9 +117,17 @@ def to_html(data: dict) -> str:
 def _html(v: Any, depth: int) -> str:
     e = html.escape
     if isinstance(v, dict):
-        scal = {k: x for k, x in v.items() if not isinstance(x, (dict, list)) or
-                (isinstance(x, list) and not _is_records(x) and not any(isinstance(y, (dict, list)) for y in x))}
-        s = "<dl>" + "".join(f"<dt>{e(str(k))}</dt><dd>{e(_fmt(x))}</dd>" for k, x in scal.items()) + "</dl>" if scal else ""
+        scal = {
+            k: x
+            for k, x in v.items()
+            if not isinstance(x, (dict, list))
+            or (isinstance(x, list) and not _is_records(x) and not any(isinstance(y, (dict, list)) for y in x))
+        }
+        s = (
+            "<dl>" + "".join(f"<dt>{e(str(k))}</dt><dd>{e(_fmt(x))}</dd>" for k, x in scal.items()) + "</dl>"
+            if scal
+            else ""
+        )
         for k, x in v.items():
             if k not in scal:
                 s += f"<h{min(depth, 6)}>{e(str(k))}</h{min(depth, 6)}>" + _html(x, depth + 1)
@@ -137,8 +156,11 @@ def _charts(key: str, data: dict) -> list[str]:
     if key == "stalls":
         series = {}
         for harness, rec in (data[key].get("recovery") or {}).items():
-            pts = [(float(p["nudges"]), float(p["cumulative_share"])) for p in (rec or {}).get("curve", [])
-                   if isinstance(p, dict) and p.get("cumulative_share") is not None]
+            pts = [
+                (float(p["nudges"]), float(p["cumulative_share"]))
+                for p in (rec or {}).get("curve", [])
+                if isinstance(p, dict) and p.get("cumulative_share") is not None
+            ]
             if pts:
                 series[harness] = pts
         if series:
@@ -157,22 +179,30 @@ def _histogram_svg(series: dict, threshold: float, w: int = 720, h: int = 260) -
     ymax = max(n for _, _, n in pts_all) or 1
     sx = lambda x: pad + (math.log10(max(x, 1e-3)) - xmin) / max(xmax - xmin, 1e-9) * (w - 2 * pad)
     sy = lambda y: h - pad - y / ymax * (h - 2 * pad)
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
-           f"<text x='{pad}' y='16' font-size='13'>gap from the end of the previous reply to the user message "
-           f"(log seconds), per origin</text>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
+        f"<text x='{pad}' y='16' font-size='13'>gap from the end of the previous reply to the user message "
+        f"(log seconds), per origin</text>",
+    ]
     for dec in range(math.floor(xmin), math.ceil(xmax) + 1):
-        x = sx(10 ** dec)
+        x = sx(10**dec)
         if pad <= x <= w - pad:
-            out.append(f"<line x1='{x:.1f}' y1='{pad}' x2='{x:.1f}' y2='{h - pad}' stroke='#ddd'/>"
-                       f"<text x='{x:.1f}' y='{h - pad + 14}' font-size='11' text-anchor='middle'>{10 ** dec:g}s</text>")
+            out.append(
+                f"<line x1='{x:.1f}' y1='{pad}' x2='{x:.1f}' y2='{h - pad}' stroke='#ddd'/>"
+                f"<text x='{x:.1f}' y='{h - pad + 14}' font-size='11' text-anchor='middle'>{10**dec:g}s</text>"
+            )
     xt = sx(threshold)
-    out.append(f"<line x1='{xt:.1f}' y1='{pad}' x2='{xt:.1f}' y2='{h - pad}' stroke='#000' stroke-dasharray='4 3'/>"
-               f"<text x='{xt + 3:.1f}' y='{pad + 10}' font-size='11'>{threshold:g}s</text>")
+    out.append(
+        f"<line x1='{xt:.1f}' y1='{pad}' x2='{xt:.1f}' y2='{h - pad}' stroke='#000' stroke-dasharray='4 3'/>"
+        f"<text x='{xt + 3:.1f}' y='{pad + 10}' font-size='11'>{threshold:g}s</text>"
+    )
     for i, (origin, bins) in enumerate(sorted(series.items())):
         c = COLORS[i % len(COLORS)]
         pts = " ".join(f"{sx(math.sqrt(max(lo, 1e-3) * hi)):.1f},{sy(n):.1f}" for lo, hi, n in bins if hi and hi > 0)
-        out.append(f"<polyline fill='none' stroke='{c}' stroke-width='2' points='{pts}'/>"
-                   f"<text x='{w - pad - 150}' y='{pad + 14 * (i + 1)}' font-size='12' fill='{c}'>{html.escape(str(origin))}</text>")
+        out.append(
+            f"<polyline fill='none' stroke='{c}' stroke-width='2' points='{pts}'/>"
+            f"<text x='{w - pad - 150}' y='{pad + 14 * (i + 1)}' font-size='12' fill='{c}'>{html.escape(str(origin))}</text>"
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -184,8 +214,15 @@ def _cost_svg(curves: list[dict], recs: dict, w: int = 720, h: int = 260) -> str
     return _line_svg(series, "threshold (s)", "cost", marks=marks, w=w, h=h)
 
 
-def _line_svg(series: dict, xlabel: str, ylabel: str, marks: dict | None = None, ymax: float | None = None,
-              w: int = 720, h: int = 260) -> str:
+def _line_svg(
+    series: dict,
+    xlabel: str,
+    ylabel: str,
+    marks: dict | None = None,
+    ymax: float | None = None,
+    w: int = 720,
+    h: int = 260,
+) -> str:
     pad = 40
     xs = [x for pts in series.values() for x, _ in pts]
     ys = [y for pts in series.values() for _, y in pts]
@@ -195,21 +232,27 @@ def _line_svg(series: dict, xlabel: str, ylabel: str, marks: dict | None = None,
     y1 = ymax if ymax is not None else (max(ys) or 1)
     sx = lambda x: pad + (x - x0) / (x1 - x0) * (w - 2 * pad)
     sy = lambda y: h - pad - y / y1 * (h - 2 * pad)
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
-           f"<text x='{pad}' y='16' font-size='13'>{html.escape(ylabel)} by {html.escape(xlabel)}</text>",
-           f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='#999'/>",
-           f"<text x='{pad}' y='{h - pad + 14}' font-size='11'>{x0:g}</text>"
-           f"<text x='{w - pad}' y='{h - pad + 14}' font-size='11' text-anchor='end'>{x1:g}</text>"
-           f"<text x='4' y='{pad}' font-size='11'>{y1:g}</text>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
+        f"<text x='{pad}' y='16' font-size='13'>{html.escape(ylabel)} by {html.escape(xlabel)}</text>",
+        f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='#999'/>",
+        f"<text x='{pad}' y='{h - pad + 14}' font-size='11'>{x0:g}</text>"
+        f"<text x='{w - pad}' y='{h - pad + 14}' font-size='11' text-anchor='end'>{x1:g}</text>"
+        f"<text x='4' y='{pad}' font-size='11'>{y1:g}</text>",
+    ]
     for name, x in (marks or {}).items():
         if x is not None and x0 <= x <= x1:
-            out.append(f"<line x1='{sx(x):.1f}' y1='{pad}' x2='{sx(x):.1f}' y2='{h - pad}' stroke='#000' "
-                       f"stroke-dasharray='4 3'/><text x='{sx(x) + 3:.1f}' y='{pad + 10}' font-size='11'>"
-                       f"{html.escape(name)} = {x:g}</text>")
+            out.append(
+                f"<line x1='{sx(x):.1f}' y1='{pad}' x2='{sx(x):.1f}' y2='{h - pad}' stroke='#000' "
+                f"stroke-dasharray='4 3'/><text x='{sx(x) + 3:.1f}' y='{pad + 10}' font-size='11'>"
+                f"{html.escape(name)} = {x:g}</text>"
+            )
     for i, (name, pts) in enumerate(series.items()):
         c = COLORS[i % len(COLORS)]
         p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
-        out.append(f"<polyline fill='none' stroke='{c}' stroke-width='2' points='{p}'/>"
-                   f"<text x='{w - pad - 160}' y='{pad + 28 + 14 * i}' font-size='12' fill='{c}'>{html.escape(name)}</text>")
+        out.append(
+            f"<polyline fill='none' stroke='{c}' stroke-width='2' points='{p}'/>"
+            f"<text x='{w - pad - 160}' y='{pad + 28 + 14 * i}' font-size='12' fill='{c}'>{html.escape(name)}</text>"
+        )
     out.append("</svg>")
     return "".join(out)

@@ -1,4 +1,5 @@
 """Build rich renderables from core results (the CLI prints them; nothing here prints)."""
+
 from __future__ import annotations
 
 from rich.console import Group

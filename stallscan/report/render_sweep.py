@@ -1,4 +1,5 @@
 """Renderables for the threshold sweep (terminal): recommendation table and a cost sparkline."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,27 +24,54 @@ def sparkline(values: np.ndarray, width: int = 60) -> str:
 
 
 def sweep_renderable(res: SweepResult) -> Group:
-    t = Table(title=f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + "
-                    f"{res.cost_human_as_auto:g} x human-as-auto)", title_justify="left")
-    for c in ("policy", "group", "events", "gap-decided", "best s", "95% interval", "cost", "auto→human",
-              "human→auto", "cost @2s", "auto→human @2s", "human→auto @2s"):
+    t = Table(
+        title=f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + "
+        f"{res.cost_human_as_auto:g} x human-as-auto)",
+        title_justify="left",
+    )
+    for c in (
+        "policy",
+        "group",
+        "events",
+        "gap-decided",
+        "best s",
+        "95% interval",
+        "cost",
+        "auto→human",
+        "human→auto",
+        "cost @2s",
+        "auto→human @2s",
+        "human→auto @2s",
+    ):
         t.add_column(c, justify="left" if c in ("policy", "group", "95% interval") else "right")
     for rec in res.recommendation.values():
         if rec["policy"] == "labels":
-            t.add_row("labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-")
+            t.add_row(
+                "labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-"
+            )
             continue
         at2 = rec["at_2s"] or {}
         iv = rec["interval"]
-        t.add_row(rec["policy"], rec["group"], f"{rec['n_events']:,}", f"{rec['n_gap_decided']:,}",
-                  f"{rec['threshold']:.2f}" if rec["threshold"] is not None else "-",
-                  f"{iv[0]:.2f}–{iv[1]:.2f}" if iv else "-", f"{rec['cost']:g}" if rec["cost"] is not None else "-",
-                  str(rec["auto_as_human"]), str(rec["human_as_auto"]),
-                  f"{at2.get('cost', float('nan')):g}" if at2 else "-", str(at2.get("auto_as_human", "-")),
-                  str(at2.get("human_as_auto", "-")))
+        t.add_row(
+            rec["policy"],
+            rec["group"],
+            f"{rec['n_events']:,}",
+            f"{rec['n_gap_decided']:,}",
+            f"{rec['threshold']:.2f}" if rec["threshold"] is not None else "-",
+            f"{iv[0]:.2f}–{iv[1]:.2f}" if iv else "-",
+            f"{rec['cost']:g}" if rec["cost"] is not None else "-",
+            str(rec["auto_as_human"]),
+            str(rec["human_as_auto"]),
+            f"{at2.get('cost', float('nan')):g}" if at2 else "-",
+            str(at2.get("auto_as_human", "-")),
+            str(at2.get("human_as_auto", "-")),
+        )
     parts = [t]
     fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
-    parts.append(f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
-                 "are human by default (no automatic-prompt marker matched), so it is only as good as the library.")
+    parts.append(
+        f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
+        "are human by default (no automatic-prompt marker matched), so it is only as good as the library."
+    )
     for c in res.curves:
         lo, hi = (float(c.thresholds[0]), float(c.thresholds[-1])) if len(c.thresholds) else (0, 0)
         parts.append(f"{c.policy:8} {c.group:14} cost {lo:g}s {sparkline(c.cost)} {hi:g}s")

@@ -1,4 +1,5 @@
 """`stallscan show SESSION`: one session's timeline, misclassified turns and stalls highlighted."""
+
 from __future__ import annotations
 
 import duckdb
@@ -11,21 +12,24 @@ from stallscan.store.errors import StallscanError
 
 def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
     """An exact session id, or a unique prefix of one."""
-    rows = con.execute("SELECT DISTINCT session_id FROM events WHERE starts_with(session_id, ?) ORDER BY 1 LIMIT 6",
-                       [session]).fetchall()
+    rows = con.execute(
+        "SELECT DISTINCT session_id FROM events WHERE starts_with(session_id, ?) ORDER BY 1 LIMIT 6", [session]
+    ).fetchall()
     exact = [r[0] for r in rows if r[0] == session]
     if exact:
         return exact[0]
     if not rows:
-        raise StallscanError(f"no session {session!r}", hint="list them: stallscan sql \"SELECT * FROM sessions\"")
+        raise StallscanError(f"no session {session!r}", hint='list them: stallscan sql "SELECT * FROM sessions"')
     if len(rows) > 1:
-        raise StallscanError(f"{session!r} matches several sessions: " + ", ".join(r[0] for r in rows[:5]),
-                             hint="give more of the id")
+        raise StallscanError(
+            f"{session!r} matches several sessions: " + ", ".join(r[0] for r in rows[:5]), hint="give more of the id"
+        )
     return rows[0][0]
 
 
-def timeline(con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0,
-             retry_bound: int = 3) -> tuple[str, list[dict]]:
+def timeline(
+    con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0, retry_bound: int = 3
+) -> tuple[str, list[dict]]:
     """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
@@ -46,8 +50,16 @@ def timeline(con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.
 
 def timeline_table(sid: str, rows: list[dict]) -> Table:
     t = Table(title=f"session {sid}", title_justify="left", show_lines=False)
-    widths = {"seq": 3, "line": 4, "time (UTC)": 18, "gap s": 7, "role": 9, "origin / round": 17,
-              "decision": 19, "flag": 22}
+    widths = {
+        "seq": 3,
+        "line": 4,
+        "time (UTC)": 18,
+        "gap s": 7,
+        "role": 9,
+        "origin / round": 17,
+        "decision": 19,
+        "flag": 22,
+    }
     for c, w in widths.items():
         t.add_column(c, justify="right" if c in ("seq", "line", "gap s") else "left", no_wrap=True, min_width=w)
     t.add_column("text", no_wrap=True, overflow="ellipsis", max_width=60)
@@ -62,7 +74,16 @@ def timeline_table(sid: str, rows: list[dict]) -> Table:
         if r["role"] == "assistant" and r["n_tool_calls"]:
             who = f"{who} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
         decision = f"{r['decision']} ({r['decided_by']})" if r["decision"] else ""
-        t.add_row(str(r["seq"]), str(r["line"]), (r["ts"] or "-")[5:23].replace("T", " "),
-                  "" if r["gap_s"] is None else f"{r['gap_s']:.3f}", r["role"], who, decision,
-                  Text(flag, style=style) if flag else "", r["excerpt"] or "", style=None)
+        t.add_row(
+            str(r["seq"]),
+            str(r["line"]),
+            (r["ts"] or "-")[5:23].replace("T", " "),
+            "" if r["gap_s"] is None else f"{r['gap_s']:.3f}",
+            r["role"],
+            who,
+            decision,
+            Text(flag, style=style) if flag else "",
+            r["excerpt"] or "",
+            style=None,
+        )
     return t

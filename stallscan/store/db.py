@@ -1,4 +1,5 @@
 """Open the stallscan database: create or check the schema, map DuckDB errors to user errors."""
+
 from __future__ import annotations
 
 import os
@@ -24,15 +25,16 @@ def default_db_path() -> str:
 # may be wrong under the new one (a parser fix, a new column only a re-read can fill): such a
 # database must be re-ingested with `stallscan ingest --rebuild`.
 MIGRATIONS: dict[int, str | None] = {
-    0: None,   # unversioned databases (before stallscan_meta)
-    1: None,   # 2: a reply is a run of one message.id inside one session; multi-message lines counted once;
-               #    Codex / OpenAI records that made no event are rejects; timestamps outside 1970..2199 NULL
+    0: None,  # unversioned databases (before stallscan_meta)
+    1: None,  # 2: a reply is a run of one message.id inside one session; multi-message lines counted once;
+    #    Codex / OpenAI records that made no event are rejects; timestamps outside 1970..2199 NULL
 }
 BASE_TABLES = ("events", "files", "skipped", "rejects")
 
 
-def connect(path: str | os.PathLike | None = None, read_only: bool = False,
-            rebuild: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: str | os.PathLike | None = None, read_only: bool = False, rebuild: bool = False
+) -> duckdb.DuckDBPyConnection:
     """Connect to a stallscan database (":memory:" for a throw-away one), schema ready, TimeZone UTC.
 
     A database from an older schema is upgraded in place when every step has a migration; otherwise
@@ -46,11 +48,14 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
         raise _io_error(target, exc) from None
     except duckdb.Error as exc:
-        raise DatabaseError(f"cannot open database {target}: {_first_line(exc)}",
-                            hint="is it a DuckDB file written by stallscan? use another --db") from None
+        raise DatabaseError(
+            f"cannot open database {target}: {_first_line(exc)}",
+            hint="is it a DuckDB file written by stallscan? use another --db",
+        ) from None
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
     from stallscan.store import redact
+
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
     if target != ":memory:":
         # spill files next to the database (same directory, same owner, the user's umask), never in /tmp
@@ -64,8 +69,10 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
         con.execute("BEGIN TRANSACTION")
         try:
             sql.run(con, "store/schema")
-            con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
-                        {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"})
+            con.execute(
+                "INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
+                {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"},
+            )
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -74,8 +81,10 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool = False) -> None:
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    }
     if not tables & (set(BASE_TABLES) | {"stallscan_meta"}):
         return  # a new database
     row = None
@@ -86,7 +95,8 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
         con.close()
         raise SchemaError(
             f"database {target} was written by a newer stallscan (schema {stored}, this one reads {SCHEMA_VERSION})",
-            hint="upgrade stallscan, or ingest into a new file with --db")
+            hint="upgrade stallscan, or ingest into a new file with --db",
+        )
     steps = [MIGRATIONS.get(v) for v in range(stored, SCHEMA_VERSION)]
     drift = _column_drift(con, tables)
     if stored < SCHEMA_VERSION and all(steps) and not read_only:
@@ -106,7 +116,8 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
             f"database {target} was written by stallscan schema {stored} (this one uses {SCHEMA_VERSION}): "
             f"its tables are stale ({what})",
             hint=f"re-ingest: stallscan ingest PATH --rebuild --db {target} (drops the tables and re-reads "
-                 "every file), or use a new --db")
+            "every file), or use a new --db",
+        )
 
 
 @lru_cache(maxsize=1)
@@ -122,8 +133,9 @@ def _expected_columns() -> dict[str, list[tuple[str, str]]]:
 def _columns(con, tables) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for name, col, typ in con.execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+    ).fetchall():
         if name in tables:
             out.setdefault(name, []).append((col, typ))
     return out
@@ -156,11 +168,13 @@ def _column_drift(con, tables: set[str]) -> list[str]:
 def _drop_all(con: duckdb.DuckDBPyConnection) -> None:
     """--rebuild: drop every view and table of the database (all derived from the transcripts)."""
     con.execute("BEGIN TRANSACTION")
-    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
-                               "AND schema_name = 'main'").fetchall():
+    for (name,) in con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'"
+    ).fetchall():
         con.execute(f'DROP VIEW IF EXISTS "{name}"')
-    for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary "
-                               "AND schema_name = 'main'").fetchall():
+    for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'"
+    ).fetchall():
         con.execute(f'DROP TABLE IF EXISTS "{name}"')
     con.execute("COMMIT")
 
@@ -170,10 +184,12 @@ def _io_error(target: str, exc: Exception) -> Exception:
     if "lock" in msg.lower():
         pid = re.search(r"PID (\d+)", msg)
         who = f"process {pid.group(1)}" if pid else "another process"
-        return DatabaseLocked(f"database {target} is locked by {who}",
-                              hint="wait for that stallscan to finish, or use another --db")
-    return DatabaseError(f"cannot open database {target}: {_first_line(exc)}",
-                         hint="check the path and its permissions")
+        return DatabaseLocked(
+            f"database {target} is locked by {who}", hint="wait for that stallscan to finish, or use another --db"
+        )
+    return DatabaseError(
+        f"cannot open database {target}: {_first_line(exc)}", hint="check the path and its permissions"
+    )
 
 
 def _first_line(exc: Exception) -> str:

@@ -9,6 +9,7 @@ Exit codes (also in README.md):
   5  database written by a newer stallscan schema (or not a stallscan database)
   6  database error (corrupt file, disk full, ...)
 """
+
 from __future__ import annotations
 
 EXIT_OK = 0

@@ -10,11 +10,12 @@ The patterns live in a versioned data file (stallscan/data/secrets.toml, RE2 syn
 `redact(t)`. `leaks_sql(expr)` lists the secret-shaped substrings that are *not* already masked (a run of
 X / * / • as left by a human, or a [REDACTED:…] mark) — what a leak check counts.
 """
+
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -31,14 +32,15 @@ class SecretPattern:
     replace: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def patterns() -> tuple[SecretPattern, ...]:
     doc = tomllib.loads(DATA.read_text(encoding="utf-8"))
-    return tuple(SecretPattern(p["name"], p["regex"], p.get("replace", f"[REDACTED:{p['name']}]"))
-                 for p in doc["pattern"])
+    return tuple(
+        SecretPattern(p["name"], p["regex"], p.get("replace", f"[REDACTED:{p['name']}]")) for p in doc["pattern"]
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def version() -> int:
     return int(tomllib.loads(DATA.read_text(encoding="utf-8"))["version"])
 
@@ -57,8 +59,10 @@ def redact_sql(expr: str) -> str:
 
 def leaks_sql(expr: str) -> str:
     """A SQL expression: the list of secret-shaped substrings of `expr` not already masked (kind:match)."""
-    parts = [f"list_transform(regexp_extract_all({expr}, {_lit(p.regex)}), lambda m: {_lit(p.name + ':')} || m)"
-             for p in patterns()]
+    parts = [
+        f"list_transform(regexp_extract_all({expr}, {_lit(p.regex)}), lambda m: {_lit(p.name + ':')} || m)"
+        for p in patterns()
+    ]
     return f"list_filter(flatten([{', '.join(parts)}]), lambda m: NOT regexp_matches(m, {_lit(MASKED)}))"
 
 
@@ -70,6 +74,8 @@ def install(con: duckdb.DuckDBPyConnection) -> None:
 
 def count_leaks(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> dict[str, int]:
     """Unmasked secret shapes in `column` of a table / subquery, by kind (the values themselves stay put)."""
-    rows = con.execute(f"SELECT split_part(m, ':', 1) AS kind, count(*) FROM "
-                       f"(SELECT unnest({leaks_sql(column)}) AS m FROM {relation}) GROUP BY ALL").fetchall()
+    rows = con.execute(
+        f"SELECT split_part(m, ':', 1) AS kind, count(*) FROM "
+        f"(SELECT unnest({leaks_sql(column)}) AS m FROM {relation}) GROUP BY ALL"
+    ).fetchall()
     return dict(rows)

@@ -1,8 +1,9 @@
 """Load the SQL files in queries/ (one concern a file, `$named` parameters)."""
+
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -17,7 +18,7 @@ def queries_dir() -> Path:
     return package.parent / "queries"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> list[str]:
     """Statements of queries/<stage>/<name>.sql (name given as "stage/name"), split at `;` that ends a line."""
     text = (queries_dir() / f"{name}.sql").read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ alone after any earlier reply (events without a usable gap are called human, as 
 rule does); `labels` = the marker-based labels themselves, the ceiling (no errors by construction: it is
 the truth this tool measures against), reported with how many events no marker decided (`by_fallback`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,9 +31,9 @@ class Curve:
     policy: str
     group: str
     thresholds: np.ndarray
-    gap: dict            # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
-    all: dict            # population "all": every user-role event that starts a request
-    cost: np.ndarray     # weighted cost over "all" (= gap population + constant)
+    gap: dict  # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
+    all: dict  # population "all": every user-role event that starts a request
+    cost: np.ndarray  # weighted cost over "all" (= gap population + constant)
     n_gap: int = 0
     n_all: int = 0
 
@@ -41,7 +42,7 @@ class Curve:
 class SweepResult:
     thresholds: np.ndarray
     curves: list[Curve]
-    recommendation: dict = field(default_factory=dict)   # (policy, group) -> dict
+    recommendation: dict = field(default_factory=dict)  # (policy, group) -> dict
     cost_auto_as_human: float = 1.0
     cost_human_as_auto: float = 1.0
     bootstrap: int = 0
@@ -50,13 +51,14 @@ class SweepResult:
 def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np.ndarray:
     if step <= 0 or hi < lo:
         raise StallscanError("need --min <= --max and --step > 0", hint="e.g. --min 0 --max 30 --step 0.05")
-    n = int(round((hi - lo) / step)) + 1
+    n = round((hi - lo) / step) + 1
     return np.round(lo + step * np.arange(n), 10)
 
 
 def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.ndarray]:
     if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone()[0]:
         from stallscan.replay.boundaries import replay_boundaries
+
         replay_boundaries(con)
     if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'scope_sessions'").fetchone()[0]:
         con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
@@ -66,21 +68,28 @@ def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.
     return sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
 
 
-def run_sweep(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray, cost_auto_as_human: float = 1.0,
-              cost_human_as_auto: float = 1.0, by: str = "none", policies: tuple[str, ...] = POLICIES,
-              bootstrap: int = 1000, seed: int = 0) -> SweepResult:
+def run_sweep(
+    con: duckdb.DuckDBPyConnection,
+    thresholds: np.ndarray,
+    cost_auto_as_human: float = 1.0,
+    cost_human_as_auto: float = 1.0,
+    by: str = "none",
+    policies: tuple[str, ...] = POLICIES,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> SweepResult:
     rows = load_rows(con, by)
     t = np.unique(np.asarray(thresholds, dtype=float))
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
     groups = sorted(set(rows["grp"].tolist())) if len(rows["grp"]) else []
     for policy in policies:
-        for g in (["all"] if by == "none" else groups):
+        for g in ["all"] if by == "none" else groups:
             sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
             part = {k: v[sel] for k, v in rows.items()}
             curve, rec = _sweep_one(part, t, policy, g, cost_auto_as_human, cost_human_as_auto, bootstrap, seed)
             res.curves.append(curve)
             res.recommendation[(policy, g)] = rec
-    for g in (["all"] if by == "none" else groups):
+    for g in ["all"] if by == "none" else groups:
         sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
         res.recommendation[("labels", g)] = _labels_ceiling(rows, sel, g)
     return res
@@ -90,9 +99,20 @@ def _labels_ceiling(rows: dict, sel: np.ndarray, group: str) -> dict:
     """The marker-based labels as a policy: the truth itself, so no errors; what it cannot vouch for is
     the events no marker decided (labelled human by default), reported as `by_fallback`."""
     fallback = int(np.asarray(rows["by_fallback"], bool)[sel].sum()) if "by_fallback" in rows else None
-    return {"policy": "labels", "group": group, "threshold": None, "cost": 0.0, "auto_as_human": 0,
-            "human_as_auto": 0, "n_events": int(sel.sum()), "n_gap_decided": 0, "by_fallback": fallback,
-            "at_2s": None, "interval": None, "bootstrap": 0}
+    return {
+        "policy": "labels",
+        "group": group,
+        "threshold": None,
+        "cost": 0.0,
+        "auto_as_human": 0,
+        "human_as_auto": 0,
+        "n_events": int(sel.sum()),
+        "n_gap_decided": 0,
+        "by_fallback": fallback,
+        "at_2s": None,
+        "interval": None,
+        "bootstrap": 0,
+    }
 
 
 def _policy_split(rows: dict, policy: str):
@@ -114,8 +134,8 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
     human = rows["human"].astype(bool)
     by_gap, fixed_human = _policy_split(rows, policy)
     gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
-    bins = np.searchsorted(t, gaps, side="right")       # thresholds <= gap: called human for those
-    if "sess" in rows:   # dense session index from SQL (np.unique over strings costs seconds at 10M events)
+    bins = np.searchsorted(t, gaps, side="right")  # thresholds <= gap: called human for those
+    if "sess" in rows:  # dense session index from SQL (np.unique over strings costs seconds at 10M events)
         sess = np.unique(rows["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
     else:
         sess = np.unique(rows["session_id"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
@@ -130,31 +150,47 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
 
     gh, go = pairs(by_gap & human), pairs(by_gap & ~human)
     fx = ~by_gap
-    cells = np.stack([np.bincount(sess[m], minlength=n_sess).astype(float) for m in
-                      (fx & human & fixed_human, fx & human & ~fixed_human,
-                       fx & ~human & fixed_human, fx & ~human & ~fixed_human)])   # (tp, fn, fp, tn) x sessions
+    cells = np.stack(
+        [
+            np.bincount(sess[m], minlength=n_sess).astype(float)
+            for m in (
+                fx & human & fixed_human,
+                fx & human & ~fixed_human,
+                fx & ~human & fixed_human,
+                fx & ~human & ~fixed_human,
+            )
+        ]
+    )  # (tp, fn, fp, tn) x sessions
 
     def counts(w_sess):
         h = np.bincount(gh[1], w_sess[gh[0]] * gh[2], minlength=nb)
         o = np.bincount(go[1], w_sess[go[0]] * go[2], minlength=nb)
-        tp = np.cumsum(h[::-1])[::-1][1:]          # humans with bin > k, i.e. gap >= t[k]
+        tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
         fp = np.cumsum(o[::-1])[::-1][1:]
         fn = h.sum() - tp
         tn = o.sum() - fp
-        fixed = cells @ w_sess   # one matrix-vector product (four 1-D dot products cost 40x more here)
+        fixed = cells @ w_sess  # one matrix-vector product (four 1-D dot products cost 40x more here)
         return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, dict(zip(("tp", "fn", "fp", "tn"), map(float, fixed)))
 
     g, fixed = counts(np.ones(n_sess))
     allp = {k: g[k] + fixed[k] for k in g}
     cost = a * allp["fp"] + b * allp["fn"]
     curve = Curve(policy, group, t, g, allp, cost, int(by_gap.sum()), len(human))
-    best = int(np.argmin(cost)) if len(t) else 0   # argmin: the first (smallest) threshold on ties
+    best = int(np.argmin(cost)) if len(t) else 0  # argmin: the first (smallest) threshold on ties
     at2 = int(np.searchsorted(t, 2.0)) if len(t) and t[min(np.searchsorted(t, 2.0), len(t) - 1)] == 2.0 else None
-    rec = {"policy": policy, "group": group, "threshold": float(t[best]) if len(t) else None,
-           "cost": float(cost[best]) if len(t) else None,
-           "auto_as_human": int(allp["fp"][best]) if len(t) else 0, "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
-           "n_events": len(human), "n_gap_decided": int(by_gap.sum()),
-           "at_2s": _point(allp, cost, at2), "interval": None, "bootstrap": 0}
+    rec = {
+        "policy": policy,
+        "group": group,
+        "threshold": float(t[best]) if len(t) else None,
+        "cost": float(cost[best]) if len(t) else None,
+        "auto_as_human": int(allp["fp"][best]) if len(t) else 0,
+        "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
+        "n_events": len(human),
+        "n_gap_decided": int(by_gap.sum()),
+        "at_2s": _point(allp, cost, at2),
+        "interval": None,
+        "bootstrap": 0,
+    }
     if n_boot and n_sess > 1 and len(t):
         rng = np.random.default_rng(seed)
         picks = np.empty(n_boot)
@@ -186,10 +222,24 @@ def curve_rows(res: SweepResult) -> list[dict]:
                 f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), np.nan)
             cost = res.cost_auto_as_human * fp + res.cost_human_as_auto * fn
             for i, thr in enumerate(c.thresholds):
-                out.append({"threshold": float(thr), "policy": c.policy, "group": c.group, "population": pop,
-                            "tp": int(tp[i]), "fp": int(fp[i]), "fn": int(fn[i]), "tn": int(tn[i]),
-                            "precision": _f(prec[i]), "recall": _f(rec[i]), "f1": _f(f1[i]),
-                            "auto_as_human": int(fp[i]), "human_as_auto": int(fn[i]), "cost": float(cost[i])})
+                out.append(
+                    {
+                        "threshold": float(thr),
+                        "policy": c.policy,
+                        "group": c.group,
+                        "population": pop,
+                        "tp": int(tp[i]),
+                        "fp": int(fp[i]),
+                        "fn": int(fn[i]),
+                        "tn": int(tn[i]),
+                        "precision": _f(prec[i]),
+                        "recall": _f(rec[i]),
+                        "f1": _f(f1[i]),
+                        "auto_as_human": int(fp[i]),
+                        "human_as_auto": int(fn[i]),
+                        "cost": float(cost[i]),
+                    }
+                )
     return out
 
 
@@ -201,7 +251,9 @@ def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = 
     """Run the default sweep and store it as table `sweep` (for export)."""
     import pyarrow as pa
 
-    res = run_sweep(con, thresholds if thresholds is not None else thresholds_grid(), bootstrap=kw.pop("bootstrap", 0), **kw)
+    res = run_sweep(
+        con, thresholds if thresholds is not None else thresholds_grid(), bootstrap=kw.pop("bootstrap", 0), **kw
+    )
     rows = curve_rows(res)
     tbl = pa.Table.from_pylist(rows) if rows else pa.table({"threshold": pa.array([], pa.float64())})
     con.register("_sweep", tbl)

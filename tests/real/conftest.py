@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,8 +52,7 @@ def _rel(p: Path) -> str:
 
 def pytest_generate_tests(metafunc):
     # one test per real file; an empty list (data absent) makes pytest report the test as skipped
-    for fixture, sub in (("claude_path", "claude-code"), ("codex_path", "codex"),
-                         ("hermes_path", "hermes-session")):
+    for fixture, sub in (("claude_path", "claude-code"), ("codex_path", "codex"), ("hermes_path", "hermes-session")):
         if fixture in metafunc.fixturenames:
             files = real_files(sub)
             metafunc.parametrize(fixture, files, ids=[_rel(p) for p in files])
@@ -87,8 +86,8 @@ def parse_ts(value: str | None) -> datetime | None:
         return None
     dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 # The finish-reason vocabulary of queries/store/schema.sql (macro finish_norm), restated in Python.
@@ -201,19 +200,15 @@ def side_tables(con, files: list[str]) -> dict:
         "SELECT * EXCLUDE (ingested_at) FROM files WHERE path IN (SELECT unnest(?)) ORDER BY path",
         [files],
     )
-    out["skipped"] = fetch(
-        con, "SELECT * FROM skipped WHERE file IN (SELECT unnest(?)) ORDER BY ALL", [files]
-    )
-    out["rejects"] = fetch(
-        con, "SELECT * FROM rejects WHERE file IN (SELECT unnest(?)) ORDER BY file, line", [files]
-    )
+    out["skipped"] = fetch(con, "SELECT * FROM skipped WHERE file IN (SELECT unnest(?)) ORDER BY ALL", [files])
+    out["rejects"] = fetch(con, "SELECT * FROM rejects WHERE file IN (SELECT unnest(?)) ORDER BY file, line", [files])
     return out
 
 
 def ingest_dirs(dirs: list[Path]):
     """Fresh in-memory DB with the given directories ingested (fmt='auto')."""
-    from stallscan.store.db import connect
     from stallscan.ingest.run import ingest_paths
+    from stallscan.store.db import connect
 
     con = connect(":memory:")
     result = ingest_paths(con, [str(d) for d in dirs], fmt="auto")
@@ -269,10 +264,21 @@ def db(real_dir):
 def h():
     """The helper functions above, for the test modules (importing conftest directly is fragile)."""
     return SimpleNamespace(
-        count_records=count_records, read_jsonl=read_jsonl, parse_ts=parse_ts,
-        finish_norm=finish_norm, norm_text=norm_text, same_arguments=same_arguments,
-        fetch=fetch, event_rows=event_rows, file_row=file_row, skipped_by_kind=skipped_by_kind,
+        count_records=count_records,
+        read_jsonl=read_jsonl,
+        parse_ts=parse_ts,
+        finish_norm=finish_norm,
+        norm_text=norm_text,
+        same_arguments=same_arguments,
+        fetch=fetch,
+        event_rows=event_rows,
+        file_row=file_row,
+        skipped_by_kind=skipped_by_kind,
         skipped_lines=skipped_lines,
-        events_checksum=events_checksum, side_tables=side_tables, ingest_dirs=ingest_dirs,
-        compare_rows=compare_rows, pred=pred, real_files=real_files,
+        events_checksum=events_checksum,
+        side_tables=side_tables,
+        ingest_dirs=ingest_dirs,
+        compare_rows=compare_rows,
+        pred=pred,
+        real_files=real_files,
     )

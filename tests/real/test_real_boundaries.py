@@ -3,6 +3,7 @@
 Every expected value is copied from PROVENANCE.md / hermes-session/NOTES.md / modeling.md (line numbers,
 counts, gaps), never computed by the code under test. The SQL decision must also agree with the
 plain-Python reference (stallscan.boundaries_ref) on every real file."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,9 @@ def rows(tb, rel: str) -> dict[int, dict]:
     """{line: turn_boundaries row + event columns} for one real file (user-role events)."""
     cur = tb.con.execute(
         "SELECT e.line, e.last_line, e.kind, e.text, t.* FROM turn_boundaries t JOIN events e USING (event_id) "
-        "WHERE e.file = ? ORDER BY e.line", [str(tb.root / rel)])
+        "WHERE e.file = ? ORDER BY e.line",
+        [str(tb.root / rel)],
+    )
     cols = [d[0] for d in cur.description]
     return {r[0]: dict(zip(cols, r)) for r in cur.fetchall()}
 
@@ -42,13 +45,22 @@ def test_every_user_role_event_labelled_once(tb):
 
 
 # ---- Claude Code: claude-reliability stop hooks (PROVENANCE §2b) ----------------------------------
-@pytest.mark.parametrize("name,line,gap", [("hello-world-script", 8, 0.030),
-                                           ("stop-hook-reflection-first-stop", 13, 0.031),
-                                           ("python-to-rust-port", 87, 0.422)])
+@pytest.mark.parametrize(
+    "name,line,gap",
+    [
+        ("hello-world-script", 8, 0.030),
+        ("stop-hook-reflection-first-stop", 13, 0.031),
+        ("python-to-rust-port", 87, 0.422),
+    ],
+)
 def test_stop_hook_feedback_is_automatic_and_fast(tb, name, line, gap):
     r = rows(tb, f"{CC}drmaciver-claude-reliability/{name}/transcript.jsonl")
     hook = r[line]
-    assert (hook["origin"], hook["origin_rule"], hook["starts_request"]) == ("automatic", "claude.stop_hook_feedback", True)
+    assert (hook["origin"], hook["origin_rule"], hook["starts_request"]) == (
+        "automatic",
+        "claude.stop_hook_feedback",
+        True,
+    )
     assert hook["prev_reply_status"] == "final" and hook["gap_s"] == pytest.approx(gap, abs=0.002)
     assert (hook["decided_by"], hook["decision"], hook["error"]) == ("gap", "continuation", "none")
     assert r[2]["origin"] == "human"  # the scripted prompt is the session's human request
@@ -65,7 +77,7 @@ def test_no_hook_feedback_when_the_hook_allowed_the_stop(tb, name):
 def test_spotter_short_and_tool_heavy(tb):
     r = rows(tb, f"{CC}marot-spotter/short.jsonl")
     assert r[4]["origin"] == "human"
-    assert (r[13]["origin"], r[13]["starts_request"]) == ("automatic", False)     # interrupt marker
+    assert (r[13]["origin"], r[13]["starts_request"]) == ("automatic", False)  # interrupt marker
     r = rows(tb, f"{CC}marot-spotter/tool_heavy.jsonl")
     assert r[4]["origin"] == r[26]["origin"] == "human"
     assert r[26]["gap_s"] == pytest.approx(80, abs=1)
@@ -79,7 +91,11 @@ def test_spotter_short_and_tool_heavy(tb):
 def test_spotter_slash_command_and_expansion(tb):
     r = rows(tb, f"{CC}marot-spotter/subagent.jsonl")
     assert (r[4]["origin"], r[4]["origin_rule"]) == ("human", "claude.command_echo")
-    assert (r[5]["origin"], r[5]["origin_rule"], r[5]["starts_request"]) == ("automatic", "claude.command_expansion", True)
+    assert (r[5]["origin"], r[5]["origin_rule"], r[5]["starts_request"]) == (
+        "automatic",
+        "claude.command_expansion",
+        True,
+    )
     assert r[69]["origin_rule"] == "claude.interrupt_marker"
     assert r[71]["origin"] == "human" and r[71]["gap_s"] == pytest.approx(115, abs=1)
 
@@ -92,7 +108,7 @@ def test_spotter_long_session(tb):
     for line in (496, 1847):
         assert (r[line]["origin"], r[line]["origin_rule"]) == ("automatic", "claude.task_notification")
     assert r[1847]["gap_s"] == pytest.approx(1.0, abs=0.05)
-    assert r[1847]["decision"] == "continuation"          # fast automatic prompt: the gap rule gets it right
+    assert r[1847]["decision"] == "continuation"  # fast automatic prompt: the gap rule gets it right
     assert (r[1257]["origin"], r[1257]["origin_rule"]) == ("automatic", "claude.compact_summary")
     # typed while the agent worked: human, never a user line of their own (the fast humans)
     for line in (497, 603):
@@ -114,7 +130,8 @@ def test_kfischer_project(tb):
     warm = tb.con.execute(
         "SELECT count(*), count(*) FILTER (WHERE l.origin = 'automatic' AND l.origin_rule = 'claude.warmup') "
         "FROM events e JOIN user_labels l USING (event_id) WHERE e.file LIKE ? AND e.text = 'Warmup'",
-        [str(tb.root / base) + "/agent-a%"]).fetchall()[0]
+        [str(tb.root / base) + "/agent-a%"],
+    ).fetchall()[0]
     assert warm == (18, 18)
     r = rows(tb, base + "0d3b22c1-ba90-4fd3-b8d2-056ffc626725.jsonl")
     assert (r[2]["origin_rule"], r[3]["origin_rule"]) == ("claude.local_command_caveat", "claude.command_echo")
@@ -128,7 +145,10 @@ def test_vibecodingtracker_claude(tb):
     assert r[20]["origin_rule"] == r[63]["origin_rule"] == "claude.interrupt_marker"
     for a, b, c in ((51, 52, 53), (82, 83, 84)):
         assert [r[l]["origin_rule"] for l in (a, b, c)] == [
-            "claude.local_command_caveat", "claude.command_echo", "claude.local_command_output"]
+            "claude.local_command_caveat",
+            "claude.command_echo",
+            "claude.local_command_output",
+        ]
         assert not any(r[l]["starts_request"] for l in (a, b, c))
     for line in (21, 54, 64):
         assert 28 <= r[line]["gap_s"] <= 52, line
@@ -159,7 +179,8 @@ def test_claude_typed_prompts_are_never_faster_than_the_threshold(tb):
     """modeling.md §4: after a final reply no typed prompt came faster than 3.9 s (plain prompts 4.7 s)."""
     fastest = tb.con.execute(
         "SELECT min(gap_s) FROM turn_boundaries WHERE source_format = 'claude_code' AND prev_reply_status = 'final' "
-        "AND origin = 'human' AND starts_request AND kind = 'message'").fetchall()[0][0]
+        "AND origin = 'human' AND starts_request AND kind = 'message'"
+    ).fetchall()[0][0]
     assert fastest == pytest.approx(4.7, abs=0.05)
 
 
@@ -219,6 +240,7 @@ def _need(fmt_prefix: str):
 
 def _ingest_one(tmp_path, rel):
     from tests.real.conftest import ingest_dirs, real_root
+
     path = real_root() / rel
     if not path.exists():
         pytest.skip(f"{rel} not present")
@@ -229,8 +251,10 @@ def _ingest_one(tmp_path, rel):
 
 
 def _labelled(con):
-    cur = con.execute("SELECT e.line, e.role, e.kind, e.text, t.* FROM turn_boundaries t JOIN events e USING (event_id) "
-                      "ORDER BY e.line, e.part")
+    cur = con.execute(
+        "SELECT e.line, e.role, e.kind, e.text, t.* FROM turn_boundaries t JOIN events e USING (event_id) "
+        "ORDER BY e.line, e.part"
+    )
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -239,7 +263,7 @@ def test_cline_no_tool_nudges(tmp_path):
     _need("cline")
     con = _ingest_one(tmp_path, "cline/mike4567-MRA04242026/api_conversation_history.json")
     got = [x for x in _labelled(con) if (x["text"] or "").lstrip().startswith("[ERROR] You did not use a tool")]
-    assert len(got) == 7 and all(x["origin"] == "automatic" for x in got)        # PROVENANCE §4
+    assert len(got) == 7 and all(x["origin"] == "automatic" for x in got)  # PROVENANCE §4
     assert all(0.6 < x["gap_s"] < 0.9 for x in got if x["gap_s"] is not None)
     resumptions = [x for x in _labelled(con) if (x["text"] or "").lstrip().startswith("[TASK RESUMPTION]")]
     assert len(resumptions) == 8 and all(x["origin"] == "automatic" and x["human_content"] for x in resumptions)
@@ -250,7 +274,7 @@ def test_gemini_please_continue(tmp_path):
     _need("gemini")
     con = _ingest_one(tmp_path, "gemini-cli/mai0313-vibecodingtracker/gemini.jsonl")
     got = [x for x in _labelled(con) if (x["text"] or "").strip() == "System: Please continue."]
-    assert len(got) == 1 and got[0]["origin"] == "automatic"                      # PROVENANCE §5
+    assert len(got) == 1 and got[0]["origin"] == "automatic"  # PROVENANCE §5
     assert got[0]["gap_s"] == pytest.approx(13.8, abs=0.1)
     # a > 2 s automatic prompt: the gap rule alone calls it a person
     assert got[0]["gap_only_decision"] == "human" and got[0]["gap_only_error"] == "auto_as_human"
@@ -261,7 +285,7 @@ def test_copilot_autopilot_nudge(tmp_path):
     _need("copilot")
     con = _ingest_one(tmp_path, "copilot-cli/mai0313-vibecodingtracker/copilot.jsonl")
     users = [x for x in _labelled(con) if x["role"] == "user" and x["kind"] != "tool_result"]
-    assert [x["origin"] for x in users] == ["human", "automatic"]                 # PROVENANCE §6
+    assert [x["origin"] for x in users] == ["human", "automatic"]  # PROVENANCE §6
     assert users[1]["gap_s"] == pytest.approx(0.063, abs=0.005)
     assert reference_mismatches(con, 2.0) == []
 
@@ -270,7 +294,7 @@ def test_swe_agent_observations(tmp_path):
     _need("swe")
     con = _ingest_one(tmp_path, "swe-agent/swe-agent/pydicom__pydicom-1458.gpt4.traj")
     users = [x for x in _labelled(con) if x["role"] == "user"]
-    assert len(users) == 13                                                       # PROVENANCE §8
+    assert len(users) == 13  # PROVENANCE §8
     human = [x for x in users if x["origin"] == "human"]
     assert len(human) == 1 and human[0]["text"].startswith("We're currently solving the following issue")
     assert reference_mismatches(con, 2.0) == []

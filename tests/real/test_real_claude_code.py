@@ -8,12 +8,11 @@ formats.md §1 are hard-coded next to the computed ones, so both must agree with
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-
 from tests.real import conftest as _h  # plain helper functions (not fixtures)
+
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts
 read_jsonl, same_arguments, skipped_by_kind = _h.read_jsonl, _h.same_arguments, _h.skipped_by_kind
@@ -127,28 +126,52 @@ def _expect(path, ev, file_sids):
         checks["meta_required"] = False
     elif src == "user":
         content = first["message"]["content"]
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
-        exp.update(role="user", record_id=first.get("uuid"), parent_id=first.get("parentUuid"),
-                   n_tool_calls=0, finish_reason=None, finish_norm=None, message_id=None)
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
+        exp.update(
+            role="user",
+            record_id=first.get("uuid"),
+            parent_id=first.get("parentUuid"),
+            n_tool_calls=0,
+            finish_reason=None,
+            finish_norm=None,
+            message_id=None,
+        )
         if results:
             exp.update(kind="tool_result", tool_call_id=results[0]["tool_use_id"])
             checks["text"] = _tool_result_text(results[0])
         else:
-            exp.update(kind={"message", "compaction"} if first.get("isCompactSummary") else "message",
-                       tool_call_id=None)
+            exp.update(
+                kind={"message", "compaction"} if first.get("isCompactSummary") else "message", tool_call_id=None
+            )
             checks["text"] = _user_text(content)
         checks["tool_calls"] = []
         checks["meta"] = {"isMeta": first.get("isMeta"), "isCompactSummary": first.get("isCompactSummary")}
         checks["meta_required"] = True
     elif src == "system":
         kind = {"compaction", "system"} if first.get("subtype") == "compact_boundary" else {"system", "turn_end"}
-        exp.update(role="system", kind=kind, record_id=first.get("uuid"),
-                   parent_id=first.get("parentUuid"), n_tool_calls=0, tool_call_id=None)
+        exp.update(
+            role="system",
+            kind=kind,
+            record_id=first.get("uuid"),
+            parent_id=first.get("parentUuid"),
+            n_tool_calls=0,
+            tool_call_id=None,
+        )
         checks["tool_calls"] = []
     else:  # queue-operation enqueue: a message typed while the agent was busy
-        exp.update(role="user", kind="queued_input", n_tool_calls=0, tool_call_id=None,
-                   finish_reason=None, finish_norm=None, message_id=None)
+        exp.update(
+            role="user",
+            kind="queued_input",
+            n_tool_calls=0,
+            tool_call_id=None,
+            finish_reason=None,
+            finish_norm=None,
+            message_id=None,
+        )
         checks["text"] = first.get("content")
         checks["tool_calls"] = []
     exp["_checks"] = checks
@@ -165,11 +188,12 @@ def check_event(actual: dict, exp: dict) -> list[str]:
     calls = actual.get("tool_calls") or []
     want = checks.get("tool_calls", [])
     if len(calls) != len(want) or any(
-        c["id"] != i or c["name"] != n or not same_arguments(c["arguments"], a)
-        for c, (i, n, a) in zip(calls, want)
+        c["id"] != i or c["name"] != n or not same_arguments(c["arguments"], a) for c, (i, n, a) in zip(calls, want)
     ):
-        problems.append(f"{where}: tool_calls = {[(c['id'], c['name']) for c in calls]}, "
-                        f"expected {[(i, n) for i, n, _ in want]} (with arguments = input JSON)")
+        problems.append(
+            f"{where}: tool_calls = {[(c['id'], c['name']) for c in calls]}, "
+            f"expected {[(i, n) for i, n, _ in want]} (with arguments = input JSON)"
+        )
     if "meta" in checks:
         meta = actual.get("meta") or {}
         for key, val in checks["meta"].items():
@@ -300,23 +324,51 @@ def test_spotter_human_and_harness_lines(db):
     # human prompts L5 and L1858 (whole rows)
     for ln, text in ((5, "Implement spotter-gqc"), (1858, "did you push?")):
         assert raw[ln]["message"]["content"] == text
-        assert not compare_rows(ev[ln], {
-            "source_format": "claude_code", "file": str(p), "line": ln, "last_line": ln, "part": 0,
-            "n_records": 1, "session_id": sid, "ts": parse_ts(raw[ln]["timestamp"]),
-            "ts_end": parse_ts(raw[ln]["timestamp"]), "ts_quality": "per_message", "role": "user",
-            "kind": "message", "text": text, "n_tool_calls": 0, "tool_call_id": None,
-            "record_id": raw[ln]["uuid"], "parent_id": raw[ln]["parentUuid"], "is_sidechain": False,
-        }, f"L{ln}"), ev[ln]
+        assert not compare_rows(
+            ev[ln],
+            {
+                "source_format": "claude_code",
+                "file": str(p),
+                "line": ln,
+                "last_line": ln,
+                "part": 0,
+                "n_records": 1,
+                "session_id": sid,
+                "ts": parse_ts(raw[ln]["timestamp"]),
+                "ts_end": parse_ts(raw[ln]["timestamp"]),
+                "ts_quality": "per_message",
+                "role": "user",
+                "kind": "message",
+                "text": text,
+                "n_tool_calls": 0,
+                "tool_call_id": None,
+                "record_id": raw[ln]["uuid"],
+                "parent_id": raw[ln]["parentUuid"],
+                "is_sidechain": False,
+            },
+            f"L{ln}",
+        ), ev[ln]
         assert ev[ln]["meta"].get("isMeta") is None and ev[ln]["meta"].get("isCompactSummary") is None
 
     # queued human input that never became a user line: L497, L603 (+ task-notification enqueues L280, L520)
     for ln, text in ((497, "check again"), (603, "new beads for the epic were added. tackle them")):
         assert raw[ln]["type"] == "queue-operation" and raw[ln]["operation"] == "enqueue"
         assert raw[ln]["content"] == text
-        assert not compare_rows(ev[ln], {
-            "line": ln, "last_line": ln, "n_records": 1, "role": "user", "kind": "queued_input",
-            "text": text, "ts": parse_ts(raw[ln]["timestamp"]), "session_id": sid, "is_sidechain": False,
-        }, f"L{ln}"), ev[ln]
+        assert not compare_rows(
+            ev[ln],
+            {
+                "line": ln,
+                "last_line": ln,
+                "n_records": 1,
+                "role": "user",
+                "kind": "queued_input",
+                "text": text,
+                "ts": parse_ts(raw[ln]["timestamp"]),
+                "session_id": sid,
+                "is_sidechain": False,
+            },
+            f"L{ln}",
+        ), ev[ln]
     for ln in (280, 520):
         assert ev[ln]["kind"] == "queued_input" and ev[ln]["text"] == raw[ln]["content"]
         assert ev[ln]["text"].startswith("<task-notification>")
@@ -359,13 +411,25 @@ def test_spotter_first_reply_whole_row(db):
     blocks = [b for _, o in lines for b in o["message"]["content"]]
     ev = _by_line(event_rows(db.con, p))[lines[0][0]]
     assert lines[0][0] == 6
-    assert not compare_rows(ev, {
-        "line": lines[0][0], "last_line": lines[-1][0], "n_records": len(lines), "role": "assistant",
-        "kind": "message", "message_id": mid, "model": "claude-opus-4-6",
-        "ts": parse_ts(lines[0][1]["timestamp"]), "ts_end": parse_ts(lines[-1][1]["timestamp"]),
-        "finish_reason": None, "finish_norm": None, "is_sidechain": False,
-        "n_tool_calls": sum(b.get("type") == "tool_use" for b in blocks),
-    }, "first reply"), ev
+    assert not compare_rows(
+        ev,
+        {
+            "line": lines[0][0],
+            "last_line": lines[-1][0],
+            "n_records": len(lines),
+            "role": "assistant",
+            "kind": "message",
+            "message_id": mid,
+            "model": "claude-opus-4-6",
+            "ts": parse_ts(lines[0][1]["timestamp"]),
+            "ts_end": parse_ts(lines[-1][1]["timestamp"]),
+            "finish_reason": None,
+            "finish_norm": None,
+            "is_sidechain": False,
+            "n_tool_calls": sum(b.get("type") == "tool_use" for b in blocks),
+        },
+        "first reply",
+    ), ev
     assert norm_text(ev["text"]) == norm_text(_blocks_text(blocks))
     assert [c["id"] for c in ev["tool_calls"] or []] == [b["id"] for b in blocks if b.get("type") == "tool_use"]
 
@@ -373,14 +437,15 @@ def test_spotter_first_reply_whole_row(db):
 def test_spotter_subagents_are_sidechains(db):
     for rel, agent in (
         ("marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl", "a881341"),
-        ("marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl",
-         "acompact-fffbd0"),
+        ("marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl", "acompact-fffbd0"),
     ):
         p = _path(db, rel)
         rows = event_rows(db.con, p)
         assert rows and all(r["is_sidechain"] for r in rows)
-        assert {r["session_id"] for r in rows} <= {f"258c7280-ae70-4798-800f-63464d01a85d/{agent}",
-                                                   f"258c7280-ae70-4798-800f-63464d01a85d/agent-{agent}"}
+        assert {r["session_id"] for r in rows} <= {
+            f"258c7280-ae70-4798-800f-63464d01a85d/{agent}",
+            f"258c7280-ae70-4798-800f-63464d01a85d/agent-{agent}",
+        }
         assert rows[0]["role"] == "user" and rows[0]["line"] == 1
 
 
@@ -408,7 +473,11 @@ def test_agent_session_id_is_session_slash_agent_id(db):
         recs = {ln: o for ln, o in read_jsonl(p) if o}
         for r in event_rows(db.con, p):
             o = recs[r["line"]]
-            want = f"{o['sessionId']}/agent-{o['agentId']}" if o.get("agentId") and o.get("isSidechain") else o.get("sessionId")
+            want = (
+                f"{o['sessionId']}/agent-{o['agentId']}"
+                if o.get("agentId") and o.get("isSidechain")
+                else o.get("sessionId")
+            )
             if want and r["session_id"] != want:
                 bad.append(f"{p.name} L{r['line']}: {r['session_id']!r} != {want}")
     assert not bad, f"{len(bad)} events:\n" + "\n".join(bad[:10])
@@ -432,9 +501,14 @@ def test_reliability_stop_hook_lines(db, name):
     recs = read_jsonl(p)
     raw = dict(recs)
     # computed from the raw markers: isMeta user lines whose text starts "Stop hook feedback:"
-    hook_lines = [ln for ln, o in recs if o["type"] == "user" and o.get("isMeta") is True
-                  and isinstance(o["message"]["content"], str)
-                  and o["message"]["content"].startswith("Stop hook feedback:")]
+    hook_lines = [
+        ln
+        for ln, o in recs
+        if o["type"] == "user"
+        and o.get("isMeta") is True
+        and isinstance(o["message"]["content"], str)
+        and o["message"]["content"].startswith("Stop hook feedback:")
+    ]
     assert hook_lines == sorted(RELIABILITY[name])
     assert raw[1]["type"] == "queue-operation" and raw[1]["operation"] == "dequeue"
 
@@ -448,8 +522,14 @@ def test_reliability_stop_hook_lines(db, name):
         assert e["role"] == "user" and e["kind"] == "message" and e["meta"].get("isMeta") is True
         assert e["text"].startswith("Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: ")
         # gap = event.ts - previous assistant event's ts_end (previous by seq in the same session)
-        prev = max((r for r in rows if r["role"] == "assistant" and r["session_id"] == e["session_id"]
-                    and r["seq"] < e["seq"]), key=lambda r: r["seq"])
+        prev = max(
+            (
+                r
+                for r in rows
+                if r["role"] == "assistant" and r["session_id"] == e["session_id"] and r["seq"] < e["seq"]
+            ),
+            key=lambda r: r["seq"],
+        )
         gap = (e["ts"] - prev["ts_end"]).total_seconds()
         prev_raw = max(l for l, o in recs if o["type"] == "assistant" and l < ln)
         raw_gap = (parse_ts(raw[ln]["timestamp"]) - parse_ts(raw[prev_raw]["timestamp"])).total_seconds()
@@ -479,9 +559,14 @@ def test_reliability_parallel_tool_use_one_event(db):
 # --------------------------------------------------------------------------------------------------
 KF = "kfischer-claude-history/-Users-user-project"
 KF_EMPTY = ["0f13eeba-e6ed-42ea-ad8c-d8db37e1304e", "34d48ba8-bf7c-478e-aa05-b568b8be4cd1"]
-KF_METADATA_ONLY = ["3f6ddfee-788c-48a5-8f7a-d43377b51472", "a751b8dd-6b29-4eed-8cb9-64bc9a916a39",
-                    "be89c3cd-bfbf-4c4f-a515-5af6e13249bf", "6d3dc917-03e0-448d-a7a5-d5e6c1a6dd27",
-                    "b8649630-2a03-472f-b005-712c4650e6e9", "e9040aa9-cf0d-4b25-a964-b30198f1f544"]
+KF_METADATA_ONLY = [
+    "3f6ddfee-788c-48a5-8f7a-d43377b51472",
+    "a751b8dd-6b29-4eed-8cb9-64bc9a916a39",
+    "be89c3cd-bfbf-4c4f-a515-5af6e13249bf",
+    "6d3dc917-03e0-448d-a7a5-d5e6c1a6dd27",
+    "b8649630-2a03-472f-b005-712c4650e6e9",
+    "e9040aa9-cf0d-4b25-a964-b30198f1f544",
+]
 
 
 @pytest.mark.parametrize("stem", KF_EMPTY)
@@ -554,8 +639,7 @@ def test_kfischer_branches_file(db):
     assert count_records(p) == 60
     # 2.0.74 logs "tool_use" as stop_reason on 2 of this file's assistant lines: kept raw + normalised
     fin = [r for r in ev.values() if r["finish_reason"] is not None]
-    assert len(fin) == 2 and all(r["finish_reason"] == "tool_use" and r["finish_norm"] == "tool_calls"
-                                 for r in fin)
+    assert len(fin) == 2 and all(r["finish_reason"] == "tool_use" and r["finish_norm"] == "tool_calls" for r in fin)
 
 
 def test_kfischer_clear_session(db):
@@ -581,30 +665,102 @@ def test_vibecodingtracker_claude(db):
         assert ev[ln]["text"] == "[Request interrupted by user for tool use]"
     assert skipped_by_kind(db.con, p) == Counter({"file-history-delta": 1})
     # two sessionIds share this file: events keep their own line's sessionId
-    assert {r["session_id"] for r in ev.values()} == {o["sessionId"] for o in raw.values()
-                                                     if o["type"] in ("user", "assistant")}
+    assert {r["session_id"] for r in ev.values()} == {
+        o["sessionId"] for o in raw.values() if o["type"] in ("user", "assistant")
+    }
 
 
 SECOND_BATCH = {
     # file: (documented line types, enqueue count, human prompts)
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__35_00b4613672_2_full.jsonl": (
-        dict(assistant=489, user=323, system=91, **{"last-prompt": 75, "mode": 75, "permission-mode": 75,
-             "ai-title": 75, "file-history-snapshot": 59, "attachment": 56, "queue-operation": 8}), 4, 1326),
+        dict(
+            assistant=489,
+            user=323,
+            system=91,
+            **{
+                "last-prompt": 75,
+                "mode": 75,
+                "permission-mode": 75,
+                "ai-title": 75,
+                "file-history-snapshot": 59,
+                "attachment": 56,
+                "queue-operation": 8,
+            },
+        ),
+        4,
+        1326,
+    ),
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__09_cb2aeecea3_2_full.jsonl": (
-        dict(assistant=358, user=210, system=78, **{"last-prompt": 53, "mode": 53, "permission-mode": 53,
-             "ai-title": 53, "attachment": 44, "file-history-snapshot": 41, "queue-operation": 2}), 1, 945),
+        dict(
+            assistant=358,
+            user=210,
+            system=78,
+            **{
+                "last-prompt": 53,
+                "mode": 53,
+                "permission-mode": 53,
+                "ai-title": 53,
+                "attachment": 44,
+                "file-history-snapshot": 41,
+                "queue-operation": 2,
+            },
+        ),
+        1,
+        945,
+    ),
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__5f_b95c04a965_1_full.jsonl": (
-        dict(assistant=203, user=110, system=83, **{"file-history-snapshot": 48, "last-prompt": 27, "mode": 27,
-             "permission-mode": 27, "ai-title": 27, "attachment": 20}), 0, 572),
+        dict(
+            assistant=203,
+            user=110,
+            system=83,
+            **{
+                "file-history-snapshot": 48,
+                "last-prompt": 27,
+                "mode": 27,
+                "permission-mode": 27,
+                "ai-title": 27,
+                "attachment": 20,
+            },
+        ),
+        0,
+        572,
+    ),
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__07_d253ca52d8_2_full.jsonl": (
-        dict(assistant=225, user=125, system=50, **{"last-prompt": 32, "mode": 32, "permission-mode": 32,
-             "ai-title": 32, "file-history-snapshot": 30, "attachment": 19}), 0, 577),
+        dict(
+            assistant=225,
+            user=125,
+            system=50,
+            **{
+                "last-prompt": 32,
+                "mode": 32,
+                "permission-mode": 32,
+                "ai-title": 32,
+                "file-history-snapshot": 30,
+                "attachment": 19,
+            },
+        ),
+        0,
+        577,
+    ),
     "yashpunmiya-Solsmile/claude-session.jsonl": (
-        dict(assistant=175, user=129, **{"file-history-snapshot": 45, "queue-operation": 10, "last-prompt": 2,
-             "ai-title": 1}), 5, 362),
+        dict(
+            assistant=175,
+            user=129,
+            **{"file-history-snapshot": 45, "queue-operation": 10, "last-prompt": 2, "ai-title": 1},
+        ),
+        5,
+        362,
+    ),
     "Sarthib7-FundWise/claude-session.jsonl": (
-        dict(assistant=132, user=86, system=2, **{"last-prompt": 18, "attachment": 12, "queue-operation": 6,
-             "ai-title": 1}), 3, 257),
+        dict(
+            assistant=132,
+            user=86,
+            system=2,
+            **{"last-prompt": 18, "attachment": 12, "queue-operation": 6, "ai-title": 1},
+        ),
+        3,
+        257,
+    ),
 }
 
 
@@ -656,8 +812,11 @@ def test_finish_reason_raw_and_normalised(db):
         assert got == Counter(last_stop.values())
         for r in rows:
             assert r["finish_norm"] == finish_norm(r["finish_reason"])
-    rows = [r for r in event_rows(db.con, _path(db, "yashpunmiya-Solsmile/claude-session.jsonl"))
-            if r["role"] == "assistant"]
+    rows = [
+        r
+        for r in event_rows(db.con, _path(db, "yashpunmiya-Solsmile/claude-session.jsonl"))
+        if r["role"] == "assistant"
+    ]
     assert {r["finish_norm"] for r in rows} <= {"tool_calls", "stop", None}
     assert sum(r["model"] == "<synthetic>" for r in rows) >= 1
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-
 from tests.real import conftest as _h  # plain helper functions (not fixtures)
+
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, norm_text, parse_ts, read_jsonl = _h.file_row, _h.norm_text, _h.parse_ts, _h.read_jsonl
 same_arguments, skipped_by_kind, skipped_lines = _h.same_arguments, _h.skipped_by_kind, _h.skipped_lines
@@ -23,8 +23,11 @@ same_arguments, skipped_by_kind, skipped_lines = _h.same_arguments, _h.skipped_b
 MODEL_OUTPUT = {"message:assistant", "function_call", "custom_tool_call"}
 TOOL_OUTPUT = {"function_call_output", "custom_tool_call_output"}
 TURN_KINDS = {"task_started": "turn_start", "task_complete": "turn_end", "turn_aborted": "turn_aborted"}
-MIRRORS = {"agent_message": "mirror:agent_message", "agent_reasoning": "mirror:agent_reasoning",
-           "token_count": "token_count"}
+MIRRORS = {
+    "agent_message": "mirror:agent_message",
+    "agent_reasoning": "mirror:agent_reasoning",
+    "token_count": "token_count",
+}
 
 
 def rkind(o) -> str:
@@ -54,13 +57,24 @@ def codex_model(path):
             group = None
             text = content_text(p)
             nxt = recs[idx + 1][1] if idx + 1 < len(recs) else None
-            paired = (k == "message:user" and nxt is not None and rkind(nxt) == "event:user_message"
-                      and nxt["payload"].get("message") == text)
-            ev = {"line": ln, "last_line": ln + 1 if paired else ln, "n_records": 2 if paired else 1,
-                  "role": "user" if k == "message:user" else {"user", "system"},
-                  "kind": "message" if paired else "context", "ts": parse_ts(ts),
-                  "ts_end": parse_ts(nxt["timestamp"]) if paired else parse_ts(ts),
-                  "_text": text, "_calls": [], "_meta": {"paired": paired}}
+            paired = (
+                k == "message:user"
+                and nxt is not None
+                and rkind(nxt) == "event:user_message"
+                and nxt["payload"].get("message") == text
+            )
+            ev = {
+                "line": ln,
+                "last_line": ln + 1 if paired else ln,
+                "n_records": 2 if paired else 1,
+                "role": "user" if k == "message:user" else {"user", "system"},
+                "kind": "message" if paired else "context",
+                "ts": parse_ts(ts),
+                "ts_end": parse_ts(nxt["timestamp"]) if paired else parse_ts(ts),
+                "_text": text,
+                "_calls": [],
+                "_meta": {"paired": paired},
+            }
             if paired:
                 consumed.add(ln + 1)
             events.append(ev)
@@ -76,13 +90,32 @@ def codex_model(path):
         elif k in TOOL_OUTPUT:
             group = None
             out = p.get("output")
-            events.append({"line": ln, "last_line": ln, "n_records": 1, "role": "tool", "kind": "tool_result",
-                           "tool_call_id": p["call_id"], "ts": parse_ts(ts), "ts_end": parse_ts(ts),
-                           "_text": out if isinstance(out, str) else ..., "_calls": []})
+            events.append(
+                {
+                    "line": ln,
+                    "last_line": ln,
+                    "n_records": 1,
+                    "role": "tool",
+                    "kind": "tool_result",
+                    "tool_call_id": p["call_id"],
+                    "ts": parse_ts(ts),
+                    "ts_end": parse_ts(ts),
+                    "_text": out if isinstance(out, str) else ...,
+                    "_calls": [],
+                }
+            )
         elif k.startswith("event:") and k[6:] in TURN_KINDS:
             group = None
-            ev = {"line": ln, "last_line": ln, "n_records": 1, "role": "system", "kind": TURN_KINDS[k[6:]],
-                  "ts": parse_ts(ts), "ts_end": parse_ts(ts), "_calls": []}
+            ev = {
+                "line": ln,
+                "last_line": ln,
+                "n_records": 1,
+                "role": "system",
+                "kind": TURN_KINDS[k[6:]],
+                "ts": parse_ts(ts),
+                "ts_end": parse_ts(ts),
+                "_calls": [],
+            }
             if "turn_id" in p:
                 ev["turn_id"] = p["turn_id"]
             events.append(ev)
@@ -104,8 +137,14 @@ def codex_model(path):
             phases = {m.get("phase") for m in msgs}
             ev["_meta"] = {"phase": phases.pop()} if len(phases) == 1 and None not in phases else {}
             ev["_ambiguous"] = bool(ambiguous & {ev["last_line"] + 1, ev["line"] - 1})
-        ev.update(source_format="codex", file=str(path), part=0, session_id=session_id,
-                  ts_quality="per_message", is_sidechain=False)
+        ev.update(
+            source_format="codex",
+            file=str(path),
+            part=0,
+            session_id=session_id,
+            ts_quality="per_message",
+            is_sidechain=False,
+        )
         ev.setdefault("tool_call_id", None)
     events.sort(key=lambda e: e["line"])
     return events, mirrors, ambiguous
@@ -128,8 +167,9 @@ def check_event(actual, exp) -> list[str]:
         not (c["name"] == n or c["name"].endswith(n)) or not same_arguments(c["arguments"], a)
         for c, (_, n, a) in zip(calls, want)
     ):
-        problems.append(f"{where}: tool_calls {[(c['id'], c['name']) for c in calls]} != "
-                        f"{[(i, n) for i, n, _ in want]}")
+        problems.append(
+            f"{where}: tool_calls {[(c['id'], c['name']) for c in calls]} != {[(i, n) for i, n, _ in want]}"
+        )
     if actual.get("n_tool_calls") != len(actual.get("tool_calls") or []):
         problems.append(f"{where}: n_tool_calls {actual.get('n_tool_calls')} != len(tool_calls)")
     meta = actual.get("meta") or {}
@@ -229,23 +269,77 @@ RTCHESS = "pinouchon-rtchess/019aad50-a7e6-7422-b7a8-0b384290624f_rtchess_1.json
 DOCUMENTED = {
     # rel: (records, user_message events, harness user-role item lines, turn_aborted lines,
     #       {record type: documented count})
-    RTCHESS: (2222, 54, [2], [1258], {"token_count": 703, "agent_message": 53, "agent_reasoning": 151,
-                                       "function_call": 125, "custom_tool_call": 173}),
+    RTCHESS: (
+        2222,
+        54,
+        [2],
+        [1258],
+        {
+            "token_count": 703,
+            "agent_message": 53,
+            "agent_reasoning": 151,
+            "function_call": 125,
+            "custom_tool_call": 173,
+        },
+    ),
     "mai0313-vibecodingtracker/codex.jsonl": (110, 1, [2], [], {}),
-    "Krosss0001-rave-era-project/codex-session.jsonl": (629, 7, [4, 613], [], {
-        "function_call": 122, "custom_tool_call": 21, "token_count": 76, "agent_message": 27,
-        "task_started": 7, "task_complete": 6}),
-    "kunalcode12-openclaw_agent/codex-session.jsonl": (63, 2, [4], [], {
-        "function_call": 13, "token_count": 8, "agent_message": 6, "task_started": 2, "task_complete": 1}),
-    "yashpunmiya-Solsmile/codex-session.jsonl": (56, 2, [4, 23, 29], [24], {
-        "function_call": 8, "token_count": 7, "agent_message": 6, "task_started": 2}),
+    "Krosss0001-rave-era-project/codex-session.jsonl": (
+        629,
+        7,
+        [4, 613],
+        [],
+        {
+            "function_call": 122,
+            "custom_tool_call": 21,
+            "token_count": 76,
+            "agent_message": 27,
+            "task_started": 7,
+            "task_complete": 6,
+        },
+    ),
+    "kunalcode12-openclaw_agent/codex-session.jsonl": (
+        63,
+        2,
+        [4],
+        [],
+        {"function_call": 13, "token_count": 8, "agent_message": 6, "task_started": 2, "task_complete": 1},
+    ),
+    "yashpunmiya-Solsmile/codex-session.jsonl": (
+        56,
+        2,
+        [4, 23, 29],
+        [24],
+        {"function_call": 8, "token_count": 7, "agent_message": 6, "task_started": 2},
+    ),
     # wc -l 966 / 656: these two files have no final newline, so one more record each
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__bf_8e29b5ca2e_0_full.jsonl": (
-        967, 30, [4, 139, 823], [140], {"function_call": 155, "custom_tool_call": 12, "token_count": 121,
-                                         "agent_message": 115, "task_started": 31, "task_complete": 30}),
+        967,
+        30,
+        [4, 139, 823],
+        [140],
+        {
+            "function_call": 155,
+            "custom_tool_call": 12,
+            "token_count": 121,
+            "agent_message": 115,
+            "task_started": 31,
+            "task_complete": 30,
+        },
+    ),
     "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__5f_b95c04a965_0_full.jsonl": (
-        657, 19, [4], [], {"function_call": 97, "custom_tool_call": 10, "token_count": 77, "agent_message": 76,
-                           "task_started": 19, "task_complete": 18}),
+        657,
+        19,
+        [4],
+        [],
+        {
+            "function_call": 97,
+            "custom_tool_call": 10,
+            "token_count": 77,
+            "agent_message": 76,
+            "task_started": 19,
+            "task_complete": 18,
+        },
+    ),
 }
 
 
@@ -290,18 +384,36 @@ def test_rtchess_rows(db):
     sid = "019aad50-a7e6-7422-b7a8-0b384290624f"
     assert raw[1]["payload"]["id"] == sid
     # L2: harness-injected <environment_context>, no user_message event
-    assert not compare_rows(ev[2], {"role": "user", "kind": "context", "n_records": 1, "last_line": 2,
-                                    "session_id": sid}, "L2"), ev[2]
+    assert not compare_rows(
+        ev[2], {"role": "user", "kind": "context", "n_records": 1, "last_line": 2, "session_id": sid}, "L2"
+    ), ev[2]
     assert ev[2]["text"].startswith("<environment_context>") and ev[2]["meta"].get("paired") is False
     # L3/L4: the first human prompt, one event of two records (whole row)
     text = raw[4]["payload"]["message"]
     assert content_text(raw[3]["payload"]) == text
-    assert not compare_rows(ev[3], {
-        "source_format": "codex", "file": str(p), "line": 3, "last_line": 4, "part": 0, "n_records": 2,
-        "session_id": sid, "ts": parse_ts(raw[3]["timestamp"]), "ts_end": parse_ts(raw[4]["timestamp"]),
-        "ts_quality": "per_message", "role": "user", "kind": "message", "text": text, "n_tool_calls": 0,
-        "tool_call_id": None, "finish_reason": None, "is_sidechain": False,
-    }, "L3"), ev[3]
+    assert not compare_rows(
+        ev[3],
+        {
+            "source_format": "codex",
+            "file": str(p),
+            "line": 3,
+            "last_line": 4,
+            "part": 0,
+            "n_records": 2,
+            "session_id": sid,
+            "ts": parse_ts(raw[3]["timestamp"]),
+            "ts_end": parse_ts(raw[4]["timestamp"]),
+            "ts_quality": "per_message",
+            "role": "user",
+            "kind": "message",
+            "text": text,
+            "n_tool_calls": 0,
+            "tool_call_id": None,
+            "finish_reason": None,
+            "is_sidechain": False,
+        },
+        "L3",
+    ), ev[3]
     assert ev[3]["meta"].get("paired") is True
     assert 4 not in ev
     # the smallest human gaps: L1097 "undo the last change", L1059 (user_message lines)
@@ -314,9 +426,18 @@ def test_rtchess_rows(db):
     assert ev[1253]["kind"] == ev[1259]["kind"] == "message"
     assert (ev[1253]["last_line"], ev[1259]["last_line"]) == (1254, 1260)
     assert raw[1258]["payload"] == {"type": "turn_aborted", "reason": "interrupted"}
-    assert not compare_rows(ev[1258], {"role": "system", "kind": "turn_aborted", "line": 1258,
-                                       "last_line": 1258, "n_records": 1,
-                                       "ts": parse_ts(raw[1258]["timestamp"])}, "L1258"), ev[1258]
+    assert not compare_rows(
+        ev[1258],
+        {
+            "role": "system",
+            "kind": "turn_aborted",
+            "line": 1258,
+            "last_line": 1258,
+            "n_records": 1,
+            "ts": parse_ts(raw[1258]["timestamp"]),
+        },
+        "L1258",
+    ), ev[1258]
     # no task_complete in 0.60.1, no events from token_count / agent_message / agent_reasoning lines
     rows = list(ev.values())
     assert not any(r["kind"] == "turn_end" for r in rows)
@@ -349,8 +470,11 @@ def test_phase_in_meta(db):
     rows = [r for r in event_rows(db.con, p) if r["role"] == "assistant"]
     by_phase = Counter()
     for r in rows:
-        phases = {recs[ln]["payload"].get("phase") for ln in range(r["line"], r["last_line"] + 1)
-                  if rkind(recs[ln]) == "message:assistant"}
+        phases = {
+            recs[ln]["payload"].get("phase")
+            for ln in range(r["line"], r["last_line"] + 1)
+            if rkind(recs[ln]) == "message:assistant"
+        }
         if phases:
             assert r["meta"].get("phase") in phases
             by_phase[r["meta"].get("phase")] += 1
@@ -361,8 +485,7 @@ def test_interleaved_messages_form_one_reply(db):
     """5f file L550 / L553 (assistant, commentary) and L555 (custom_tool_call): no output between -> one event."""
     p = _path(db, "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__5f_b95c04a965_0_full.jsonl")
     raw = dict(read_jsonl(p))
-    assert [rkind(raw[ln]) for ln in (550, 553, 555)] == ["message:assistant", "message:assistant",
-                                                           "custom_tool_call"]
+    assert [rkind(raw[ln]) for ln in (550, 553, 555)] == ["message:assistant", "message:assistant", "custom_tool_call"]
     assert all(rkind(raw[ln]) in ("reasoning", "event:agent_message") for ln in (551, 552, 554))
     ev = _by_line(event_rows(db.con, p))
     e = ev[550]

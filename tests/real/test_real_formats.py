@@ -4,24 +4,27 @@
 Record counts are computed here from the raw files: JSONL lines, JSON-array elements, Gemini `messages`,
 SWE-agent `history`, Markdown / input-history lines. PROVENANCE figures are hard-coded next to them.
 """
+
 from __future__ import annotations
 
 import json
 import re
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from stallscan.store.db import connect
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
 SUBS = ["cline", "gemini-cli", "copilot-cli", "openhands", "swe-agent", "hermes-trajectory", "aider"]
 
-pytestmark = pytest.mark.skipif(not all((REAL / s).is_dir() for s in SUBS),
-                                reason=f"real transcripts not found at {REAL} (cline, gemini-cli, ... folders)")
+pytestmark = pytest.mark.skipif(
+    not all((REAL / s).is_dir() for s in SUBS),
+    reason=f"real transcripts not found at {REAL} (cline, gemini-cli, ... folders)",
+)
 
 
 def raw_records(p: Path) -> int:
@@ -76,16 +79,30 @@ def test_every_file_recognised_and_conserved(db):
         assert f["n_rejects"] == 0, p
         lines = {r["line"] for r in rows(cur, "SELECT line FROM skipped WHERE file = ?", [str(p)])}
         for e in ev(cur, p):
-            assert e["n_records"] == 0 or not (set(range(e["line"], e["last_line"] + 1)) & lines) or e["n_records"] < e["last_line"] - e["line"] + 1
+            assert (
+                e["n_records"] == 0
+                or not (set(range(e["line"], e["last_line"] + 1)) & lines)
+                or e["n_records"] < e["last_line"] - e["line"] + 1
+            )
 
 
 def test_formats_detected(db):
     cur, _ = db
-    got = {Path(r["path"]).relative_to(REAL).parts[0] + ":" + r["source_format"]
-           for r in rows(cur, "SELECT path, source_format FROM files")}
-    assert got == {"cline:cline_api", "gemini-cli:gemini_cli", "gemini-cli:gemini_cli_json", "copilot-cli:copilot_cli",
-                   "openhands:openhands", "swe-agent:swe_agent", "hermes-trajectory:hermes_traj",
-                   "aider:aider", "aider:aider_input"}
+    got = {
+        Path(r["path"]).relative_to(REAL).parts[0] + ":" + r["source_format"]
+        for r in rows(cur, "SELECT path, source_format FROM files")
+    }
+    assert got == {
+        "cline:cline_api",
+        "gemini-cli:gemini_cli",
+        "gemini-cli:gemini_cli_json",
+        "copilot-cli:copilot_cli",
+        "openhands:openhands",
+        "swe-agent:swe_agent",
+        "hermes-trajectory:hermes_traj",
+        "aider:aider",
+        "aider:aider_input",
+    }
 
 
 # --- Cline ------------------------------------------------------------------------------------------
@@ -93,13 +110,17 @@ def test_cline_messages_and_no_tool_nudges(db):
     cur, _ = db
     p = REAL / "cline/mike4567-MRA04242026/api_conversation_history.json"
     raw = json.loads(p.read_bytes())
-    assert len(raw) == 443                                   # PROVENANCE §4
+    assert len(raw) == 443  # PROVENANCE §4
     events = ev(cur, p)
     assert [e["line"] for e in events] == list(range(1, 444))
     assert [e["role"] for e in events] == [m["role"] for m in raw]
-    nudges = [i for i, m in enumerate(raw) if m["role"] == "user"
-              and m["content"][0].get("text", "").startswith("[ERROR] You did not use a tool in your previous response!")]
-    assert nudges == [232, 246, 284, 304, 320, 398, 412]     # PROVENANCE [i], 0-based
+    nudges = [
+        i
+        for i, m in enumerate(raw)
+        if m["role"] == "user"
+        and m["content"][0].get("text", "").startswith("[ERROR] You did not use a tool in your previous response!")
+    ]
+    assert nudges == [232, 246, 284, 304, 320, 398, 412]  # PROVENANCE [i], 0-based
     by_line = {e["line"]: e for e in events}
     for i in nudges:
         e, prev = by_line[i + 1], by_line[i]
@@ -113,8 +134,9 @@ def test_cline_messages_and_no_tool_nudges(db):
     assert resumptions == [10, 14, 134, 148, 236, 262, 400, 434]
     assert events[0]["meta"]["has_task"] and events[-1]["meta"]["has_user_message"]
     results = [e for e in events if e["kind"] == "tool_result"]
-    assert len(results) == sum(1 for m in raw if m["role"] == "user"
-                               and re.match(r"\[[^\n]*\] Result:", m["content"][0].get("text", "")))
+    assert len(results) == sum(
+        1 for m in raw if m["role"] == "user" and re.match(r"\[[^\n]*\] Result:", m["content"][0].get("text", ""))
+    )
     assert all(e["tool_call_id"] for e in results)
     assert {e["session_id"] for e in events} == {"mike4567-MRA04242026"}
     calls = sum(1 for m in raw if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use")
@@ -134,8 +156,9 @@ def test_gemini_duplicate_ids_collapse_and_continue_prompt(db):
         if "id" in r and "type" in r:
             ids.setdefault(r["id"], []).append(n)
     assert sorted((v[0], v[-1]) for v in ids.values() if len(v) > 1) == [(6, 8), (9, 11), (12, 14), (15, 17), (24, 26)]
-    assert [(e["line"], e["last_line"], e["n_records"]) for e in events] == \
-        [(v[0], v[-1], len(v)) for v in sorted(ids.values())]
+    assert [(e["line"], e["last_line"], e["n_records"]) for e in events] == [
+        (v[0], v[-1], len(v)) for v in sorted(ids.values())
+    ]
     cont = next(e for e in events if e["text"] == "System: Please continue.")
     assert cont["line"] == 18 and cont["role"] == "user"
     prev = max((e for e in events if e["role"] == "assistant" and e["line"] < 18), key=lambda e: e["line"])
@@ -173,21 +196,29 @@ def test_copilot_autopilot_nudge(db):
     assert round((nudge["ts"] - prev["ts"]).total_seconds() * 1000) == 63
     assert nudge["turn_id"] != human["turn_id"]
     assert {e["session_id"] for e in events} == {recs[0]["data"]["sessionId"]}
-    assert sum(e["n_tool_calls"] for e in events) == sum(len(r["data"].get("toolRequests") or [])
-                                                          for r in recs if r["type"] == "assistant.message")
+    assert sum(e["n_tool_calls"] for e in events) == sum(
+        len(r["data"].get("toolRequests") or []) for r in recs if r["type"] == "assistant.message"
+    )
 
 
 # --- OpenHands --------------------------------------------------------------------------------------
 def test_openhands_user_messages_and_finish_reason(db):
     cur, _ = db
-    want = {"basic.json": [0], "basic_gui_mode.json": [4], "basic_interactions.json": [0, 6, 12],
-            "wrong_initial_state.json": [0]}
+    want = {
+        "basic.json": [0],
+        "basic_gui_mode.json": [4],
+        "basic_interactions.json": [0, 6, 12],
+        "wrong_initial_state.json": [0],
+    }
     for name, ids in want.items():
         p = REAL / "openhands/all-hands-ai-openhands" / name
         raw = json.loads(p.read_bytes())
         events = ev(cur, p)
-        assert [int(e["record_id"]) for e in events if e["role"] == "user"] == ids == \
-            [x["id"] for x in raw if x["source"] == "user" and x.get("action") == "message"]
+        assert (
+            [int(e["record_id"]) for e in events if e["role"] == "user"]
+            == ids
+            == [x["id"] for x in raw if x["source"] == "user" and x.get("action") == "message"]
+        )
         for e in events:
             assert e["meta"]["ts_zone"] == "UTC" and e["meta"]["ts_naive"]
         for x in raw:
@@ -199,10 +230,10 @@ def test_openhands_user_messages_and_finish_reason(db):
     for rid, gap in ((6, 190.5), (12, 94.3)):
         i = next(k for k, e in enumerate(events) if e["record_id"] == str(rid))
         prev = events[i - 1]
-        assert prev["role"] == "assistant" and prev["meta"]["wait_for_response"] is True or rid == 12
+        assert (prev["role"] == "assistant" and prev["meta"]["wait_for_response"] is True) or rid == 12
         assert round((events[i]["ts"] - prev["ts_end"]).total_seconds(), 1) == gap
     first = events[0]
-    assert first["ts"] == datetime(2025, 2, 1, 0, 14, 10, 787622, tzinfo=timezone.utc)
+    assert first["ts"] == datetime(2025, 2, 1, 0, 14, 10, 787622, tzinfo=UTC)
 
 
 # --- SWE-agent --------------------------------------------------------------------------------------
@@ -212,7 +243,7 @@ def test_swe_agent_old_format_observations_as_user(db):
     hist = json.loads(p.read_bytes())["history"]
     events = ev(cur, p)
     users = [e for e in events if e["role"] == "user"]
-    assert len(users) == sum(1 for m in hist if m["role"] == "user") == 13     # PROVENANCE §8
+    assert len(users) == sum(1 for m in hist if m["role"] == "user") == 13  # PROVENANCE §8
     assert len([e for e in events if e["role"] == "assistant"]) == 12
     # the demonstration (is_demo) is context, the task is the one human message, every other is an observation
     assert [(e["line"], e["kind"]) for e in users[:2]] == [(2, "context"), (3, "message")]
@@ -220,7 +251,9 @@ def test_swe_agent_old_format_observations_as_user(db):
     assert all(e["ts"] is None and e["ts_quality"] == "none" for e in events)
     acts = [e for e in events if e["role"] == "assistant"]
     assert all(e["n_tool_calls"] == 1 and e["meta"]["action_from_text"] for e in acts)
-    assert [e["tool_calls"][0]["arguments"] for e in acts] == [m["action"].rstrip("\n") for m in hist if m["role"] == "assistant"]
+    assert [e["tool_calls"][0]["arguments"] for e in acts] == [
+        m["action"].rstrip("\n") for m in hist if m["role"] == "assistant"
+    ]
 
 
 def test_swe_agent_function_calling(db):
@@ -262,7 +295,7 @@ def test_aider_prompts_reflections_and_input_times(db):
     text = p.read_text(encoding="utf-8").splitlines()
     events = ev(cur, p)
     refl = [e for e in events if e["meta"].get("reflection")]
-    assert [e["line"] for e in refl] == [68, 1591]                      # PROVENANCE §10 (L68ff, L1591ff)
+    assert [e["line"] for e in refl] == [68, 1591]  # PROVENANCE §10 (L68ff, L1591ff)
     assert all(e["role"] == "user" and e["kind"] == "message" for e in refl)
     assert "Just reply with fixed versions of the blocks above that failed to match." in refl[1]["text"]
     headers = [n for n, l in enumerate(text, 1) if l.startswith("# aider chat started at")]
@@ -299,14 +332,17 @@ def test_aider_input_pairing_is_deterministic():
             base = got
         else:
             diff = [(a, b) for a, b in zip(base, got) if a != b]
-            assert len(got) == len(base) and not diff, \
+            assert len(got) == len(base) and not diff, (
                 f"threads={threads}: (line, ts before, ts now) {[(a[1], str(a[3]), str(b[3])) for a, b in diff]}"
+            )
     # and the pairing is the documented one, checked against the raw input history: in the session
     # started at line 1, the k-th prompt whose first line is /clear (none of them matches an entry by its
     # whole text) takes the k-th '/clear' entry typed in that session, so their times rise with the line
     p = REAL / "aider/7onc3k-brejlator/.aider.chat.history.md"
     text = p.read_text(encoding="utf-8").splitlines()
-    head = [(n, datetime.fromisoformat(l[24:])) for n, l in enumerate(text, 1) if l.startswith("# aider chat started at ")]
+    head = [
+        (n, datetime.fromisoformat(l[24:])) for n, l in enumerate(text, 1) if l.startswith("# aider chat started at ")
+    ]
     (_, start), (next_line, end) = head[0], head[1]
     entries, cur = [], None
     for l in (p.parent / ".aider.input.history").read_text(encoding="utf-8").splitlines():
@@ -320,8 +356,11 @@ def test_aider_input_pairing_is_deterministic():
     ingest_paths(con, [str(REAL / "aider")])
     events = ev(con.cursor(), p)
     con.close()
-    prompts = [e for e in events if e["meta"]["aider_block"] == "human" and e["line"] < next_line
-               and e["text"].startswith("/clear")]
+    prompts = [
+        e
+        for e in events
+        if e["meta"]["aider_block"] == "human" and e["line"] < next_line and e["text"].startswith("/clear")
+    ]
     assert [e["line"] for e in prompts] == [155, 1206, 1388, 1746, 2283]
     assert prompts[0]["text"] == "/clear\n\n/drop"
     assert all(e["meta"]["input_paired"] for e in prompts)
@@ -337,7 +376,9 @@ def test_mixed_folder_one_command(tmp_path):
     res = ingest_paths(con, [str(dst)])
     cur = con.cursor()
     assert res.rejects == 0 and res.unrecognized == []
-    files = [p for p in dst.rglob("*") if p.is_file() and p.suffix != ".md" or p.name.endswith(".aider.chat.history.md")]
+    files = [
+        p for p in dst.rglob("*") if (p.is_file() and p.suffix != ".md") or p.name.endswith(".aider.chat.history.md")
+    ]
     files = [p for p in files if p.name not in ("PROVENANCE.md", "README.md", "NOTES.md")]
     for p in files:
         f = rows(cur, "SELECT n_lines, n_event_lines, n_skipped, n_rejects, status FROM files WHERE path = ?", [str(p)])
@@ -346,7 +387,20 @@ def test_mixed_folder_one_command(tmp_path):
         assert f["n_rejects"] == 0 and f["n_lines"] == f["n_event_lines"] + f["n_skipped"] + f["n_rejects"], p
         if p.stat().st_size and any(s in str(p) for s in SUBS):
             assert f["n_lines"] == raw_records(p), p
-    assert {r[0] for r in cur.execute("SELECT DISTINCT source_format FROM files WHERE source_format IS NOT NULL").fetchall()} >= {
-        "cline_api", "gemini_cli", "gemini_cli_json", "copilot_cli", "openhands", "swe_agent", "hermes_traj", "aider",
-        "aider_input", "claude_code", "codex", "openai_chat"}
+    assert {
+        r[0] for r in cur.execute("SELECT DISTINCT source_format FROM files WHERE source_format IS NOT NULL").fetchall()
+    } >= {
+        "cline_api",
+        "gemini_cli",
+        "gemini_cli_json",
+        "copilot_cli",
+        "openhands",
+        "swe_agent",
+        "hermes_traj",
+        "aider",
+        "aider_input",
+        "claude_code",
+        "codex",
+        "openai_chat",
+    }
     con.close()

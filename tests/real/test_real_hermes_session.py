@@ -7,12 +7,11 @@ from hermes-session/NOTES.md, whose tables are hard-coded below next to the comp
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-
 from tests.real import conftest as _h  # plain helper functions (not fixtures)
+
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts
 read_jsonl, same_arguments, skipped_by_kind = _h.read_jsonl, _h.same_arguments, _h.skipped_by_kind
@@ -23,22 +22,52 @@ F2 = "NousResearch-hermes-agent/20260422_005427_557b5676.jsonl"
 
 # NOTES.md, per file
 NOTES = {
-    F1: dict(lines=87, roles={"user": 6, "assistant": 34, "tool": 47}, session_meta=0,
-             finish={"tool_calls": 28, "stop": 3, None: 3}, stop_lines=[70, 72, 87], absent_lines=[2, 4, 6],
-             calls=47, parallel=12,
-             tools={"read_file": 13, "search_files": 6, "terminal": 5, "process": 5, "todo": 4, "patch": 4,
-                    "execute_code": 4, "vision_analyze": 3, "skill_view": 2, "browser_navigate": 1},
-             ts_ranges=[((7, 70), "2026-04-21T09:40:54.567158"), ((71, 72), "2026-04-21T09:41:14.986576"),
-                        ((73, 87), "2026-04-22T01:24:48.748567")],
-             no_ts=[1, 2, 3, 4, 5, 6]),
-    F2: dict(lines=49, roles={"user": 4, "assistant": 24, "tool": 20}, session_meta=1,
-             finish={"tool_calls": 20, "stop": 4}, stop_lines=[5, 9, 13, 49], absent_lines=[],
-             calls=20, parallel=0,
-             tools={"terminal": 11, "search_files": 3, "delegate_task": 2, "todo": 2, "skill_view": 1,
-                    "read_file": 1},
-             ts_ranges=[((1, 5), "2026-04-22T00:54:48.399331"), ((6, 9), "2026-04-22T00:56:38.182710"),
-                        ((10, 13), "2026-04-22T01:14:05.223752"), ((14, 49), "2026-04-22T01:23:05.941964")],
-             no_ts=[]),
+    F1: dict(
+        lines=87,
+        roles={"user": 6, "assistant": 34, "tool": 47},
+        session_meta=0,
+        finish={"tool_calls": 28, "stop": 3, None: 3},
+        stop_lines=[70, 72, 87],
+        absent_lines=[2, 4, 6],
+        calls=47,
+        parallel=12,
+        tools={
+            "read_file": 13,
+            "search_files": 6,
+            "terminal": 5,
+            "process": 5,
+            "todo": 4,
+            "patch": 4,
+            "execute_code": 4,
+            "vision_analyze": 3,
+            "skill_view": 2,
+            "browser_navigate": 1,
+        },
+        ts_ranges=[
+            ((7, 70), "2026-04-21T09:40:54.567158"),
+            ((71, 72), "2026-04-21T09:41:14.986576"),
+            ((73, 87), "2026-04-22T01:24:48.748567"),
+        ],
+        no_ts=[1, 2, 3, 4, 5, 6],
+    ),
+    F2: dict(
+        lines=49,
+        roles={"user": 4, "assistant": 24, "tool": 20},
+        session_meta=1,
+        finish={"tool_calls": 20, "stop": 4},
+        stop_lines=[5, 9, 13, 49],
+        absent_lines=[],
+        calls=20,
+        parallel=0,
+        tools={"terminal": 11, "search_files": 3, "delegate_task": 2, "todo": 2, "skill_view": 1, "read_file": 1},
+        ts_ranges=[
+            ((1, 5), "2026-04-22T00:54:48.399331"),
+            ((6, 9), "2026-04-22T00:56:38.182710"),
+            ((10, 13), "2026-04-22T01:14:05.223752"),
+            ((14, 49), "2026-04-22T01:23:05.941964"),
+        ],
+        no_ts=[],
+    ),
 }
 
 
@@ -52,16 +81,31 @@ def hermes_model(path):
         quality = "none" if ts is None else ("per_flush" if shared[ts] > 1 else "per_message")
         role = o["role"]
         fin = o.get("finish_reason")
-        events.append({
-            "source_format": "openai_chat", "file": str(path), "line": ln, "last_line": ln, "part": 0,
-            "n_records": 1, "session_id": path.stem, "ts": parse_ts(ts), "ts_end": parse_ts(ts),
-            "ts_quality": quality, "role": role,
-            "kind": {"user": "message", "assistant": "message", "tool": "tool_result"}[role],
-            "tool_call_id": o.get("tool_call_id"), "finish_reason": fin, "finish_norm": finish_norm(fin),
-            "n_tool_calls": len(o.get("tool_calls") or []), "is_sidechain": False,
-            "_text": o.get("content"),
-            "_calls": [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in o.get("tool_calls") or []],
-        })
+        events.append(
+            {
+                "source_format": "openai_chat",
+                "file": str(path),
+                "line": ln,
+                "last_line": ln,
+                "part": 0,
+                "n_records": 1,
+                "session_id": path.stem,
+                "ts": parse_ts(ts),
+                "ts_end": parse_ts(ts),
+                "ts_quality": quality,
+                "role": role,
+                "kind": {"user": "message", "assistant": "message", "tool": "tool_result"}[role],
+                "tool_call_id": o.get("tool_call_id"),
+                "finish_reason": fin,
+                "finish_norm": finish_norm(fin),
+                "n_tool_calls": len(o.get("tool_calls") or []),
+                "is_sidechain": False,
+                "_text": o.get("content"),
+                "_calls": [
+                    (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in o.get("tool_calls") or []
+                ],
+            }
+        )
     skipped = {ln: "session_meta" for ln, o in recs if o.get("role") == "session_meta"}
     return events, skipped
 
@@ -102,9 +146,11 @@ def test_hermes_events_match_raw(db, hermes_path):
             problems.append(f"{where}: text {r['text']!r:.80} != {e['_text']!r:.80}")
         calls = r["tool_calls"] or []
         if [(c["id"], c["name"]) for c in calls] != [(i, n) for i, n, _ in e["_calls"]] or any(
-                not same_arguments(c["arguments"], a) for c, (_, _, a) in zip(calls, e["_calls"])):
-            problems.append(f"{where}: tool_calls {[(c['id'], c['name']) for c in calls]} != "
-                            f"{[(i, n) for i, n, _ in e['_calls']]}")
+            not same_arguments(c["arguments"], a) for c, (_, _, a) in zip(calls, e["_calls"])
+        ):
+            problems.append(
+                f"{where}: tool_calls {[(c['id'], c['name']) for c in calls]} != {[(i, n) for i, n, _ in e['_calls']]}"
+            )
     seqs = [r["seq"] for r in rows]
     if seqs != sorted(seqs) or len(set(seqs)) != len(seqs):
         problems.append(f"seq not in file order: {seqs[:20]}")
@@ -168,27 +214,62 @@ def test_hermes_first_file_rows(db):
     ev = {r["line"]: r for r in event_rows(db.con, p)}
     # L4: pre-compaction summary stored as an assistant message (role and content only)
     assert set(raw[4]) == {"role", "content"}
-    assert not compare_rows(ev[4], {"role": "assistant", "kind": "message", "ts": None, "ts_quality": "none",
-                                    "finish_reason": None, "finish_norm": None, "n_tool_calls": 0}, "L4"), ev[4]
+    assert not compare_rows(
+        ev[4],
+        {
+            "role": "assistant",
+            "kind": "message",
+            "ts": None,
+            "ts_quality": "none",
+            "finish_reason": None,
+            "finish_norm": None,
+            "n_tool_calls": 0,
+        },
+        "L4",
+    ), ev[4]
     assert ev[4]["text"].startswith("[CONTEXT COMPACTION")
     # L71: system notice injected into a user message
     assert ev[71]["role"] == "user" and "[SYSTEM: Background process" in ev[71]["text"]
     # L87: the final stop
-    assert not compare_rows(ev[87], {"role": "assistant", "finish_reason": "stop", "finish_norm": "stop",
-                                     "n_tool_calls": 0, "ts": parse_ts("2026-04-22T01:24:48.748567")},
-                            "L87"), ev[87]
+    assert not compare_rows(
+        ev[87],
+        {
+            "role": "assistant",
+            "finish_reason": "stop",
+            "finish_norm": "stop",
+            "n_tool_calls": 0,
+            "ts": parse_ts("2026-04-22T01:24:48.748567"),
+        },
+        "L87",
+    ), ev[87]
     # the first parallel call: whole row
     ln = min(l for l, o in raw.items() if len(o.get("tool_calls") or []) > 1)
     calls = raw[ln]["tool_calls"]
-    assert not compare_rows(ev[ln], {
-        "source_format": "openai_chat", "file": str(p), "line": ln, "last_line": ln, "part": 0, "n_records": 1,
-        "session_id": "20260421_055527_49457147", "role": "assistant", "kind": "message",
-        "finish_reason": "tool_calls", "finish_norm": "tool_calls", "n_tool_calls": len(calls),
-        "tool_call_id": None, "ts": parse_ts(raw[ln]["timestamp"]), "ts_quality": "per_flush",
-        "is_sidechain": False,
-    }, f"L{ln}"), ev[ln]
-    assert [(c["id"], c["name"], c["arguments"]) for c in ev[ln]["tool_calls"]] == \
-        [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls]
+    assert not compare_rows(
+        ev[ln],
+        {
+            "source_format": "openai_chat",
+            "file": str(p),
+            "line": ln,
+            "last_line": ln,
+            "part": 0,
+            "n_records": 1,
+            "session_id": "20260421_055527_49457147",
+            "role": "assistant",
+            "kind": "message",
+            "finish_reason": "tool_calls",
+            "finish_norm": "tool_calls",
+            "n_tool_calls": len(calls),
+            "tool_call_id": None,
+            "ts": parse_ts(raw[ln]["timestamp"]),
+            "ts_quality": "per_flush",
+            "is_sidechain": False,
+        },
+        f"L{ln}",
+    ), ev[ln]
+    assert [(c["id"], c["name"], c["arguments"]) for c in ev[ln]["tool_calls"]] == [
+        (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls
+    ]
 
 
 def test_hermes_reingest_is_idempotent(db, h):

@@ -4,6 +4,7 @@ Expected values come from the files themselves (raw JSON read with plain `json`)
 hermes-session/NOTES.md, never from stallscan. Formats another issue adds (cline_api, hermes_traj,
 copilot_cli, gemini_cli) are tested only when stallscan.detect.FORMATS has them.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ from collections import defaultdict
 import pytest
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.replay.stalls_ref import disagreements
 from stallscan.replay.stalls import _labels_module, replay_stalls
+from stallscan.replay.stalls_ref import disagreements
 
 MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
 
@@ -31,9 +32,16 @@ def _rows(con, q, params=None):
 
 
 def _by_line(con, path):
-    return {r["line"]: r for r in _rows(con, "SELECT e.line, r.*, s.outcome, s.stall_index, s.nudged FROM rounds r "
-                                             "JOIN events e USING (event_id) LEFT JOIN stalls s USING (event_id) "
-                                             "WHERE e.file = ?", [str(path)])}
+    return {
+        r["line"]: r
+        for r in _rows(
+            con,
+            "SELECT e.line, r.*, s.outcome, s.stall_index, s.nudged FROM rounds r "
+            "JOIN events e USING (event_id) LEFT JOIN stalls s USING (event_id) "
+            "WHERE e.file = ?",
+            [str(path)],
+        )
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -48,8 +56,10 @@ def test_hermes_sessions_have_no_dropped_tool_calls(replayed, h):
     The Korean finals after tool rounds (file 1 L70, L87; file 2 L49) end by offering more work
     ('원하시면 … 드리겠습니다' = 'if you want, I will …'): a hand-off to the user, not a plan-as-answer."""
     files = {p.name: p for p in h.real_files("hermes-session")}
-    expect = {"20260421_055527_49457147.jsonl": (28, {2, 4, 6, 70, 72, 87}),
-              "20260422_005427_557b5676.jsonl": (20, {5, 9, 13, 49})}
+    expect = {
+        "20260421_055527_49457147.jsonl": (28, {2, 4, 6, 70, 72, 87}),
+        "20260422_005427_557b5676.jsonl": (20, {5, 9, 13, 49}),
+    }
     for name, (n_tool, finals) in expect.items():
         rounds = _by_line(replayed.con, files[name])
         raw = {i: rec for i, rec in h.read_jsonl(files[name]) if rec and rec.get("role") == "assistant"}
@@ -86,10 +96,13 @@ JUSTIFIED_CLAUDE_FLAGS: dict[tuple[str, int], str] = {}
 
 
 def test_no_claude_code_human_answered_final_is_flagged(replayed):
-    rows = _rows(replayed.con, """
+    rows = _rows(
+        replayed.con,
+        """
         SELECT e.file, e.line, r.round_kind, r.signature, r.after_tool_round, r.excerpt
         FROM rounds r JOIN events e USING (event_id)
-        WHERE r.source_format = 'claude_code' AND r.round_kind IN ('narrated_intent', 'no_tool', 'dropped_tool_call')""")
+        WHERE r.source_format = 'claude_code' AND r.round_kind IN ('narrated_intent', 'no_tool', 'dropped_tool_call')""",
+    )
     for r in rows:
         assert r["round_kind"] == "narrated_intent" and r["after_tool_round"], r
         key = (r["file"].rsplit("/", 1)[-1], r["line"])
@@ -100,8 +113,10 @@ def test_codex_commentary_without_a_call_is_the_only_dropped_kind(replayed, h):
     """Codex logs no finish reason: a response whose assistant message says `phase: commentary` (more to
     come) but which makes no call (*_call item) before the next input (a user message, a tool output, or
     the end of the turn) is the dropped-call analogue. Counted from the raw rollouts."""
-    got = _rows(replayed.con, "SELECT count(*) AS n FROM rounds WHERE source_format = 'codex' "
-                              "AND round_kind = 'dropped_tool_call'")[0]["n"]
+    got = _rows(
+        replayed.con,
+        "SELECT count(*) AS n FROM rounds WHERE source_format = 'codex' AND round_kind = 'dropped_tool_call'",
+    )[0]["n"]
     want = 0
     for path in h.real_files("codex"):
         phase, calls = None, 0
@@ -114,8 +129,11 @@ def test_codex_commentary_without_a_call_is_the_only_dropped_kind(replayed, h):
                 phase = p.get("phase")
             elif t == "response_item" and pt.endswith("_call"):
                 calls += 1
-            elif (t == "response_item" and (pt.endswith("_output") or (pt == "message" and p.get("role") == "user"))) \
-                    or (t == "event_msg" and pt in ("task_complete", "turn_aborted", "user_message")) or t == "end":
+            elif (
+                (t == "response_item" and (pt.endswith("_output") or (pt == "message" and p.get("role") == "user")))
+                or (t == "event_msg" and pt in ("task_complete", "turn_aborted", "user_message"))
+                or t == "end"
+            ):
                 want += phase == "commentary" and calls == 0
                 phase, calls = None, 0
     assert got == want
@@ -124,8 +142,9 @@ def test_codex_commentary_without_a_call_is_the_only_dropped_kind(replayed, h):
 def _ingest_one(sub: str, fmt: str, h):
     if fmt not in FORMATS:
         pytest.skip(f"format {fmt} not available yet")
-    from stallscan.store.db import connect
     from stallscan.ingest.run import ingest_paths
+    from stallscan.store.db import connect
+
     root = h.real_files.__globals__["real_root"]() / sub
     if not root.is_dir():
         pytest.skip(f"{root} absent")
@@ -142,15 +161,27 @@ def test_cline_no_tool_rounds_are_the_seven_nudged_stalls(h):
     con = _ingest_one("cline", "cline_api", h)
     path = next(p for p in (h.real_files.__globals__["real_root"]() / "cline").rglob("api_conversation_history.json"))
     raw = json.loads(path.read_text(encoding="utf-8"))
-    nudge_at = [i for i, m in enumerate(raw) if m["role"] == "user" and any(
-        (b.get("text") or "").startswith("[ERROR] You did not use a tool") for b in m["content"] if isinstance(b, dict))]
+    nudge_at = [
+        i
+        for i, m in enumerate(raw)
+        if m["role"] == "user"
+        and any(
+            (b.get("text") or "").startswith("[ERROR] You did not use a tool")
+            for b in m["content"]
+            if isinstance(b, dict)
+        )
+    ]
     assert nudge_at == [232, 246, 284, 304, 320, 398, 412]
-    stalls = {r["line"]: r for r in _rows(con, "SELECT e.line, s.* FROM stalls s JOIN events e USING (event_id) "
-                                              "WHERE e.source_format = 'cline_api'")}
-    expected_lines = {i - 1 + 1 for i in nudge_at}   # the assistant message before each nudge, 1-based
+    stalls = {
+        r["line"]: r
+        for r in _rows(
+            con, "SELECT e.line, s.* FROM stalls s JOIN events e USING (event_id) WHERE e.source_format = 'cline_api'"
+        )
+    }
+    expected_lines = {i - 1 + 1 for i in nudge_at}  # the assistant message before each nudge, 1-based
     assert set(stalls) == expected_lines
     for line, s in stalls.items():
-        recovered = any(b.get("type") == "tool_use" for b in raw[line + 1]["content"])   # raw[line+1] = [i+1]
+        recovered = any(b.get("type") == "tool_use" for b in raw[line + 1]["content"])  # raw[line+1] = [i+1]
         assert s["round_kind"] in ("no_tool", "narrated_intent")
         assert s["nudged"] and s["nudge_id"] == "cline.no_tools_used"
         assert s["outcome"] == ("recovered" if recovered else "exhausted")
@@ -161,8 +192,11 @@ def test_hermes_failed_trajectory_ends_on_a_silent_narration(h):
     """PROVENANCE §9: failed_trajectories.jsonl (completed: false) ends with a gpt turn that narrates and
     has no <tool_call>, after tool rounds, with no automatic prompt after it: a silent plan-as-answer."""
     con = _ingest_one("hermes-trajectory", "hermes_traj", h)
-    rows = _rows(con, "SELECT s.* FROM stalls s JOIN events e USING (event_id) "
-                      "WHERE e.file LIKE '%failed_trajectories.jsonl' ORDER BY s.seq")
+    rows = _rows(
+        con,
+        "SELECT s.* FROM stalls s JOIN events e USING (event_id) "
+        "WHERE e.file LIKE '%failed_trajectories.jsonl' ORDER BY s.seq",
+    )
     assert rows, "no stall in the failed trajectory"
     last = rows[-1]
     assert last["delivered"] and last["outcome"] == "silent_plan_as_answer"
@@ -187,7 +221,7 @@ def test_gemini_please_continue_after_a_tool_round_is_no_stall(h):
     con = _ingest_one("gemini-cli/mai0313-vibecodingtracker", "gemini_cli", h)
     path = next((h.real_files.__globals__["real_root"]() / "gemini-cli/mai0313-vibecodingtracker").glob("*.jsonl"))
     recs = {i: r for i, r in h.read_jsonl(path) if r}
-    rewrites = [r for r in recs.values() if r.get("id") == recs[15]["id"]]   # same id re-written: last wins
+    rewrites = [r for r in recs.values() if r.get("id") == recs[15]["id"]]  # same id re-written: last wins
     assert rewrites[-1].get("toolCalls")
     rounds = _by_line(con, path)
     assert rounds[15]["round_kind"] == "tool_round"

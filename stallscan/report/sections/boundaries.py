@@ -4,16 +4,17 @@ collect() labels the events and replays the decision at the report's threshold (
 reads everything through `scope_sessions` (the report's shared filters). Data only; render() builds
 rich renderables, the CLI prints them.
 """
+
 from __future__ import annotations
 
 import duckdb
 from rich.console import Group
 from rich.table import Table
 
-from stallscan.store import sql
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.report.registry import ReportOptions, Section, register
+from stallscan.store import sql
 
 POLICIES = ("router", "gap_only", "header_only")
 DECIDERS = ("header", "first", "completion", "gap", "no_time")
@@ -73,13 +74,22 @@ def render(data: dict) -> Group:
     for c in ("harness", "origin", "records", "requests", "not requests", "human content"):
         t.add_column(c, justify="left" if c in ("harness", "origin") else "right")
     for r in data["by_harness_origin"]:
-        t.add_row(r["harness"], r["origin"], f"{r['records']:,}", f"{r['requests']:,}", f"{r['not_requests']:,}",
-                  f"{r['human_content']:,}")
+        t.add_row(
+            r["harness"],
+            r["origin"],
+            f"{r['records']:,}",
+            f"{r['requests']:,}",
+            f"{r['not_requests']:,}",
+            f"{r['human_content']:,}",
+        )
     parts.append(t)
     rec = data["records"]
-    parts.append(f"{rec['not_requests']:,} of {rec['total']:,} user-role records are not a model request of their own "
-                 "and are not judged: " + ", ".join(f"{r['origin_rule']} {r['n']}" for r in data["not_requests"][:8])
-                 + (" ..." if len(data["not_requests"]) > 8 else ""))
+    parts.append(
+        f"{rec['not_requests']:,} of {rec['total']:,} user-role records are not a model request of their own "
+        "and are not judged: "
+        + ", ".join(f"{r['origin_rule']} {r['n']}" for r in data["not_requests"][:8])
+        + (" ..." if len(data["not_requests"]) > 8 else "")
+    )
     m = Table(title="Truth x decision (records that start a request)", title_justify="left")
     m.add_column("policy")
     m.add_column("truth")
@@ -88,8 +98,15 @@ def render(data: dict) -> Group:
     for policy in POLICIES:
         for truth, cell in sorted(data["confusion"][policy].items()):
             wrong = cell["continuation"] if truth == "human" else cell["human"]
-            m.add_row(policy, truth, f"{cell['human']:,}", f"{cell['continuation']:,}", f"{cell['undecided']:,}",
-                      f"{wrong:,}", style="bold" if wrong and policy == "router" else None)
+            m.add_row(
+                policy,
+                truth,
+                f"{cell['human']:,}",
+                f"{cell['continuation']:,}",
+                f"{cell['undecided']:,}",
+                f"{wrong:,}",
+                style="bold" if wrong and policy == "router" else None,
+            )
     parts.append(m)
     d = Table(title="Router decisions by rule", title_justify="left")
     for c in ("decided by", "records", "auto as human", "human as auto"):
@@ -98,16 +115,27 @@ def render(data: dict) -> Group:
         d.add_row(k, f"{v['n']:,}", f"{v['auto_as_human']:,}", f"{v['human_as_auto']:,}")
     parts.append(d)
     if data["no_time"]:
-        parts.append("no trustworthy gap: " + ", ".join(
-            f"{r['reason']} {r['n']}" + ("" if r["starts_request"] else " (not requests)") for r in data["no_time"]))
+        parts.append(
+            "no trustworthy gap: "
+            + ", ".join(
+                f"{r['reason']} {r['n']}" + ("" if r["starts_request"] else " (not requests)") for r in data["no_time"]
+            )
+        )
     if data["misclassified"]:
         w = Table(title="Misclassified turns, worst first", title_justify="left")
         for c in ("session", "time (UTC)", "gap s", "prev reply", "decided by", "truth rule", "error", "excerpt"):
             w.add_column(c, no_wrap=c != "excerpt", overflow="ellipsis", max_width=40 if c == "excerpt" else 24)
         for r in data["misclassified"]:
-            w.add_row(r["session_id"][:8], (r["ts"] or "-")[:19].replace("T", " "),
-                      "-" if r["gap_s"] is None else f"{r['gap_s']:.2f}", r["prev_reply_status"] or "-",
-                      r["decided_by"], r["origin_rule"], r["error"].replace("_as_", " as "), r["excerpt"][:80])
+            w.add_row(
+                r["session_id"][:8],
+                (r["ts"] or "-")[:19].replace("T", " "),
+                "-" if r["gap_s"] is None else f"{r['gap_s']:.2f}",
+                r["prev_reply_status"] or "-",
+                r["decided_by"],
+                r["origin_rule"],
+                r["error"].replace("_as_", " as "),
+                r["excerpt"][:80],
+            )
         parts.append(w)
     if data["gap_histogram"]:
         h = Table(title="Gap after a final reply (records that start a request)", title_justify="left")
