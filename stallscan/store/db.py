@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import duckdb
 
@@ -33,7 +35,7 @@ BASE_TABLES = ("events", "files", "skipped", "rejects")
 
 
 def connect(
-    path: str | os.PathLike | None = None, read_only: bool = False, rebuild: bool = False
+    path: str | os.PathLike[str] | None = None, read_only: bool = False, rebuild: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """Connect to a stallscan database (":memory:" for a throw-away one), schema ready, TimeZone UTC.
 
@@ -102,7 +104,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
     if stored < SCHEMA_VERSION and all(steps) and not read_only:
         con.execute("BEGIN TRANSACTION")
         for step in steps:
-            con.execute(step)
+            con.execute(cast(str, step))  # all(steps): none is None
         con.execute("INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v)", {"v": str(SCHEMA_VERSION)})
         con.execute("COMMIT")
         stored = SCHEMA_VERSION
@@ -130,7 +132,7 @@ def _expected_columns() -> dict[str, list[tuple[str, str]]]:
         scratch.close()
 
 
-def _columns(con, tables) -> dict[str, list[tuple[str, str]]]:
+def _columns(con: duckdb.DuckDBPyConnection, tables: Collection[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for name, col, typ in con.execute(
         "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -141,7 +143,7 @@ def _columns(con, tables) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _column_drift(con, tables: set[str]) -> list[str]:
+def _column_drift(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
     """How the stored tables differ from queries/store/schema.sql ([] when they match)."""
     want = _expected_columns()
     have = _columns(con, tables)

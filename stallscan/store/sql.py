@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -31,14 +32,14 @@ def load(name: str) -> list[str]:
     return out
 
 
-def run(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> None:
+def run(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
     """Run every statement of a query file; each gets only the parameters it names."""
     for stmt in load(name):
         used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
         con.execute(stmt, used) if used else con.execute(stmt)
 
 
-def query(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None):
+def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     """Run a single-statement query file and return the relation result."""
     stmts = load(name)
     if len(stmts) != 1:
