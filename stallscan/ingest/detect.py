@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from stallscan.ingest.reader import read_first_line, read_head
 
@@ -19,7 +21,7 @@ class FormatSpec:
     name: str
     whole_file: bool = False  # one JSON document per file: read whole, elements numbered 1.. as lines
     appendable: bool = True  # a grown file can be read from where the last ingest stopped
-    then: tuple = ()  # further query files run after <name>_events.sql (shared steps)
+    then: tuple[str, ...] = ()  # further query files run after <name>_events.sql (shared steps)
 
 
 SPECS: dict[str, FormatSpec] = {
@@ -76,7 +78,7 @@ def detect_format(path: Path) -> str | None:
     return None
 
 
-def _records(head: bytes, limit: int = 20, cut: bool = True):
+def _records(head: bytes, limit: int = 20, cut: bool = True) -> Iterator[dict[str, Any]]:
     lines = head.split(b"\n")
     if cut and len(head) >= HEAD:
         lines = lines[:-1]  # the last one may be cut
@@ -147,7 +149,7 @@ def _classify_head(head: bytes, name: str) -> str | None:
     return None
 
 
-def _classify(rec: dict) -> str | None:
+def _classify(rec: dict[str, Any]) -> str | None:
     if isinstance(rec.get("history"), list) or isinstance(rec.get("trajectory"), list):
         return "swe_agent"
     if "projectHash" in rec and "sessionId" in rec:

@@ -113,11 +113,11 @@ def _absolute(p: Path) -> Path:
     return Path(os.path.abspath(p))
 
 
-def _walk(root: Path, found: Discovery):
+def _walk(root: Path, found: Discovery) -> list[Path]:
     def onerror(err: OSError) -> None:
         found.unreadable.append((err.filename or str(root), err.strerror or "unreadable"))
 
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         dirnames.sort()
         for name in sorted(filenames):

@@ -6,7 +6,9 @@ Output: the temp tables / views fmt_events, fmt_fates and fmt_ctx that queries/i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, cast
 
 import duckdb
 
@@ -28,13 +30,15 @@ def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
 
 
 @contextmanager
-def _room_for_long_lines(con, longest: int):
+def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterator[None]:
     """DuckDB's JSON parse of one huge line needs many times its size (a 50 MB line ~3 GB across two
     threads): for a batch holding a line over LONG_LINE bytes, parse on one thread with room for it."""
     if longest <= LONG_LINE:
         yield
         return
-    limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    limit, threads = cast(
+        "tuple[Any, ...]", con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    )
     con.execute(f"SET memory_limit = '{max(64 * longest, 1 << 30) // (1 << 20)}MB'")
     con.execute("SET threads = 1")
     try:
@@ -44,7 +48,7 @@ def _room_for_long_lines(con, longest: int):
         con.execute(f"SET threads = {threads}")
 
 
-def _parse(con, fmt: str) -> None:
+def _parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     """Run the format's parse. Strict first (parse_line raises on malformed JSON, the fast path for the
     usual all-valid batch); a batch with a malformed line is parsed again leniently, that line a reject."""
     try:
@@ -58,7 +62,7 @@ def _parse(con, fmt: str) -> None:
             con.execute("RESET VARIABLE lenient_json")
 
 
-def _run_parse(con, fmt: str) -> None:
+def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
     (binding a view costs tens of milliseconds a batch)."""
@@ -70,9 +74,9 @@ def _run_parse(con, fmt: str) -> None:
     con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 
-def _views_of(con) -> str | None:
+def _views_of(con: duckdb.DuckDBPyConnection) -> str | None:
     """The format whose parse views this connection holds (None after _drop_outputs)."""
-    return con.execute("SELECT getvariable('parse_views')").fetchone()[0]
+    return cast("str | None", cast("tuple[Any, ...]", con.execute("SELECT getvariable('parse_views')").fetchone())[0])
 
 
 def _defines_only(stmt: str) -> bool:
@@ -80,7 +84,7 @@ def _defines_only(stmt: str) -> bool:
     return body.startswith(("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP MACRO"))
 
 
-def _drop_outputs(con) -> None:
+def _drop_outputs(con: duckdb.DuckDBPyConnection) -> None:
     """Formats may produce fmt_events / fmt_fates / fmt_ctx as tables or views: clear the last batch's."""
     con.execute("RESET VARIABLE parse_views")
     for name, is_view in con.execute(

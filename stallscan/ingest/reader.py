@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import numpy as np
 import pyarrow as pa
@@ -31,9 +31,9 @@ def compression_of(path: Path) -> str:
 
 def open_binary(path: Path, compression: str) -> BinaryIO:
     if compression == "gzip":
-        return gzip.open(path, "rb")
+        return cast(BinaryIO, gzip.open(path, "rb"))
     if compression == "zstd":
-        return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
+        return cast(BinaryIO, pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd"))
     return open(path, "rb")
 
 
@@ -91,7 +91,7 @@ class ReadState:
     ends_newline: bool = True
     pending_bytes: int = 0  # an unterminated last line that did not parse: left for the next ingest
     more: bool = False  # stopped at max_bytes: the rest of the file is read by a continuation pass
-    line_offsets: list = field(default_factory=list)  # arrays of line-start offsets, per block
+    line_offsets: list[np.ndarray] = field(default_factory=list)  # arrays of line-start offsets, per block
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:

@@ -10,9 +10,10 @@ import hashlib
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -43,23 +44,23 @@ class IngestResult:
     files: int = 0  # files considered
     ingested: int = 0  # files read (new, grown or rewritten)
     unchanged: int = 0  # files skipped because nothing changed
-    unrecognized: list = field(default_factory=list)  # paths whose format was not recognised
-    unreadable: list = field(default_factory=list)  # (path, why)
+    unrecognized: list[str] = field(default_factory=list)  # paths whose format was not recognised
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     sessions: int = 0  # sessions touched by this run
     events: int = 0  # events written by this run
     lines: int = 0  # lines read by this run
-    skipped: dict = field(default_factory=dict)  # kind -> lines knowingly skipped
+    skipped: dict[str, int] = field(default_factory=dict)  # kind -> lines knowingly skipped
     rejects: int = 0
     pending: int = 0  # truncated last lines left for the next ingest
     bytes: int = 0
     seconds: float = 0.0
-    searched: list = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
         return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "files": self.files,
             "ingested": self.ingested,
@@ -123,10 +124,13 @@ def ingest_paths(
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
     touched: set[str] = set()
-    saved = con.execute(
-        "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
-        "current_setting('checkpoint_threshold')"
-    ).fetchone()
+    saved = cast(
+        "tuple[Any, ...]",
+        con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
+            "current_setting('checkpoint_threshold')"
+        ).fetchone(),
+    )
     # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
@@ -148,10 +152,17 @@ def ingest_paths(
     return res
 
 
-def _run_batches(con, plans: list[FilePlan], res: IngestResult, touched: set[str], progress, total: int) -> None:
+def _run_batches(
+    con: duckdb.DuckDBPyConnection,
+    plans: list[FilePlan],
+    res: IngestResult,
+    touched: set[str],
+    progress: Callable[[int, int], None] | None,
+    total: int,
+) -> None:
     done = 0
     while plans:
-        continued = []
+        continued: list[FilePlan] = []
         for batch in _batches(plans):
             done += _ingest_batch(con, batch, res, touched, continued)
             if progress:
@@ -159,7 +170,7 @@ def _run_batches(con, plans: list[FilePlan], res: IngestResult, touched: set[str
         plans = continued  # big files go on from where their last chunk stopped
 
 
-def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
+def _plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
     known = {
         r[0]: r
         for r in con.execute(
@@ -203,13 +214,13 @@ def _plan(con, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]
     return plans
 
 
-def _same_prefix(path: Path, row) -> bool:
+def _same_prefix(path: Path, row: tuple[Any, ...]) -> bool:
     """True when the bytes consumed last time are still the file's first bytes (it only grew)."""
     consumed, head_hash, tail_hash = row[4], row[5], row[6]
     if consumed is None or row[8] is None or path.stat().st_size < consumed:
         return False
     head, tail = _hashes(path, consumed)
-    return head == head_hash and tail == tail_hash
+    return bool(head == head_hash and tail == tail_hash)
 
 
 def _hashes(path: Path, consumed: int) -> tuple[str, str]:
@@ -220,12 +231,13 @@ def _hashes(path: Path, consumed: int) -> tuple[str, str]:
     return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
 
 
-def _batches(plans: list[FilePlan]):
+def _batches(plans: list[FilePlan]) -> Iterator[list[FilePlan]]:
     by_fmt: dict[str, list[FilePlan]] = {}
     for p in plans:
         by_fmt.setdefault(p.fmt, []).append(p)
     for group in by_fmt.values():
-        batch, size = [], 0
+        batch: list[FilePlan] = []
+        size = 0
         for p in group:
             batch.append(p)
             size += p.size - p.start_offset
@@ -236,12 +248,18 @@ def _batches(plans: list[FilePlan]):
             yield batch
 
 
-def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[str], continued: list[FilePlan]) -> int:
+def _ingest_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: list[FilePlan],
+    res: IngestResult,
+    touched: set[str],
+    continued: list[FilePlan],
+) -> int:
     """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
-    readable = []
+    readable: list[FilePlan] = []
     for plan in batch:
         fid = len(readable)
         state = ReadState(plan.start_offset, plan.start_line)
@@ -306,10 +324,13 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
         raise
     touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
     for plan in (p for p in continued if p in batch):
-        row = con.execute(
-            "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
-            [str(plan.path)],
-        ).fetchone()
+        row = cast(
+            "tuple[Any, ...]",
+            con.execute(
+                "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
+                [str(plan.path)],
+            ).fetchone(),
+        )
         if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
             plan.chunked = False
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
@@ -320,22 +341,25 @@ def _ingest_batch(con, batch: list[FilePlan], res: IngestResult, touched: set[st
     return nbytes
 
 
-def _tally(con, res: IngestResult, run_files: dict[str, int]) -> None:
+def _tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str, int]) -> None:
     """What this run wrote: rows of the files it read, from the line each file was first read from."""
     if not run_files:
         return
     con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
-    res.events, res.lines = sql.query(con, "ingest/run_tally").fetchone()
+    res.events, res.lines = cast("tuple[int, int]", sql.query(con, "ingest/run_tally").fetchone())
     for kind, n in con.execute(
         "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
         "AND s.line >= r.start_line GROUP BY ALL"
     ).fetchall():
         res.skipped[kind] = n
-    res.rejects = con.execute(
-        "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
-    ).fetchone()[0]
+    res.rejects = cast(
+        "tuple[int]",
+        con.execute(
+            "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
+        ).fetchone(),
+    )[0]
 
 
 # a `files` row as _update_files builds it (queries/store/schema.sql, without ingested_at)
@@ -367,9 +391,9 @@ FILES_ROW = pa.schema(
 )
 
 
-def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
+def _update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:
     stats = {r[0]: r[1:] for r in sql.query(con, "ingest/file_stats").fetchall()}
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for _fid, (plan, st) in enumerate(zip(batch, states)):
         path = str(plan.path)
         n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = (
@@ -382,6 +406,8 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
             ctx_turn = ctx_turn or plan.ctx_turn
         else:
             resume_offset = int(offsets[resume_line - plan.start_line])
+        head: str | None
+        tail: str | None
         if plan.compression == "none":
             head, tail = _hashes(plan.path, st.consumed_bytes)
         else:
@@ -424,7 +450,7 @@ def _update_files(con, batch: list[FilePlan], states: list[ReadState]) -> None:
         con.unregister("_files_rows")
 
 
-def _record_unrecognized(con, path: Path, st: os.stat_result, status: str) -> None:
+def _record_unrecognized(con: duckdb.DuckDBPyConnection, path: Path, st: os.stat_result, status: str) -> None:
     """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
     con.execute(
         "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
