@@ -31,6 +31,9 @@ A plain-Python statement of the same decision lives in stallscan/boundaries_ref.
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import duckdb
 
 from stallscan.store import sql
@@ -38,7 +41,7 @@ from stallscan.store.errors import StallscanError
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return (
+    return bool(
         con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary", [name]).fetchall()[
             0
         ][0]
@@ -47,8 +50,11 @@ def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 
 def replay_boundaries(
-    con: duckdb.DuckDBPyConnection, threshold: float = 2.0, relabel: bool = False, config=None
-) -> dict:
+    con: duckdb.DuckDBPyConnection,
+    threshold: float = 2.0,
+    relabel: bool = False,
+    config: str | os.PathLike[str] | dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """(Re)create `turn_boundaries` at this threshold. Labels events first when `user_labels` is missing
     (or when relabel=True). Returns counts by decided_by and by error."""
     if threshold is None or not threshold >= 0:

@@ -7,10 +7,12 @@ of the `events` table) and their origin labels (columns of `user_labels`, keyed 
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 BLANK = " \t\n\r"
 
 
-def reply_status(reply: dict) -> str:
+def reply_status(reply: dict[str, Any]) -> str:
     """Completion report of one assistant event, from its own fields."""
     text = reply.get("text") or ""
     finish = reply.get("finish_norm")
@@ -32,14 +34,14 @@ def reply_status(reply: dict) -> str:
     return "final"
 
 
-def gap_seconds(event: dict, reply: dict) -> float | None:
+def gap_seconds(event: dict[str, Any], reply: dict[str, Any]) -> float | None:
     """Seconds from the end of the reply to the event, when both times are per-message; may be negative."""
     if event.get("ts_quality") != "per_message" or reply.get("ts_quality") != "per_message":
         return None
     if event.get("ts") is None or reply.get("ts_end") is None:
         return None
     delta = event["ts"] - reply["ts_end"]
-    return (delta.days * 86400 * 10**6 + delta.seconds * 10**6 + delta.microseconds) / 1e6
+    return cast(float, delta.days * 86400 * 10**6 + delta.seconds * 10**6 + delta.microseconds) / 1e6
 
 
 def _error(starts_request: bool, is_human_turn: bool, decision: str | None) -> str | None:
@@ -54,7 +56,9 @@ def _error(starts_request: bool, is_human_turn: bool, decision: str | None) -> s
     return "none"
 
 
-def replay_session(events: list[dict], labels: dict[str, dict], threshold: float = 2.0) -> list[dict]:
+def replay_session(
+    events: list[dict[str, Any]], labels: dict[str, dict[str, Any]], threshold: float = 2.0
+) -> list[dict[str, Any]]:
     """One decision per user-role (or tool) event of a session, in seq order."""
     out = []
     prev_reply = None

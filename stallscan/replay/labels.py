@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -37,7 +37,7 @@ CONFIG_ENV = "STALLSCAN_CONFIG"
 CONFIG_NAME = "stallscan.toml"
 
 
-def load_config(config: str | os.PathLike | dict | None = None) -> dict:
+def load_config(config: str | os.PathLike[str] | dict[str, Any] | None = None) -> dict[str, Any]:
     """The user's configuration: a dict as given, a TOML file, or ($STALLSCAN_CONFIG | ./stallscan.toml | {})."""
     if isinstance(config, dict):
         return dict(config)
@@ -62,7 +62,7 @@ def load_config(config: str | os.PathLike | dict | None = None) -> dict:
     return data
 
 
-def library_entries(config: dict | None = None) -> list[dict]:
+def library_entries(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """All prompt entries in the order they are tried: the user's first, then the built-in library."""
     with open(LIBRARY, "rb") as fh:
         builtin = tomllib.load(fh).get("prompts", [])
@@ -80,7 +80,7 @@ def library_entries(config: dict | None = None) -> list[dict]:
     return out
 
 
-def _normalise(raw: Any, where: str) -> dict:
+def _normalise(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise StallscanError(f"{where}: not a table", hint="write entries as [[prompts]] tables")
     for key in ("id", "harness", "match", "text"):
@@ -115,7 +115,7 @@ def _normalise(raw: Any, where: str) -> dict:
     }
 
 
-def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict]) -> None:
+def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict[str, Any]]) -> None:
     cols = [
         "rank",
         "id",
@@ -161,7 +161,7 @@ def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict]) -> None:
                 )
 
 
-def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict) -> int:
+def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict[str, Any]) -> int:
     path = (config.get("labels") or {}).get("overrides")
     con.execute("CREATE OR REPLACE TEMP TABLE label_overrides (event_id VARCHAR, origin VARCHAR)")
     if not path:
@@ -197,10 +197,12 @@ def _load_overrides(con: duckdb.DuckDBPyConnection, config: dict) -> int:
             f"labels file {p}: {bad[1]} row(s) with a bad origin or event_id (e.g. {bad[0]!r})",
             hint="origin is one of: human, automatic, tool_result",
         )
-    return con.execute("SELECT count(*) FROM label_overrides").fetchall()[0][0]
+    return cast(int, con.execute("SELECT count(*) FROM label_overrides").fetchall()[0][0])
 
 
-def label_events(con: duckdb.DuckDBPyConnection, config: str | os.PathLike | dict | None = None) -> dict:
+def label_events(
+    con: duckdb.DuckDBPyConnection, config: str | os.PathLike[str] | dict[str, Any] | None = None
+) -> dict[str, Any]:
     """(Re)create `user_labels` from `events`. Returns counts: {'origin': {...}, 'not_requests': n, 'overrides': n}."""
     cfg = load_config(config)
     _load_library(con, library_entries(cfg))

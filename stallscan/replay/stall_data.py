@@ -31,7 +31,7 @@ class Signature:
     max_chars: int | None = None
 
     @property
-    def compiled(self) -> re.Pattern:
+    def compiled(self) -> re.Pattern[str]:
         return _compile(self.regex)
 
 
@@ -64,7 +64,7 @@ class StallData:
 
 
 @cache
-def _compile(regex: str) -> re.Pattern:
+def _compile(regex: str) -> re.Pattern[str]:
     # re.ASCII: \b and \w as in RE2 (DuckDB); `$` is end of text because texts are stripped first
     return re.compile(regex, re.ASCII)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, cast
 
 import duckdb
 
@@ -47,7 +49,7 @@ class ReplayInfo:
     turns: int
 
 
-def _labels_module():
+def _labels_module() -> ModuleType | None:
     try:
         return importlib.import_module("stallscan.replay.labels")
     except ModuleNotFoundError as exc:
@@ -88,9 +90,12 @@ def replay_stalls(
         "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
         {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
     )
-    counts = con.execute(
-        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
-    ).fetchone()
+    counts = cast(
+        "tuple[int, int, int]",
+        con.execute(
+            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
+        ).fetchone(),
+    )
     for t in (
         "stall_ev",
         "stall_nudges",
@@ -105,7 +110,7 @@ def replay_stalls(
     return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
 
 
-def _rows(cur) -> list[dict]:
+def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -123,7 +128,7 @@ def list_stalls(
     kind: list[str] | None = None,
     scoped: bool = False,
     limit: int | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Stall rows (worst first: silent endings, then exhausted, ... newest first), optionally filtered."""
     _scope(con, scoped)
     return _rows(
@@ -140,32 +145,32 @@ def list_stalls(
     )
 
 
-def summary_counts(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+def summary_counts(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict[str, Any]:
     """Counts by harness: rounds by round_kind, stalls by outcome, turns by outcome, signature hits."""
     _scope(con, scoped)
     rows = _rows(sql.query(con, "replay/stall_counts"))
-    out: dict = {}
+    out: dict[str, Any] = {}
     for r in rows:
         out.setdefault(r["harness"], {}).setdefault(r["what"], {})[r["key"]] = r["n"]
     return out
 
 
-def silent_rates(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+def silent_rates(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict[str, Any]:
     """Silent plan-as-answer endings per 1,000 turns, by harness, by model and by provider."""
     _scope(con, scoped)
     rows = _rows(sql.query(con, "replay/stall_rates"))
-    out: dict = {"harness": [], "model": [], "provider": []}
+    out: dict[str, Any] = {"harness": [], "model": [], "provider": []}
     for r in rows:
         dim = r.pop("dimension")
         out[dim].append(r)
     return out
 
 
-def recovery(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
+def recovery(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict[str, Any]:
     """Recovery after the 1st, 2nd, 3rd ... nudge, per harness, and the bounds recovering 95% / 99%."""
     _scope(con, scoped)
     rows = _rows(sql.query(con, "replay/stall_recovery"))
-    out: dict = {}
+    out: dict[str, Any] = {}
     for r in rows:
         h = out.setdefault(
             r["harness"], {"episodes": 0, "recovered": 0, "curve": [], "bound_95": None, "bound_99": None}
@@ -187,17 +192,18 @@ def recovery(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> dict:
     return out
 
 
-def bound_sweep(con: duckdb.DuckDBPyConnection, bounds: list[int], scoped: bool = False) -> list[dict]:
+def bound_sweep(con: duckdb.DuckDBPyConnection, bounds: list[int], scoped: bool = False) -> list[dict[str, Any]]:
     """For each retry bound N: how many logged endings the fixed harness with bound N would change.
 
     `would_reprompt`: turns that ended on a plan (silent / exhausted) at a stall index <= N, which bound N
     would have re-prompted instead of delivering; `would_deliver`: episodes that recovered or were answered
     only after more than N stalls, which bound N would have cut short by delivering stall N+1 as the answer.
     """
-    return _rows((_scope(con, scoped), sql.query(con, "replay/stall_bounds", {"bounds": list(bounds)}))[1])
+    _scope(con, scoped)
+    return _rows(sql.query(con, "replay/stall_bounds", {"bounds": list(bounds)}))
 
 
-def signature_hits(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> list[dict]:
+def signature_hits(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> list[dict[str, Any]]:
     """Per signature: rounds it matched, rounds it decided (recorded as `signature`), vetoed matches."""
     _scope(con, scoped)
     return _rows(sql.query(con, "replay/stall_signature_hits"))

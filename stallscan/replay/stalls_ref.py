@@ -10,31 +10,35 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING, Any, cast
 
-from stallscan.replay.stall_data import StallData, load, strip
+from stallscan.replay.stall_data import Prompt, StallData, load, strip
+
+if TYPE_CHECKING:
+    import duckdb
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 
 
-def _meta(ev: dict) -> dict:
+def _meta(ev: dict[str, Any]) -> dict[str, Any]:
     m = ev.get("meta")
     if isinstance(m, str):
         m = json.loads(m)
     return m or {}
 
 
-def _truthy(v) -> bool:
+def _truthy(v: object) -> bool:
     return v is True or (isinstance(v, str) and v.lower() == "true")
 
 
-def _first_prompt(stripped: str | None, data: StallData, roles: tuple[str, ...]):
+def _first_prompt(stripped: str | None, data: StallData, roles: tuple[str, ...]) -> Prompt | None:
     for p in data.prompts:
         if p.role in roles and p.matches(stripped):
             return p
     return None
 
 
-def turn_starts_fallback(events: list[dict], data: StallData | None = None) -> set[str]:
+def turn_starts_fallback(events: list[dict[str, Any]], data: StallData | None = None) -> set[str]:
     """Human turn starts without labels: a user message / queued input with text, not isMeta, not a
     compaction summary, matching no known nudge, automatic prompt or interrupt marker."""
     data = data or load()
@@ -56,7 +60,7 @@ def turn_starts_fallback(events: list[dict], data: StallData | None = None) -> s
     return out
 
 
-def _provider(ev: dict, data: StallData) -> str:
+def _provider(ev: dict[str, Any], data: StallData) -> str:
     meta = _meta(ev)
     for key in ("provider", "model_provider", "providerId"):
         if meta.get(key) is not None:
@@ -69,10 +73,10 @@ def _provider(ev: dict, data: StallData) -> str:
     return "unknown"
 
 
-def _finish(ev: dict) -> tuple[str | None, str | None]:
+def _finish(ev: dict[str, Any]) -> tuple[str | None, str | None]:
     """(effective normalised finish, evidence): Codex phase stands in where no finish reason is logged."""
     phase = _meta(ev).get("phase")
-    eff = ev.get("finish_norm") or {"commentary": "tool_calls", "final_answer": "stop"}.get(phase)
+    eff = ev.get("finish_norm") or {"commentary": "tool_calls", "final_answer": "stop"}.get(cast(str, phase))
     evidence = (
         ev.get("finish_reason")
         if ev.get("finish_reason") is not None
@@ -83,7 +87,8 @@ def _finish(ev: dict) -> tuple[str | None, str | None]:
 
 def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str]]:
     tail = stripped[-data.tail_chars :] if data.tail_chars else ""
-    hits, vetoes = [], []
+    hits: list[str] = []
+    vetoes: list[str] = []
     for sig in data.signatures:
         if sig.max_chars is not None and len(stripped) > sig.max_chars:
             continue
@@ -92,11 +97,13 @@ def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str]]:
     return hits, vetoes
 
 
-def classify_rounds(events: list[dict], starts: set[str], data: StallData | None = None) -> list[dict]:
+def classify_rounds(
+    events: list[dict[str, Any]], starts: set[str], data: StallData | None = None
+) -> list[dict[str, Any]]:
     """One dict per assistant event: turn_id, round_kind, signature and the evidence behind them."""
     data = data or load()
     events = sorted(events, key=lambda e: (e["seq"], e["event_id"]))
-    rounds: list[dict] = []
+    rounds: list[dict[str, Any]] = []
     turn = 0
     for ev in events:
         if ev["event_id"] in starts:
@@ -129,6 +136,7 @@ def classify_rounds(events: list[dict], starts: set[str], data: StallData | None
         hits, vetoes = _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [])
         nudge = r["nudge"]
         by_text = after_tool and hits and not vetoes
+        kind: str | None
         if ev["n_tool_calls"] > 0:
             kind = "tool_round"
         elif sentinel is not None:
@@ -187,18 +195,18 @@ def classify_rounds(events: list[dict], starts: set[str], data: StallData | None
 
 
 def walk(
-    events: list[dict],
+    events: list[dict[str, Any]],
     starts: set[str] | None = None,
     retry_bound: int = 3,
     narrated_bound: int = 2,
     data: StallData | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Replay one session: {'rounds': [...], 'stalls': [...], 'turns': [...]} (dicts like the SQL tables)."""
     data = data or load()
     if starts is None:
         starts = turn_starts_fallback(events, data)
     rounds = classify_rounds(events, starts, data)
-    by_turn: dict[int, list[dict]] = {}
+    by_turn: dict[int, list[dict[str, Any]]] = {}
     for r in rounds:
         by_turn.setdefault(r["turn_id"], []).append(r)
     stalls = []
@@ -268,7 +276,12 @@ def walk(
     return {"rounds": rounds, "stalls": stalls, "turns": turns}
 
 
-def _turns(events: list[dict], starts: set[str], by_turn: dict[int, list[dict]], stalls: list[dict]) -> list[dict]:
+def _turns(
+    events: list[dict[str, Any]],
+    starts: set[str],
+    by_turn: dict[int, list[dict[str, Any]]],
+    stalls: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     outcome_of = {s["event_id"]: s["outcome"] for s in stalls}
     present, turn = {0}, 0
     start_event: dict[int, str] = {}
@@ -344,14 +357,18 @@ TURN_COLS = (
 )
 
 
-def _fetch(con, query: str, params=None) -> list[dict]:
+def _fetch(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
     cur = con.execute(query, params or [])
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
 def disagreements(
-    con, retry_bound: int = 3, narrated_bound: int = 2, check_fallback_starts: bool = True, limit: int = 20
+    con: duckdb.DuckDBPyConnection,
+    retry_bound: int = 3,
+    narrated_bound: int = 2,
+    check_fallback_starts: bool = True,
+    limit: int = 20,
 ) -> list[str]:
     """Walk every session of `events` in Python and list where it differs from rounds / stalls / turns
     (as left by the last replay_stalls). Empty list = agreement."""
@@ -359,17 +376,19 @@ def disagreements(
     problems: list[str] = []
     info = _fetch(con, "SELECT segmentation FROM stall_replay_info")[0]
     events = _fetch(con, "SELECT * FROM events ORDER BY session_id, seq, event_id")
-    sessions: dict[str, list[dict]] = {}
+    sessions: dict[str, list[dict[str, Any]]] = {}
     for ev in events:
         sessions.setdefault(ev["session_id"], []).append(ev)
     sql_rounds = {r["event_id"]: r for r in _fetch(con, "SELECT * FROM rounds")}
     sql_stalls = {r["event_id"]: r for r in _fetch(con, "SELECT * FROM stalls")}
     sql_turns = {(r["session_id"], r["turn_id"]): r for r in _fetch(con, "SELECT * FROM turns")}
-    starts_by_session: dict[str, set] = {}
+    starts_by_session: dict[str, set[str]] = {}
     for (sid, _), t in sql_turns.items():
         if t["start_event_id"] is not None:
             starts_by_session.setdefault(sid, set()).add(t["start_event_id"])
-    seen_rounds, seen_stalls, seen_turns = set(), set(), set()
+    seen_rounds: set[Any] = set()
+    seen_stalls: set[Any] = set()
+    seen_turns: set[Any] = set()
     for sid, evs in sessions.items():
         starts = starts_by_session.get(sid, set())
         if check_fallback_starts and info["segmentation"] == "fallback":
