@@ -6,6 +6,7 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 
@@ -44,7 +45,10 @@ def available_tables() -> list[str]:
 
 def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """Build a derived table (labels, boundaries, stalls, sweep) when it is not there yet."""
-    exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    exists = cast(
+        "tuple[Any, ...]",
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone(),
+    )[0]
     if exists or table in BASE:
         return
     mod_name, fn_name = DERIVED[table]
@@ -60,7 +64,7 @@ def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 def export_tables(
     con: duckdb.DuckDBPyConnection,
-    out_dir: str | os.PathLike,
+    out_dir: str | os.PathLike[str],
     tables: list[str],
     partition_by: list[str] | None = None,
     redact: str = "none",
@@ -94,7 +98,7 @@ def export_tables(
         else:
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
-        rows = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}").fetchone())[0]
         results.append(ExportResult(table, str(target), rows, parts))
     return results
 

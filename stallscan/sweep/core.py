@@ -16,6 +16,7 @@ the truth this tool measures against), reported with how many events no marker d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -31,8 +32,8 @@ class Curve:
     policy: str
     group: str
     thresholds: np.ndarray
-    gap: dict  # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
-    all: dict  # population "all": every user-role event that starts a request
+    gap: dict[str, np.ndarray]  # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
+    all: dict[str, np.ndarray]  # population "all": every user-role event that starts a request
     cost: np.ndarray  # weighted cost over "all" (= gap population + constant)
     n_gap: int = 0
     n_all: int = 0
@@ -42,7 +43,7 @@ class Curve:
 class SweepResult:
     thresholds: np.ndarray
     curves: list[Curve]
-    recommendation: dict = field(default_factory=dict)  # (policy, group) -> dict
+    recommendation: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (policy, group) -> dict
     cost_auto_as_human: float = 1.0
     cost_human_as_auto: float = 1.0
     bootstrap: int = 0
@@ -56,11 +57,17 @@ def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np
 
 
 def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.ndarray]:
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone()[0]:
+    if not cast(
+        "tuple[Any, ...]",
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone(),
+    )[0]:
         from stallscan.replay.boundaries import replay_boundaries
 
         replay_boundaries(con)
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'scope_sessions'").fetchone()[0]:
+    if not cast(
+        "tuple[Any, ...]",
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'scope_sessions'").fetchone(),
+    )[0]:
         con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     by = {"harness": "source_format"}.get(by, by)
     if by not in ("none", "source_format", "model"):
@@ -95,7 +102,7 @@ def run_sweep(
     return res
 
 
-def _labels_ceiling(rows: dict, sel: np.ndarray, group: str) -> dict:
+def _labels_ceiling(rows: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
     """The marker-based labels as a policy: the truth itself, so no errors; what it cannot vouch for is
     the events no marker decided (labelled human by default), reported as `by_fallback`."""
     fallback = int(np.asarray(rows["by_fallback"], bool)[sel].sum()) if "by_fallback" in rows else None
@@ -115,7 +122,7 @@ def _labels_ceiling(rows: dict, sel: np.ndarray, group: str) -> dict:
     }
 
 
-def _policy_split(rows: dict, policy: str):
+def _policy_split(rows: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
     """(gap-decided mask, fixed decision for the others: True = called human)."""
     gap = rows["gap_s"]
     has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
@@ -130,7 +137,16 @@ def _policy_split(rows: dict, policy: str):
     return decided_by_gap, fixed_human
 
 
-def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
+def _sweep_one(
+    rows: dict[str, np.ndarray],
+    t: np.ndarray,
+    policy: str,
+    group: str,
+    a: float,
+    b: float,
+    n_boot: int,
+    seed: int,
+) -> tuple[Curve, dict[str, Any]]:
     human = rows["human"].astype(bool)
     by_gap, fixed_human = _policy_split(rows, policy)
     gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
@@ -144,7 +160,7 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
 
     # everything a resample needs, aggregated once: (session, bin) counts per class for the gap-decided
     # events, and per-session counts of each fixed cell; a resample only re-weights sessions
-    def pairs(mask):
+    def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         key, cnt = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_counts=True)
         return key // nb, key % nb, cnt.astype(float)
 
@@ -162,7 +178,7 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
         ]
     )  # (tp, fn, fp, tn) x sessions
 
-    def counts(w_sess):
+    def counts(w_sess: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float]]:
         h = np.bincount(gh[1], w_sess[gh[0]] * gh[2], minlength=nb)
         o = np.bincount(go[1], w_sess[go[0]] * go[2], minlength=nb)
         tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
@@ -177,8 +193,8 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
     cost = a * allp["fp"] + b * allp["fn"]
     curve = Curve(policy, group, t, g, allp, cost, int(by_gap.sum()), len(human))
     best = int(np.argmin(cost)) if len(t) else 0  # argmin: the first (smallest) threshold on ties
-    at2 = int(np.searchsorted(t, 2.0)) if len(t) and t[min(np.searchsorted(t, 2.0), len(t) - 1)] == 2.0 else None
-    rec = {
+    at2 = int(np.searchsorted(t, 2.0)) if len(t) and t[min(int(np.searchsorted(t, 2.0)), len(t) - 1)] == 2.0 else None
+    rec: dict[str, Any] = {
         "policy": policy,
         "group": group,
         "threshold": float(t[best]) if len(t) else None,
@@ -204,15 +220,15 @@ def _sweep_one(rows, t, policy, group, a, b, n_boot, seed):
     return curve, rec
 
 
-def _point(allp, cost, k):
+def _point(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> dict[str, Any] | None:
     if k is None:
         return None
     return {"cost": float(cost[k]), "auto_as_human": int(allp["fp"][k]), "human_as_auto": int(allp["fn"][k])}
 
 
-def curve_rows(res: SweepResult) -> list[dict]:
+def curve_rows(res: SweepResult) -> list[dict[str, Any]]:
     """Flat rows (threshold x policy x group x population) with precision / recall / F1 / cost."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c in res.curves:
         for pop, m in (("gap", c.gap), ("all", c.all)):
             tp, fp, fn, tn = (np.asarray(m[k], float) for k in ("tp", "fp", "fn", "tn"))
@@ -243,11 +259,11 @@ def curve_rows(res: SweepResult) -> list[dict]:
     return out
 
 
-def _f(x) -> float | None:
+def _f(x: float) -> float | None:
     return None if np.isnan(x) else round(float(x), 6)
 
 
-def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = None, **kw) -> SweepResult:
+def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = None, **kw: Any) -> SweepResult:
     """Run the default sweep and store it as table `sweep` (for export)."""
     import pyarrow as pa
 
