@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
+from typing import Any
 
 import duckdb
 
@@ -45,7 +46,7 @@ def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
     )
 
 
-def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     scope(con, opts)
     out = {"report_version": REPORT_VERSION, "options": _jsonable(asdict(opts))}
     for s in sections():
@@ -53,7 +54,7 @@ def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     return out
 
 
-def public(data: dict) -> dict:
+def public(data: dict[str, Any]) -> dict[str, Any]:
     """The report data without private (underscore) keys: what --format json prints."""
     if isinstance(data, dict):
         return {k: public(v) for k, v in data.items() if not str(k).startswith("_")}
@@ -62,9 +63,9 @@ def public(data: dict) -> dict:
     return data
 
 
-def render_report(data: dict) -> list:
+def render_report(data: dict[str, Any]) -> list[Any]:
     return [s.render(data[s.name]) for s in sections() if s.name in data]
 
 
-def _jsonable(d: dict) -> dict:
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}

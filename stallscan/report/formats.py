@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from typing import Any
 
 TITLES = {"corpus": "Corpus", "stalls": "Stalls", "boundaries": "Turn boundaries", "threshold": "Threshold"}
@@ -26,10 +27,10 @@ def _fmt(v: Any) -> str:
 
 
 def _is_records(v: Any) -> bool:
-    return isinstance(v, list) and v and all(isinstance(x, dict) for x in v)
+    return bool(isinstance(v, list) and v and all(isinstance(x, dict) for x in v))
 
 
-def _columns(records: list[dict]) -> list[str]:
+def _columns(records: list[dict[str, Any]]) -> list[str]:
     cols: list[str] = []
     for r in records:
         cols += [
@@ -42,7 +43,7 @@ def _columns(records: list[dict]) -> list[str]:
 
 
 # ---------------------------------------------------------------- markdown
-def to_markdown(data: dict) -> str:
+def to_markdown(data: dict[str, Any]) -> str:
     out = ["# stallscan report", ""]
     opts = data.get("options", {})
     out.append("Options: " + ", ".join(f"`{k}={_fmt(v)}`" for k, v in opts.items()) + "  ")
@@ -97,7 +98,7 @@ border:1px solid #ddd;margin:.5em 0}.note{color:#666}"""
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
-def to_html(data: dict) -> str:
+def to_html(data: dict[str, Any]) -> str:
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>stallscan report</title>",
         f"<style>{CSS}</style></head><body><h1>stallscan report</h1>",
@@ -142,10 +143,12 @@ def _html(v: Any, depth: int) -> str:
     return f"<p>{e(_fmt(v))}</p>"
 
 
-def _charts(key: str, data: dict) -> list[str]:
+def _charts(key: str, data: dict[str, Any]) -> list[str]:
     if key == "boundaries":
         hist = data[key].get("gap_histogram") or {}
-        series = {origin: [(b["lo"], b["hi"], b["n"]) for b in bins] for origin, bins in hist.items()}
+        series: dict[str, list[Any]] = {
+            origin: [(b["lo"], b["hi"], b["n"]) for b in bins] for origin, bins in hist.items()
+        }
         if series:
             return [_histogram_svg(series, data.get("options", {}).get("threshold", 2.0))]
     if key == "threshold":
@@ -168,7 +171,7 @@ def _charts(key: str, data: dict) -> list[str]:
     return []
 
 
-def _histogram_svg(series: dict, threshold: float, w: int = 720, h: int = 260) -> str:
+def _histogram_svg(series: dict[str, Any], threshold: float, w: int = 720, h: int = 260) -> str:
     """Gap histograms per origin on a log-seconds axis (counts as lines over bin centres)."""
     pad = 40
     pts_all = [(lo, hi, n) for s in series.values() for lo, hi, n in s if lo is not None and hi is not None and hi > 0]
@@ -177,8 +180,10 @@ def _histogram_svg(series: dict, threshold: float, w: int = 720, h: int = 260) -
     xmin = math.log10(max(min(max(lo, 1e-3) for lo, _, _ in pts_all), 1e-3))
     xmax = math.log10(max(hi for _, hi, _ in pts_all))
     ymax = max(n for _, _, n in pts_all) or 1
-    sx = lambda x: pad + (math.log10(max(x, 1e-3)) - xmin) / max(xmax - xmin, 1e-9) * (w - 2 * pad)
-    sy = lambda y: h - pad - y / ymax * (h - 2 * pad)
+    sx: Callable[[float], float] = lambda x: (
+        pad + (math.log10(max(x, 1e-3)) - xmin) / max(xmax - xmin, 1e-9) * (w - 2 * pad)
+    )
+    sy: Callable[[float], float] = lambda y: h - pad - y / ymax * (h - 2 * pad)
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
         f"<text x='{pad}' y='16' font-size='13'>gap from the end of the previous reply to the user message "
@@ -207,7 +212,7 @@ def _histogram_svg(series: dict, threshold: float, w: int = 720, h: int = 260) -
     return "".join(out)
 
 
-def _cost_svg(curves: list[dict], recs: dict, w: int = 720, h: int = 260) -> str:
+def _cost_svg(curves: list[dict[str, Any]], recs: dict[tuple[str, str], Any], w: int = 720, h: int = 260) -> str:
     series = {c["policy"]: [(p["threshold"], p["cost"]) for p in c["points"]] for c in curves}
     marks = {f"best {p}": recs.get((p, "all")) for p in series}
     marks["2.0 s"] = 2.0
@@ -215,10 +220,10 @@ def _cost_svg(curves: list[dict], recs: dict, w: int = 720, h: int = 260) -> str
 
 
 def _line_svg(
-    series: dict,
+    series: dict[str, Any],
     xlabel: str,
     ylabel: str,
-    marks: dict | None = None,
+    marks: dict[str, Any] | None = None,
     ymax: float | None = None,
     w: int = 720,
     h: int = 260,
@@ -230,8 +235,8 @@ def _line_svg(
         return ""
     x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
     y1 = ymax if ymax is not None else (max(ys) or 1)
-    sx = lambda x: pad + (x - x0) / (x1 - x0) * (w - 2 * pad)
-    sy = lambda y: h - pad - y / y1 * (h - 2 * pad)
+    sx: Callable[[float], float] = lambda x: pad + (x - x0) / (x1 - x0) * (w - 2 * pad)
+    sy: Callable[[float], float] = lambda y: h - pad - y / y1 * (h - 2 * pad)
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img'>",
         f"<text x='{pad}' y='16' font-size='13'>{html.escape(ylabel)} by {html.escape(xlabel)}</text>",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from typing import Any
+
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -29,7 +31,7 @@ def ingest_summary(res: IngestResult) -> Group:
         t.add_row("pending", f"{res.pending:,} truncated last line(s), retried next ingest")
     t.add_row("seconds", f"{res.seconds:.2f}")
     t.add_row("MB/s", f"{res.mb_per_s:.1f}")
-    parts = [t]
+    parts: list[RenderableType] = [t]
     if res.skipped:
         s = Table(title="skipped by kind", box=None)
         s.add_column("kind")
@@ -46,7 +48,7 @@ def ingest_summary(res: IngestResult) -> Group:
     return Group(*parts)
 
 
-def table_from_rows(columns: list[str], rows: list[tuple], title: str | None = None) -> Table:
+def table_from_rows(columns: list[str], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:
     t = Table(title=title)
     for c in columns:
         t.add_column(c)

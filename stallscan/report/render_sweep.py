@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 
 from stallscan.sweep.core import SweepResult
@@ -66,13 +66,13 @@ def sweep_renderable(res: SweepResult) -> Group:
             str(at2.get("auto_as_human", "-")),
             str(at2.get("human_as_auto", "-")),
         )
-    parts = [t]
+    parts: list[RenderableType] = [t]
     fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
     parts.append(
         f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
         "are human by default (no automatic-prompt marker matched), so it is only as good as the library."
     )
-    for c in res.curves:
-        lo, hi = (float(c.thresholds[0]), float(c.thresholds[-1])) if len(c.thresholds) else (0, 0)
-        parts.append(f"{c.policy:8} {c.group:14} cost {lo:g}s {sparkline(c.cost)} {hi:g}s")
+    for curve in res.curves:
+        lo, hi = (float(curve.thresholds[0]), float(curve.thresholds[-1])) if len(curve.thresholds) else (0, 0)
+        parts.append(f"{curve.policy:8} {curve.group:14} cost {lo:g}s {sparkline(curve.cost)} {hi:g}s")
     return Group(*parts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import duckdb
 from rich.table import Table
 from rich.text import Text
@@ -17,19 +19,19 @@ def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
     ).fetchall()
     exact = [r[0] for r in rows if r[0] == session]
     if exact:
-        return exact[0]
+        return cast(str, exact[0])
     if not rows:
         raise StallscanError(f"no session {session!r}", hint='list them: stallscan sql "SELECT * FROM sessions"')
     if len(rows) > 1:
         raise StallscanError(
             f"{session!r} matches several sessions: " + ", ".join(r[0] for r in rows[:5]), hint="give more of the id"
         )
-    return rows[0][0]
+    return cast(str, rows[0][0])
 
 
 def timeline(
     con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0, retry_bound: int = 3
-) -> tuple[str, list[dict]]:
+) -> tuple[str, list[dict[str, Any]]]:
     """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
@@ -48,7 +50,7 @@ def timeline(
     return sid, rows
 
 
-def timeline_table(sid: str, rows: list[dict]) -> Table:
+def timeline_table(sid: str, rows: list[dict[str, Any]]) -> Table:
     t = Table(title=f"session {sid}", title_justify="left", show_lines=False)
     widths = {
         "seq": 3,
@@ -82,7 +84,7 @@ def timeline_table(sid: str, rows: list[dict]) -> Table:
             r["role"],
             who,
             decision,
-            Text(flag, style=style) if flag else "",
+            Text(flag, style=cast(str, style)) if flag else "",  # a flag always comes with its style
             r["excerpt"] or "",
             style=None,
         )

@@ -7,8 +7,10 @@ rich renderables, the CLI prints them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 
 from stallscan.replay.boundaries import replay_boundaries
@@ -20,18 +22,18 @@ POLICIES = ("router", "gap_only", "header_only")
 DECIDERS = ("header", "first", "completion", "gap", "no_time")
 
 
-def _rows(cur) -> list[dict]:
+def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     label_events(con)
     replay_boundaries(con, opts.threshold)
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
-    matrix: dict = {p: {} for p in POLICIES}
-    errors: dict = {p: {"none": 0, "auto_as_human": 0, "human_as_auto": 0, "undecided": 0} for p in POLICIES}
+    matrix: dict[str, Any] = {p: {} for p in POLICIES}
+    errors: dict[str, Any] = {p: {"none": 0, "auto_as_human": 0, "human_as_auto": 0, "undecided": 0} for p in POLICIES}
     deciders = {d: {"n": 0, "auto_as_human": 0, "human_as_auto": 0} for d in DECIDERS}
     for r in conf:
         truth = "human" if r["is_human_turn"] else r["origin"]
@@ -43,7 +45,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
             deciders[r["decided_by"]]["n"] += r["n"]
             if r["error"] in ("auto_as_human", "human_as_auto"):
                 deciders[r["decided_by"]][r["error"]] += r["n"]
-    hist: dict = {}
+    hist: dict[str, Any] = {}
     for r in _rows(sql.query(con, "report/boundaries_gap_histogram")):
         hist.setdefault(r["origin"], []).append({"lo": r["lo"], "hi": r["hi"], "n": r["n"]})
     worst = _rows(sql.query(con, "report/boundaries_errors", {"limit": opts.limit}))
@@ -68,8 +70,8 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     }
 
 
-def render(data: dict) -> Group:
-    parts = []
+def render(data: dict[str, Any]) -> Group:
+    parts: list[RenderableType] = []
     t = Table(title=f"Turn boundaries (threshold {data['threshold']:g} s)", title_justify="left")
     for c in ("harness", "origin", "records", "requests", "not requests", "human content"):
         t.add_column(c, justify="left" if c in ("harness", "origin") else "right")

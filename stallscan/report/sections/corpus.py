@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import duckdb
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 
 from stallscan.report.registry import ReportOptions, Section, register
 from stallscan.store import sql
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     cur = sql.query(con, "report/corpus_summary")
     cols = [d[0] for d in cur.description]
     harnesses = [dict(zip(cols, r)) for r in cur.fetchall()]
@@ -25,7 +27,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
         for r, n in con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
     ]
     skipped = dict(con.execute("SELECT kind, count(*) FROM skipped GROUP BY ALL ORDER BY 2 DESC, 1").fetchall())
-    pending = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()[0]
+    pending = cast("tuple[int]", con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone())[0]
     totals = {
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
@@ -40,7 +42,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     }
 
 
-def render(data: dict) -> Group:
+def render(data: dict[str, Any]) -> Group:
     t = Table(title="Corpus", title_justify="left")
     for c in ("harness", "files", "sessions", "events", "user msgs", "replies", "tool calls", "from", "to"):
         t.add_column(c, justify="left" if c in ("harness", "from", "to") else "right")
@@ -69,7 +71,7 @@ def render(data: dict) -> Group:
         "",
         style="bold",
     )
-    parts = [t]
+    parts: list[RenderableType] = [t]
     status = ", ".join(f"{k} {v:,}" for k, v in data["files_by_status"].items())
     rej = sum(r["lines"] for r in data["rejects"])
     parts.append(

@@ -4,6 +4,8 @@ render() builds rich renderables; nothing here prints."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 from rich.console import Group
 from rich.table import Table
@@ -23,11 +25,11 @@ from stallscan.report.registry import ReportOptions, Section, register
 SWEEP_BOUNDS = [0, 1, 2, 3, 4, 5]
 
 
-def _iso(v):
+def _iso(v: Any) -> Any:
     return v.isoformat() if hasattr(v, "isoformat") else v
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     info = replay_stalls(con, retry_bound=opts.retry_bound)
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
@@ -51,8 +53,8 @@ def _one_line(s: str | None, n: int = 90) -> str:
     return s if len(s) <= n else "…" + s[-(n - 1) :]
 
 
-def render(data: dict) -> Group:
-    parts: list = []
+def render(data: dict[str, Any]) -> Group:
+    parts: list[Any] = []
     t = Table(
         title=f"Stalls (retry bound {data['retry_bound']}, narrated bound {data['narrated_bound']}, "
         f"turns from {data['segmentation']})",

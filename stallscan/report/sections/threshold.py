@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 import numpy as np
 from rich.console import Group
@@ -13,7 +15,7 @@ from stallscan.sweep.core import POLICIES, run_sweep, thresholds_grid
 CURVE_STEP = 0.25  # seconds between curve points kept in the report data
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     res = run_sweep(con, thresholds_grid(0.0, 30.0, 0.05), bootstrap=opts.bootstrap, seed=0, policies=POLICIES)
     keep = np.isclose(np.mod(res.thresholds + 1e-9, CURVE_STEP), 0, atol=1e-6) | np.isclose(
         res.thresholds, opts.threshold
@@ -41,7 +43,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     }
 
 
-def render(data: dict) -> Group:
+def render(data: dict[str, Any]) -> Group:
     return Group("[bold]Threshold[/]", sweep_renderable(data["_result"]))
 
 
