@@ -5,6 +5,8 @@ Each command group lives in its own module and registers on `app` when imported 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import NoReturn, ParamSpec, TypeVar
 
 import duckdb
 import typer
@@ -26,7 +28,7 @@ def _err_console() -> Console:
     return Console(stderr=True, width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None)
 
 
-def _fail(exc: StallscanError) -> None:
+def _fail(exc: StallscanError) -> NoReturn:
     err = _err_console()
     err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
     if exc.hint:
@@ -34,12 +36,16 @@ def _fail(exc: StallscanError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
-def _guard(fn):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn user-caused errors into one stderr line and a documented exit code."""
     import functools
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except StallscanError as exc:

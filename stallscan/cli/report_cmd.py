@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -14,11 +15,22 @@ from stallscan.store.errors import StallscanError
 
 from . import DbOpt, _err_console, _guard, app
 
-
-def _opts(threshold, retry_bound, since, until, harness, model, limit):
+if TYPE_CHECKING:
     from stallscan.report.build import ReportOptions
 
-    def when(v):
+
+def _opts(
+    threshold: float,
+    retry_bound: int,
+    since: str | None,
+    until: str | None,
+    harness: list[str] | None,
+    model: list[str] | None,
+    limit: int,
+) -> ReportOptions:
+    from stallscan.report.build import ReportOptions
+
+    def when(v: str | None) -> datetime | None:
         if v is None:
             return None
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,6 +14,9 @@ from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
 from . import DbOpt, _guard, app
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @app.command()
@@ -37,7 +41,7 @@ def sweep(
 
     if thresholds:
         try:
-            grid = sorted(float(x) for x in thresholds.split(",") if x.strip())
+            grid: list[float] | np.ndarray = sorted(float(x) for x in thresholds.split(",") if x.strip())
         except ValueError:
             raise StallscanError(f"--thresholds must be numbers: {thresholds!r}", hint="e.g. --thresholds 0.5,1,2,5")
     else:

@@ -15,6 +15,7 @@ the truth this tool measures against), reported with how many events no marker d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -77,7 +78,7 @@ def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.
 
 def run_sweep(
     con: duckdb.DuckDBPyConnection,
-    thresholds: np.ndarray,
+    thresholds: np.ndarray | Sequence[float],
     cost_auto_as_human: float = 1.0,
     cost_human_as_auto: float = 1.0,
     by: str = "none",
