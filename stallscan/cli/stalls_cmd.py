@@ -14,9 +14,6 @@ from stallscan.store.errors import StallscanError
 
 from . import DbOpt, _err_console, _guard, app
 
-OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
-KNOWN = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
-
 
 @app.command()
 @_guard
@@ -34,14 +31,14 @@ def stalls(
     db: str | None = DbOpt,
 ) -> None:
     """Replay every assistant round through the stall rules and list the stalls."""
-    from stallscan.replay.stalls import bound_sweep, list_stalls, replay_stalls
+    from stallscan.replay.stalls import OUTCOME_ALIASES, OUTCOMES, bound_sweep, list_stalls, replay_stalls
 
     if out not in ("table", "json"):
         raise StallscanError(f"unknown --format {out!r}", hint="table or json")
     wanted = [OUTCOME_ALIASES.get(o, o) for o in (outcome or [])]
     for o in wanted:
-        if o not in KNOWN:
-            raise StallscanError(f"unknown --outcome {o!r}", hint="one of: silent, " + ", ".join(KNOWN[1:]))
+        if o not in OUTCOMES:
+            raise StallscanError(f"unknown --outcome {o!r}", hint="one of: silent, " + ", ".join(OUTCOMES[1:]))
     con = connect(db or default_db_path())
     info = replay_stalls(con, retry_bound=retry_bound, narrated_bound=narrated_bound)
     rows = list_stalls(con, outcome=wanted or None, session=session, limit=limit or None)

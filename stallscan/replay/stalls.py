@@ -38,6 +38,11 @@ ROUND_KINDS = (
 )
 
 
+# what a stall episode ended as (stalls.outcome), and the short names `stallscan stalls --outcome` accepts
+OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
+OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
+
+
 @dataclass
 class ReplayInfo:
     retry_bound: int

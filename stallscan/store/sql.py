@@ -47,3 +47,15 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
     stmt = stmts[0]
     used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
     return con.execute(stmt, used) if used else con.execute(stmt)
+
+
+def relation(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> duckdb.DuckDBPyRelation:
+    """A single-statement query file as a relation (for arrow / polars output without a row copy)."""
+    stmts = load(name)
+    if len(stmts) != 1:
+        raise ValueError(f"{name}.sql holds {len(stmts)} statements; relation() needs one")
+    stmt = stmts[0]
+    used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
+    return con.sql(stmt, params=used) if used else con.sql(stmt)
