@@ -66,6 +66,9 @@ def replay_boundaries(
 
         label_events(con, config)
     sql.run(con, "replay/turn_boundaries", {"threshold": float(threshold)})
+    from stallscan.replay.boundary_variants import replay_variants
+
+    replay_variants(con)  # the rule variants beside the router order (turn_boundary_variants)
     decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}

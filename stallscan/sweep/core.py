@@ -7,7 +7,10 @@ calls an event a new human turn iff gap >= t. Each gap is binned once against th
 re-weights the same bins (bincount), never re-sorting. Events decided by rules that need no time
 (header, first message, completion report, no trustworthy time) add fixed counts to the "all" population.
 
-Policies: `vgr` = the router's full order (header -> completion report -> gap); `gap-only` = the gap rule
+Policies: `vgr` (or `router`) = the router's full order (header -> completion report -> gap); the rule
+variants `marker-aware`, `notification-aware`, `marker+notification` (stallscan.replay.boundary_variants)
+= that order with one rule added, swept the same way (stallscan.sweep.variants compares them with the
+router event by event and words the advice); `gap-only` = the gap rule
 alone after any earlier reply (events without a usable gap are called human, as the router's no_time
 rule does); `labels` = the marker-based labels themselves, the ceiling (no errors by construction: it is
 the truth this tool measures against), reported with how many events no marker decided (`by_fallback`).
@@ -22,10 +25,11 @@ from typing import Any, cast
 import duckdb
 import numpy as np
 
+from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
-POLICIES = ("vgr", "gap-only")
+POLICIES = ("vgr", "gap-only", *VARIANTS)  # "router" is accepted for "vgr"
 
 
 @dataclass
@@ -48,6 +52,8 @@ class SweepResult:
     cost_auto_as_human: float = 1.0
     cost_human_as_auto: float = 1.0
     bootstrap: int = 0
+    variants: list = field(default_factory=list)  # rule variants vs the router (stallscan.sweep.variants)
+    rule_advice: str | None = None  # which single rule change would help this corpus most
 
 
 def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np.ndarray:
@@ -57,7 +63,7 @@ def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np
     return np.round(lo + step * np.arange(n), 10)
 
 
-def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.ndarray]:
+def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
     if not cast(
         "tuple[Any, ...]",
         con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone(),
@@ -73,7 +79,12 @@ def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none") -> dict[str, np.
     by = {"harness": "source_format"}.get(by, by)
     if by not in ("none", "source_format", "model"):
         raise StallscanError(f"cannot group by {by!r}", hint="harness, source_format or model")
-    return sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
+    rows = sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
+    if variants:
+        from stallscan.sweep.variants import variant_columns
+
+        rows.update(variant_columns(con, rows["session_id"]))
+    return rows
 
 
 def run_sweep(
@@ -86,7 +97,10 @@ def run_sweep(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> SweepResult:
-    rows = load_rows(con, by)
+    policies = tuple(dict.fromkeys("vgr" if p == "router" else p for p in policies))
+    if any(p in VARIANTS for p in policies) and "vgr" not in policies:
+        policies = ("vgr", *policies)  # the variants are measured against the router order
+    rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
     t = np.unique(np.asarray(thresholds, dtype=float))
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
     groups = sorted(set(rows["grp"].tolist())) if len(rows["grp"]) else []
@@ -100,6 +114,11 @@ def run_sweep(
     for g in ["all"] if by == "none" else groups:
         sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
         res.recommendation[("labels", g)] = _labels_ceiling(rows, sel, g)
+    if any(p in VARIANTS for p in policies):
+        from stallscan.sweep.variants import compare_variants, rule_advice
+
+        res.variants = compare_variants(res, rows, by)
+        res.rule_advice = rule_advice(res.variants)
     return res
 
 
@@ -130,11 +149,16 @@ def _policy_split(rows: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray,
     if policy == "vgr":
         decided_by_gap = rows["decided_by"] == "gap"
         fixed_human = rows["decided_human"].astype(bool)
+    elif policy in VARIANTS:  # the router's order with one rule added (turn_boundary_variants)
+        decided_by_gap = rows[f"{VARIANTS[policy]}_decided_by"] == "gap"
+        fixed_human = rows[f"{VARIANTS[policy]}_decided_human"].astype(bool)
     elif policy == "gap-only":
         decided_by_gap = has_gap & ~rows["first_in_session"].astype(bool)
         fixed_human = np.ones(len(gap), bool)  # first message of a session, or no usable gap: human
     else:
-        raise StallscanError(f"unknown policy {policy!r}", hint="vgr, gap-only or all")
+        raise StallscanError(
+            f"unknown policy {policy!r}", hint="router (vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
+        )
     return decided_by_gap, fixed_human
 
 

@@ -1,0 +1,88 @@
+"""Rule variants of the router's turn-boundary order (production path: queries/replay/turn_boundaries_variants.sql).
+
+`replay_variants(con)` (re)creates the table `turn_boundary_variants` from `turn_boundaries` (at its
+threshold), one row per row of it: for each variant the step that decided, the decision and the error.
+
+    marker-aware         a user message after an interrupt / abort / cancel marker, or one that starts a new
+                         harness turn (Codex task_started), is a new human turn
+    notification-aware   a record of a known automatic kind (notifications, compaction and idle continuations,
+                         hook re-prompts) never opens a turn, whatever its gap
+    marker+notification  both
+
+The markers and the automatic kinds are data: stallscan/data/router_variants.toml (each entry cited).
+A plain-Python statement of the same rules lives in stallscan/replay/boundary_variants_ref.py.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+from stallscan.store import sql
+from stallscan.store.errors import StallscanError
+
+RULES = Path(__file__).resolve().parents[1] / "data" / "router_variants.toml"
+# policy name (sweep, report) -> column prefix in turn_boundary_variants
+VARIANTS = {"marker-aware": "marker", "notification-aware": "notif", "marker+notification": "both"}
+SINGLE = ("marker-aware", "notification-aware")  # one rule change each (the combination is two)
+MATCHES = {"markers": ("kind", "rule", "reply_status"), "automatic": ("rule",)}
+
+
+@cache
+def rule_entries() -> tuple[dict, ...]:
+    """The variants' rules as rows (rule_set marker | automatic, id, match, value, harness, citation)."""
+    with open(RULES, "rb") as fh:
+        data = tomllib.load(fh)
+    out = []
+    for section, rule_set in (("markers", "marker"), ("automatic", "automatic")):
+        for i, raw in enumerate(data.get(section, [])):
+            where = f"{RULES.name} [[{section}]] entry {i + 1}"
+            for key in ("id", "match", "value", "citation"):
+                if key not in raw:
+                    raise StallscanError(f"{where}: missing field {key!r}", hint="id, match, value, citation")
+            if raw["match"] not in MATCHES[section]:
+                raise StallscanError(
+                    f"{where} ({raw['id']}): match {raw['match']!r}", hint="one of: " + ", ".join(MATCHES[section])
+                )
+            harness = raw.get("harness")
+            out.append(
+                {
+                    "rule_set": rule_set,
+                    "id": str(raw["id"]),
+                    "match": raw["match"],
+                    "value": str(raw["value"]),
+                    "harness": None if harness is None else [str(h) for h in harness],
+                    "citation": str(raw["citation"]),
+                }
+            )
+    ids = [e["id"] for e in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise StallscanError(f"{RULES.name}: ids used twice: {', '.join(dup)}", hint="give every entry its own id")
+    return tuple(out)
+
+
+def load_rules(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE router_variant_rules "
+        "(rule_set VARCHAR, id VARCHAR, match VARCHAR, value VARCHAR, harness VARCHAR[])"
+    )
+    con.executemany(
+        "INSERT INTO router_variant_rules VALUES (?, ?, ?, ?, ?)",
+        [[e["rule_set"], e["id"], e["match"], e["value"], e["harness"]] for e in rule_entries()],
+    )
+
+
+def replay_variants(con: duckdb.DuckDBPyConnection) -> dict:
+    """(Re)create `turn_boundary_variants` from `turn_boundaries`; returns error counts per variant."""
+    load_rules(con)
+    sql.run(con, "replay/turn_boundaries_variants")
+    out = {}
+    for name, col in VARIANTS.items():
+        out[name] = dict(
+            con.execute(f"SELECT {col}_error, count(*) FROM turn_boundary_variants GROUP BY ALL ORDER BY 1").fetchall()
+        )
+    return out

@@ -1,0 +1,164 @@
+"""The router's rule variants against the router order, event by event, and the advice a router author can act on.
+
+`run_sweep` sweeps each variant (stallscan.replay.boundary_variants) exactly like the router: the same
+sorted pass, the same session bootstrap. Here each variant's event-level errors are set against the
+router's: the errors it removes and the ones it adds, at each policy's recommended threshold and at the
+reference threshold (2 s by default: the rule change alone). `rule_advice` picks the single rule change
+(marker-aware or notification-aware; the combination is two changes) that lowers the cost most.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+
+from stallscan.replay.boundary_variants import SINGLE, VARIANTS
+from stallscan.store import sql
+from stallscan.store.errors import StallscanError
+
+ROUTER = "vgr"
+WHAT = {
+    "marker-aware": (
+        "treat a user message that follows an interrupt, abort or cancel marker, or that opens a new harness "
+        "turn (Codex task_started), as a new human turn whatever its completion report or gap"
+    ),
+    "notification-aware": (
+        "never let a record of a known automatic kind (task / subagent notifications, compaction and idle "
+        "continuations, hook re-prompts) open a turn, whatever its gap"
+    ),
+    "marker+notification": "apply both the marker rule and the known-automatic rule",
+}
+
+
+def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
+    """turn_boundary_variants exists and was built from the current turn_boundaries (same rows, threshold)."""
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundary_variants'").fetchone()[
+        0
+    ]:
+        return False
+    same = con.execute(
+        "SELECT (SELECT count(*) FROM turn_boundaries) = (SELECT count(*) FROM turn_boundary_variants) "
+        "AND (SELECT count(*) FROM turn_boundaries b ANTI JOIN turn_boundary_variants v "
+        "     ON v.event_id = b.event_id AND v.threshold = b.threshold) = 0"
+    ).fetchone()[0]
+    return bool(same)
+
+
+def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Per sweep row (same order as sweep/sweep_input), each variant's deciding step and decision."""
+    if not _fresh(con):
+        from stallscan.replay.boundary_variants import replay_variants
+
+        replay_variants(con)
+    cols = sql.query(con, "sweep/sweep_variants_input").fetchnumpy()
+    sid = cols.pop("session_id")
+    if len(sid) != len(session_ids) or not np.array_equal(np.asarray(sid, object), np.asarray(session_ids, object)):
+        raise StallscanError("rule-variant rows do not line up with the sweep rows", hint="run `stallscan boundaries`")
+    return cols
+
+
+def event_errors(rows: dict, policy: str, threshold: float) -> np.ndarray:
+    """Per row: does `policy` at `threshold` get it wrong (either kind)?"""
+    from stallscan.sweep.core import _policy_split
+
+    by_gap, fixed_human = _policy_split(rows, policy)
+    gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
+    called_human = np.where(by_gap, gaps >= threshold, fixed_human)
+    return called_human != rows["human"].astype(bool)
+
+
+def _split(rows: dict, policy: str, threshold: float, human: np.ndarray, router_err: np.ndarray) -> dict:
+    err = event_errors(rows, policy, threshold)
+    return {
+        "threshold": float(threshold),
+        "errors": int(err.sum()),
+        "auto_as_human": int((err & ~human).sum()),
+        "human_as_auto": int((err & human).sum()),
+        "removed": int((router_err & ~err).sum()),
+        "added": int((~router_err & err).sum()),
+    }
+
+
+def compare_variants(res, rows: dict, by: str, reference: float = 2.0) -> list[dict]:
+    """One row per (variant, group): its recommendation, and the errors it removes / adds versus the router
+    (each at its own recommended threshold, and both at `reference`)."""
+    out = []
+    groups = ["all"] if by == "none" else sorted(set(rows["grp"].tolist()))
+    for g in groups:
+        sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
+        part = {k: v[sel] for k, v in rows.items()}
+        human = part["human"].astype(bool)
+        rr = res.recommendation.get((ROUTER, g))
+        if rr is None or rr["threshold"] is None:
+            continue
+        r_best = event_errors(part, ROUTER, rr["threshold"])
+        r_ref = event_errors(part, ROUTER, reference)
+        for v in VARIANTS:
+            rv = res.recommendation.get((v, g))
+            if rv is None or rv["threshold"] is None:
+                continue
+            best = _split(part, v, rv["threshold"], human, r_best)
+            ref = _split(part, v, reference, human, r_ref)
+            out.append(
+                {
+                    "policy": v,
+                    "group": g,
+                    "rule": WHAT[v],
+                    "threshold": rv["threshold"],
+                    "interval": rv["interval"],
+                    "cost": rv["cost"],
+                    "errors": best["errors"],
+                    "auto_as_human": best["auto_as_human"],
+                    "human_as_auto": best["human_as_auto"],
+                    "removed": best["removed"],
+                    "added": best["added"],
+                    "router_threshold": rr["threshold"],
+                    "router_interval": rr["interval"],
+                    "router_cost": rr["cost"],
+                    "router_errors": int(r_best.sum()),
+                    "at_reference": {
+                        "threshold": float(reference),
+                        "errors": ref["errors"],
+                        "removed": ref["removed"],
+                        "added": ref["added"],
+                        "router_errors": int(r_ref.sum()),
+                    },
+                }
+            )
+    return out
+
+
+def _s(x: float) -> str:
+    return f"{x:.2f} s"
+
+
+def rule_advice(variants: list[dict]) -> str | None:
+    """One sentence: which single rule change would lower this corpus's cost most (summed over groups)."""
+    if not variants:
+        return None
+    single = [v for v in variants if v["policy"] in SINGLE]
+    gain: dict[str, float] = {}
+    for v in single:
+        gain[v["policy"]] = gain.get(v["policy"], 0.0) + (v["router_cost"] - v["cost"])
+    router_errors = sum(v["router_errors"] for v in variants if v["policy"] == single[0]["policy"]) if single else 0
+    groups = sorted({v["group"] for v in variants})
+    if not gain or max(gain.values()) <= 0:
+        where = f" at {_s(variants[0]['router_threshold'])}" if len(groups) == 1 else ""
+        return (
+            "No single rule change beats the router order on this corpus (neither the marker rule nor the "
+            f"known-automatic rule lowers its cost): keep the order and tune the threshold{where}."
+        )
+    best = max(gain, key=lambda p: (gain[p], -SINGLE.index(p)))
+    rows = [v for v in single if v["policy"] == best]
+    removed, added = sum(v["removed"] for v in rows), sum(v["added"] for v in rows)
+    text = (
+        f"The single rule change that helps this corpus most is {best}: {WHAT[best]}; "
+        f"it removes {removed} of the router's {router_errors} errors and adds {added}"
+    )
+    if len(rows) == 1:
+        r = rows[0]
+        iv = r["interval"]
+        text += f" (recommended threshold {_s(r['threshold'])}"
+        text += f", 95% interval {iv[0]:.2f}–{iv[1]:.2f} s" if iv else ""
+        text += f"; router {_s(r['router_threshold'])})"
+    return text + "."
