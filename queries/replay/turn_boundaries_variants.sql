@@ -61,14 +61,13 @@ WITH d AS (
            b.role = 'user' AND a.id IS NOT NULL AS known_automatic
     FROM turn_boundaries b
     JOIN tbv_marks k USING (event_id)
-    LEFT JOIN (SELECT value, min(id) AS id, any_value(harness) AS harness FROM router_variant_rules
-               WHERE rule_set = 'marker' AND match = 'reply_status' GROUP BY value) st
-           ON st.value = b.prev_reply_status
-          AND rule_applies(st.harness, b.source_format)
-    LEFT JOIN (SELECT value, min(id) AS id, any_value(harness) AS harness FROM router_variant_rules
-               WHERE rule_set = 'automatic' AND match = 'rule' GROUP BY value) a
-           ON a.value = b.origin_rule
-          AND rule_applies(a.harness, b.source_format)
+    LEFT JOIN (SELECT b.event_id, min(r.id) AS id FROM turn_boundaries b
+               JOIN router_variant_rules r ON r.rule_set = 'marker' AND r.match = 'reply_status'
+                                          AND r.value = b.prev_reply_status
+               WHERE rule_applies(r.harness, b.source_format) GROUP BY b.event_id) st USING (event_id)
+    LEFT JOIN (SELECT b.event_id, min(r.id) AS id FROM turn_boundaries b
+               JOIN router_variant_rules r ON r.rule_set = 'automatic' AND r.match = 'rule' AND r.value = b.origin_rule
+               WHERE rule_applies(r.harness, b.source_format) GROUP BY b.event_id) a USING (event_id)
 ), v AS (
     SELECT d.*,
            -- the router's own steps after its header: first / completion / gap / no_time, unchanged
