@@ -21,7 +21,7 @@ from stallscan.replay.boundaries_ref import replay_session
 from stallscan.replay.boundary_variants import RULES, VARIANTS, rule_entries
 from stallscan.replay.boundary_variants_ref import variants_session
 from stallscan.replay.labels import LIBRARY, label_events
-from stallscan.sweep.core import run_sweep, thresholds_grid
+from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from stallscan.sweep.variants import event_errors, rule_advice
 
 GOLDEN = Path(__file__).parent / "golden" / "boundary_variants"
@@ -204,7 +204,7 @@ def golden_db(con):
 
 
 def test_sweep_compares_each_variant_with_the_router(golden_db):
-    res = run_sweep(golden_db, thresholds_grid(0, 10, 0.05), bootstrap=50, seed=1)
+    res = run_sweep(golden_db, thresholds_grid(0, 10, 0.05), policies=ALL_POLICIES, bootstrap=50, seed=1)
     assert [v["policy"] for v in res.variants] == list(VARIANTS)
     # hand count from the golden expectations at 2 s: router 7 errors (2 auto_as_human + 5 human_as_auto);
     # marker-aware removes the 5 and adds the notification after the interrupt; notification-aware removes 2
@@ -225,7 +225,7 @@ def test_event_errors_match_the_curve_at_every_threshold(golden_db):
     from stallscan.sweep.core import load_rows
 
     t = thresholds_grid(0, 10, 0.5)
-    res = run_sweep(golden_db, t, bootstrap=0)
+    res = run_sweep(golden_db, t, policies=ALL_POLICIES, bootstrap=0)
     rows = load_rows(golden_db)
     for c in res.curves:
         for i, thr in enumerate(t):
@@ -251,8 +251,36 @@ def test_variants_rebuilt_when_stale(golden_db):
     """A turn_boundaries replayed at another threshold without the variants (e.g. by an older build) is
     noticed: the sweep rebuilds turn_boundary_variants rather than mixing thresholds."""
     golden_db.execute("UPDATE turn_boundary_variants SET threshold = 99")
-    res = run_sweep(golden_db, np.array([2.0]), bootstrap=0)
+    res = run_sweep(golden_db, np.array([2.0]), policies=ALL_POLICIES, bootstrap=0)
     assert {r[0] for r in golden_db.execute("SELECT DISTINCT threshold FROM turn_boundary_variants").fetchall()} == {
         2.0
     }
     assert res.variants[0]["at_reference"]["removed"] == 5
+
+
+def test_cli_sweep_shows_variants_and_advice(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="160")
+    db = str(tmp_path / "v.duckdb")
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=120
+        )
+
+    assert run("ingest", str(GOLDEN), "--db", db).returncode == 0
+    p = run("sweep", "--db", db, "--format", "json", "--bootstrap", "20", "--max", "10")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [v["policy"] for v in doc["variants"]] == list(VARIANTS)
+    assert doc["rule_advice"].startswith("The single rule change that helps this corpus most is marker-aware")
+    table = run("sweep", "--db", db, "--bootstrap", "0", "--max", "10").stdout
+    assert "Rule variants vs the router order" in table and "marker+notification" in table
+    assert "The single rule change" in table
+    one = json.loads(run("sweep", "--db", db, "--format", "json", "--policy", "router", "--bootstrap", "0").stdout)
+    assert [r["policy"] for r in one["recommendations"]] == ["vgr", "labels"] and one["variants"] == []
+    bad = run("sweep", "--db", db, "--policy", "markers")
+    assert bad.returncode != 0 and "marker-aware" in bad.stderr and bad.stdout == ""

@@ -74,5 +74,34 @@ def sweep_renderable(res: SweepResult) -> Group:
     )
     for curve in res.curves:
         lo, hi = (float(curve.thresholds[0]), float(curve.thresholds[-1])) if len(curve.thresholds) else (0, 0)
-        parts.append(f"{curve.policy:8} {curve.group:14} cost {lo:g}s {sparkline(curve.cost)} {hi:g}s")
+        parts.append(f"{curve.policy:19} {curve.group:14} cost {lo:g}s {sparkline(curve.cost)} {hi:g}s")
+    if res.variants:
+        parts.append(variants_renderable(res))
     return Group(*parts)
+
+
+def variants_renderable(res: SweepResult) -> Group:
+    """The rule variants against the router order: errors removed / added, recommended threshold each."""
+    ref = res.variants[0]["at_reference"]["threshold"]
+    t = Table(
+        title="Rule variants vs the router order (errors at each one's recommended threshold, and at "
+        f"{ref:g} s: the rule change alone)",
+        title_justify="left",
+    )
+    for c in ("variant", "group", "best s", "95% interval", "errors", "removed", "added", "router errors"):
+        t.add_column(c, justify="left" if c in ("variant", "group", "95% interval") else "right")
+    t.add_column(f"removed/added @{ref:g}s", justify="right")
+    for v in res.variants:
+        iv, r = v["interval"], v["at_reference"]
+        t.add_row(
+            v["policy"],
+            v["group"],
+            f"{v['threshold']:.2f}",
+            f"{iv[0]:.2f}–{iv[1]:.2f}" if iv else "-",
+            str(v["errors"]),
+            str(v["removed"]),
+            str(v["added"]),
+            f"{v['router_errors']} @{v['router_threshold']:.2f}s",
+            f"{r['removed']}/{r['added']}",
+        )
+    return Group(t, res.rule_advice or "")

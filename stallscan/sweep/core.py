@@ -29,7 +29,8 @@ from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
-POLICIES = ("vgr", "gap-only", *VARIANTS)  # "router" is accepted for "vgr"
+POLICIES = ("vgr", "gap-only")  # "router" is accepted for "vgr"
+ALL_POLICIES = (*POLICIES, *VARIANTS)  # with the router's rule variants (`sweep --policy all`, the report)
 
 
 @dataclass

@@ -143,10 +143,10 @@ def rule_advice(variants: list[dict]) -> str | None:
     router_errors = sum(v["router_errors"] for v in variants if v["policy"] == single[0]["policy"]) if single else 0
     groups = sorted({v["group"] for v in variants})
     if not gain or max(gain.values()) <= 0:
-        where = f" at {_s(variants[0]['router_threshold'])}" if len(groups) == 1 else ""
+        where = f" ({_s(variants[0]['router_threshold'])} here)" if len(groups) == 1 else ""
         return (
             "No single rule change beats the router order on this corpus (neither the marker rule nor the "
-            f"known-automatic rule lowers its cost): keep the order and tune the threshold{where}."
+            f"known-automatic rule lowers its cost): keep the order and use its recommended threshold{where}."
         )
     best = max(gain, key=lambda p: (gain[p], -SINGLE.index(p)))
     rows = [v for v in single if v["policy"] == best]

@@ -10,7 +10,7 @@ import pytest
 
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
-from stallscan.sweep.core import run_sweep, thresholds_grid
+from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from tests.test_boundary_variants import variant_mismatches
 
 CC = "claude-code/marot-spotter/"
@@ -85,7 +85,7 @@ def corpus(real_dir, h):
 
 
 def test_per_variant_error_table_on_all_real_files(corpus, capsys):
-    res = run_sweep(corpus, thresholds_grid(0.0, 30.0, 0.05), bootstrap=1000, seed=0)
+    res = run_sweep(corpus, thresholds_grid(0.0, 30.0, 0.05), policies=ALL_POLICIES, bootstrap=1000, seed=0)
     by = {v["policy"]: v for v in res.variants}
     assert set(by) == {"marker-aware", "notification-aware", "marker+notification"}
     for v in res.variants:

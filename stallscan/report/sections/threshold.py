@@ -1,4 +1,6 @@
-"""Report section "Threshold": the recommended gap threshold, its bootstrap interval, the cost curve."""
+"""Report section "Threshold": the recommended gap threshold, its bootstrap interval, the cost curve, and the
+router's rule variants (errors each removes / adds versus the router order, its recommended threshold) with
+`rule_advice`, the one sentence saying which single rule change would help this corpus most."""
 
 from __future__ import annotations
 
@@ -8,20 +10,23 @@ import duckdb
 import numpy as np
 from rich.console import Group
 
+from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.report.registry import ReportOptions, Section, register
 from stallscan.report.render_sweep import sweep_renderable
-from stallscan.sweep.core import POLICIES, run_sweep, thresholds_grid
+from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 
 CURVE_STEP = 0.25  # seconds between curve points kept in the report data
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    res = run_sweep(con, thresholds_grid(0.0, 30.0, 0.05), bootstrap=opts.bootstrap, seed=0, policies=POLICIES)
+    res = run_sweep(con, thresholds_grid(0.0, 30.0, 0.05), bootstrap=opts.bootstrap, seed=0, policies=ALL_POLICIES)
     keep = np.isclose(np.mod(res.thresholds + 1e-9, CURVE_STEP), 0, atol=1e-6) | np.isclose(
         res.thresholds, opts.threshold
     )
     curves = []
     for c in res.curves:
+        if c.policy in VARIANTS:  # the variants' curves stay in `stallscan sweep`; the report keeps their table
+            continue
         curves.append(
             {
                 "policy": c.policy,
@@ -39,7 +44,30 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "bootstrap": opts.bootstrap,
         "recommendations": [dict(v) for v in res.recommendation.values()],
         "curves": curves,
+        "variants": [variant_row(v) for v in res.variants],
+        "rule_advice": res.rule_advice,
         "_result": res,
+    }
+
+
+def variant_row(v: dict[str, Any]) -> dict[str, Any]:
+    """One flat row per rule variant (the report's tables take scalars)."""
+    ref = v["at_reference"]
+    at = f"at_{ref['threshold']:g}s"
+    return {
+        "policy": v["policy"],
+        "group": v["group"],
+        "threshold": v["threshold"],
+        "interval": v["interval"],
+        "errors": v["errors"],
+        "auto_as_human": v["auto_as_human"],
+        "human_as_auto": v["human_as_auto"],
+        "removed": v["removed"],
+        "added": v["added"],
+        "router_threshold": v["router_threshold"],
+        "router_errors": v["router_errors"],
+        f"removed_{at}": ref["removed"],
+        f"added_{at}": ref["added"],
     }
 
 
