@@ -7,6 +7,7 @@
 --   tool.execution_complete -> tool tool_result (tool_call_id = toolCallId, text = result.content)
 --   assistant.turn_start / turn_end -> system turn_start / turn_end; session.task_complete -> system turn_end
 --   system.message        -> system context (the system prompt, re-sent before each user.message)
+--   abort                 -> system turn_aborted (text = data.reason): the person stopped the running turn
 --   session.* other, tool.execution_start, hooks ... -> skipped by type
 -- session_id = session.start data.sessionId (carried to later ingests of the grown file), model =
 -- the last session.model_change / tool.execution_complete model in force.
@@ -18,7 +19,8 @@ SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                  "interactionId":"VARCHAR","turnId":"VARCHAR","messageId":"VARCHAR","toolRequests":"JSON",
                  "outputTokens":"BIGINT","requestId":"VARCHAR","reasoningText":"VARCHAR","toolCallId":"VARCHAR",
                  "success":"BOOLEAN","result":"JSON","model":"VARCHAR","newModel":"VARCHAR","role":"VARCHAR",
-                 "summary":"VARCHAR","newMode":"VARCHAR","attachments":"JSON","error":"JSON"}}') END AS j
+                 "summary":"VARCHAR","newMode":"VARCHAR","attachments":"JSON","error":"JSON",
+                 "reason":"VARCHAR"}}') END AS j
 FROM stage_lines s;
 
 CREATE OR REPLACE TEMP TABLE cp_ctx AS
@@ -40,7 +42,7 @@ SELECT fid, line,
        CASE WHEN txt IS NULL OR (NOT blank AND (j IS NULL OR j.type IS NULL)) THEN 'reject'
             WHEN blank THEN 'skip'
             WHEN j.type IN ('user.message', 'assistant.message', 'tool.execution_complete', 'assistant.turn_start',
-                            'assistant.turn_end', 'session.task_complete', 'system.message') THEN 'event'
+                            'assistant.turn_end', 'session.task_complete', 'system.message', 'abort') THEN 'event'
             ELSE 'skip' END AS fate,
        CASE WHEN txt IS NULL THEN 'invalid UTF-8'
             WHEN blank THEN 'blank_line'
@@ -58,7 +60,7 @@ SELECT c.fid, c.line, c.line AS last_line, 0 AS part, 1 AS n_records, c.session_
                      WHEN 'tool.execution_complete' THEN 'tool' ELSE 'system' END AS role,
        CASE c.j.type WHEN 'user.message' THEN 'message' WHEN 'assistant.message' THEN 'message'
                      WHEN 'tool.execution_complete' THEN 'tool_result' WHEN 'assistant.turn_start' THEN 'turn_start'
-                     WHEN 'system.message' THEN 'context' ELSE 'turn_end' END AS kind,
+                     WHEN 'system.message' THEN 'context' WHEN 'abort' THEN 'turn_aborted' ELSE 'turn_end' END AS kind,
        CASE c.j.type
             WHEN 'user.message' THEN coalesce(nullif(json_text(c.j.data.content), ''),
                  nullif(regexp_replace(c.j.data.transformedContent, '^\s*<current_datetime>[^<]*</current_datetime>\s*', ''), ''))
@@ -66,7 +68,8 @@ SELECT c.fid, c.line, c.line AS last_line, 0 AS part, 1 AS n_records, c.session_
             WHEN 'tool.execution_complete' THEN coalesce(c.j.data.result ->> '$.content', json_text(c.j.data.result),
                                                          c.j.data.error ->> '$.message', json_text(c.j.data.error))
             WHEN 'system.message' THEN json_text(c.j.data.content)
-            WHEN 'session.task_complete' THEN c.j.data.summary END AS text,
+            WHEN 'session.task_complete' THEN c.j.data.summary
+            WHEN 'abort' THEN c.j.data.reason END AS text,
        CASE WHEN c.j.type = 'assistant.message' AND json_type(c.j.data.toolRequests) = 'ARRAY' THEN
               list_transform(try(json_transform(c.j.data.toolRequests, '[{"toolCallId":"VARCHAR","name":"VARCHAR","arguments":"JSON"}]')),
                 lambda r: {'id': r.toolCallId, 'name': r.name,
