@@ -16,6 +16,7 @@ from stallscan.store.errors import StallscanError
 DERIVED = {
     "user_labels": ("stallscan.replay.labels", "label_events"),
     "turn_boundaries": ("stallscan.replay.boundaries", "replay_boundaries"),
+    "turn_boundary_variants": ("stallscan.replay.boundary_variants", "replay_variants"),
     "stalls": ("stallscan.replay.stalls", "replay_stalls"),
     "turns": ("stallscan.replay.stalls", "replay_stalls"),
     "rounds": ("stallscan.replay.stalls", "replay_stalls"),

@@ -284,3 +284,15 @@ def test_cli_sweep_shows_variants_and_advice(tmp_path):
     assert [r["policy"] for r in one["recommendations"]] == ["vgr", "labels"] and one["variants"] == []
     bad = run("sweep", "--db", db, "--policy", "markers")
     assert bad.returncode != 0 and "marker-aware" in bad.stderr and bad.stdout == ""
+
+
+def test_export_builds_the_variants_table(con, tmp_path):
+    from stallscan.export import export_tables
+
+    ingest_paths(con, [str(GOLDEN / "claude_notification_burst" / "transcript.jsonl")])
+    export_tables(con, tmp_path / "out", ["turn_boundary_variants"])
+    got = con.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE notif_decided_by = 'notification') "
+        f"FROM read_parquet('{tmp_path / 'out' / 'turn_boundary_variants'}/**/*.parquet')"
+    ).fetchone()
+    assert got == (4, 2)

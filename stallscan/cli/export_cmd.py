@@ -22,7 +22,7 @@ def export(
         "events,user_labels,turn_boundaries,stalls,turns",
         "--tables",
         help="Comma-separated tables (events, files, skipped, rejects, user_labels, "
-        "turn_boundaries, stalls, turns, rounds, sweep).",
+        "turn_boundaries, turn_boundary_variants, stalls, turns, rounds, sweep).",
     ),
     partition_by: str = typer.Option("", "--partition-by", help="Comma-separated columns, e.g. source_format,date."),
     redact: str = typer.Option(

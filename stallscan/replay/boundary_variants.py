@@ -77,9 +77,20 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def replay_variants(con: duckdb.DuckDBPyConnection) -> dict:
-    """(Re)create `turn_boundary_variants` from `turn_boundaries`; returns error counts per variant."""
+    """(Re)create `turn_boundary_variants` from `turn_boundaries` (replayed at 2 s first when missing, which
+    builds the variants too); returns error counts per variant."""
+    has = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries' AND NOT temporary"
+    if not con.execute(has).fetchone()[0]:
+        from stallscan.replay.boundaries import replay_boundaries
+
+        replay_boundaries(con)
+        return variant_errors(con)
     load_rules(con)
     sql.run(con, "replay/turn_boundaries_variants")
+    return variant_errors(con)
+
+
+def variant_errors(con: duckdb.DuckDBPyConnection) -> dict:
     out = {}
     for name, col in VARIANTS.items():
         out[name] = dict(
