@@ -84,7 +84,21 @@ def main() -> None:
     from stallscan.sweep.core import run_sweep
 
     timed("labels (user_labels)", lambda: label_events(con), n)
-    timed("turn boundaries at 2.0 s", lambda: replay_boundaries(con, 2.0), n)
+    tb = timed("turn boundaries at 2.0 s (with rule variants)", lambda: replay_boundaries(con, 2.0), n)
+    from stallscan.replay.boundary_variants import replay_variants
+
+    tv = timed("  of which the rule variants (again)", lambda: replay_variants(con), n)
+    print(f"  rule variants / whole boundary replay: {tv / tb:.2f}x (no session holds a marker)")
+
+    def every_session_marked():  # a marker on every human prompt (as Codex task_started is)
+        from stallscan.store import sql
+
+        con.execute("INSERT INTO router_variant_rules VALUES ('marker', 'bench', 'rule', 'default_human', NULL)")
+        sql.run(con, "replay/turn_boundaries_variants")
+
+    tw = timed("  rule variants, a marker on every prompt", every_session_marked, n)
+    print(f"  rule variants (marker on every prompt) / whole boundary replay: {tw / tb:.2f}x")
+    replay_variants(con)
     timed("stall replay (rounds, stalls, turns)", lambda: replay_stalls(con), n)
     con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     grid = np.linspace(0, 30, args.thresholds)
@@ -99,6 +113,14 @@ def main() -> None:
         n,
     )
     print(f"ratio {args.thresholds} thresholds / 1 threshold: {many / one:.2f}x (target <= ~1.5x)")
+    from stallscan.replay.boundary_variants import VARIANTS
+
+    allp = timed(
+        f"sweep {args.thresholds} thresholds, router + {len(VARIANTS)} variants",
+        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr", *VARIANTS)),
+        n,
+    )
+    print(f"ratio router + {len(VARIANTS)} variants / router alone: {allp / many:.2f}x (four sweeps + the comparison)")
 
 
 if __name__ == "__main__":

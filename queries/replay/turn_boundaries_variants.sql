@@ -7,7 +7,7 @@
 --   marker_seen      a user-role record with a marker since the previous assistant reply (in seq order, the
 --                    record itself included): a marker-labelled record, a marker event kind, or a previous
 --                    reply whose completion report is a marker status (cancelled)
---   marker_id        the first such marker's id (the previous reply's status first)
+--   marker_id        that marker's id (the previous reply's status first, else the first marker record)
 --   known_automatic  the record is of a known automatic kind (its label comes from an [[automatic]] entry)
 --   <v>_decided_by / <v>_decision / <v>_error  for v in marker (marker-aware), notif (notification-aware),
 --                    both (marker+notification). Orders:
@@ -26,60 +26,74 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
 CREATE OR REPLACE TEMP MACRO rule_applies(harness, source_format) AS
     harness IS NULL OR len(list_filter(harness, lambda h: starts_with(source_format, h))) > 0;
 
+-- the rules that apply to each source format present (so every later join is an equi-join)
+CREATE OR REPLACE TEMP TABLE tbv_rules AS
+SELECT f.source_format, r.rule_set, r.id, r.match, r.value
+FROM (SELECT DISTINCT source_format FROM events) f CROSS JOIN router_variant_rules r
+WHERE rule_applies(r.harness, f.source_format);
+
 -- events that are markers themselves (hash joins on the kind and on the label; few rows match)
 CREATE OR REPLACE TEMP TABLE tbv_own AS
-SELECT event_id, min(id) AS own_marker
-FROM (SELECT e.event_id, r.id FROM events e
-      JOIN router_variant_rules r ON r.rule_set = 'marker' AND r.match = 'kind' AND r.value = e.kind
-      WHERE rule_applies(r.harness, e.source_format)
+SELECT event_id, any_value(session_id) AS session_id, any_value(seq) AS seq, min(id) AS own_marker
+FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
+      JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'kind'
+                      AND r.value = e.kind
       UNION ALL
-      SELECT e.event_id, r.id FROM events e JOIN user_labels l USING (event_id)
-      JOIN router_variant_rules r ON r.rule_set = 'marker' AND r.match = 'rule' AND r.value = l.origin_rule
-      WHERE e.role = 'user' AND rule_applies(r.harness, e.source_format))
+      SELECT e.event_id, e.session_id, e.seq, r.id FROM events e JOIN user_labels l USING (event_id)
+      JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'rule'
+                      AND r.value = l.origin_rule
+      WHERE e.role = 'user')
 GROUP BY event_id;
 
--- the first marker since the previous assistant reply (the record itself included), per user/tool record
+-- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
+-- has it in turn_boundaries.prev_event_id; any other finds it by an as-of join against the replies of the
+-- sessions that hold such a marker), then every user/tool record with the same previous reply at or after
+-- that marker sees it
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
-WITH w AS (
-    SELECT e.event_id, e.session_id, e.seq, e.role, o.own_marker,
-           max(CASE WHEN e.role = 'assistant' THEN e.seq END) OVER (
-               PARTITION BY e.session_id ORDER BY e.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_reply_seq
-    FROM events e LEFT JOIN tbv_own o USING (event_id)
-), m AS (
-    SELECT w.*, first_value(own_marker IGNORE NULLS) OVER (
-               PARTITION BY session_id, prev_reply_seq ORDER BY seq ROWS UNBOUNDED PRECEDING) AS first_marker
-    FROM w
+WITH own AS (
+    SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_event_id
+    FROM tbv_own o LEFT JOIN turn_boundaries b USING (event_id)
+), mp AS (
+    SELECT session_id, seq, own_marker, prev_event_id AS reply_id FROM own WHERE in_tb
+    UNION ALL
+    SELECT o.session_id, o.seq, o.own_marker, a.event_id AS reply_id
+    FROM (SELECT * FROM own WHERE NOT in_tb) o
+    ASOF LEFT JOIN (SELECT session_id, seq, event_id FROM events
+                    WHERE role = 'assistant' AND session_id IN (SELECT session_id FROM own WHERE NOT in_tb)) a
+      ON a.session_id = o.session_id AND o.seq > a.seq
+), firsts AS (
+    SELECT session_id, coalesce(reply_id, '') AS reply_id, min(seq) AS first_seq, arg_min(own_marker, seq) AS marker
+    FROM mp GROUP BY ALL
 )
-SELECT event_id, first_marker FROM m WHERE role IN ('user', 'tool');
+SELECT b.event_id, f.marker
+FROM turn_boundaries b
+JOIN firsts f ON f.session_id = b.session_id AND f.reply_id = coalesce(b.prev_event_id, '') AND f.first_seq <= b.seq;
 
 CREATE OR REPLACE TABLE turn_boundary_variants AS
 WITH d AS (
-    SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.gap_s, b.initiator,
-           b.prev_reply_status, b.starts_request, b.is_human_turn, b.threshold,
-           b.role = 'user' AND coalesce(st.id, k.first_marker) IS NOT NULL AS marker_seen,
-           CASE WHEN b.role = 'user' THEN coalesce(st.id, k.first_marker) END AS marker_id,
+    SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.starts_request, b.is_human_turn,
+           b.threshold,
+           CASE WHEN b.role = 'user' THEN coalesce(st.id, k.marker) END AS marker_id,
            b.role = 'user' AND a.id IS NOT NULL AS known_automatic
     FROM turn_boundaries b
-    JOIN tbv_marks k USING (event_id)
-    LEFT JOIN (SELECT b.event_id, min(r.id) AS id FROM turn_boundaries b
-               JOIN router_variant_rules r ON r.rule_set = 'marker' AND r.match = 'reply_status'
-                                          AND r.value = b.prev_reply_status
-               WHERE rule_applies(r.harness, b.source_format) GROUP BY b.event_id) st USING (event_id)
-    LEFT JOIN (SELECT b.event_id, min(r.id) AS id FROM turn_boundaries b
-               JOIN router_variant_rules r ON r.rule_set = 'automatic' AND r.match = 'rule' AND r.value = b.origin_rule
-               WHERE rule_applies(r.harness, b.source_format) GROUP BY b.event_id) a USING (event_id)
+    LEFT JOIN tbv_marks k USING (event_id)
+    -- (rule_set, match, value) is unique in the rules (checked when they are loaded): no row is repeated
+    LEFT JOIN tbv_rules st ON st.source_format = b.source_format AND st.rule_set = 'marker'
+                          AND st.match = 'reply_status' AND st.value = b.prev_reply_status
+    LEFT JOIN tbv_rules a ON a.source_format = b.source_format AND a.rule_set = 'automatic' AND a.match = 'rule'
+                         AND a.value = b.origin_rule
 ), v AS (
-    SELECT d.*,
+    SELECT d.*, marker_id IS NOT NULL AS marker_seen,
            -- the router's own steps after its header: first / completion / gap / no_time, unchanged
            CASE WHEN decided_by = 'header' THEN 'header'
-                WHEN decided_by <> 'first' AND marker_seen THEN 'marker'
+                WHEN decided_by <> 'first' AND marker_id IS NOT NULL THEN 'marker'
                 ELSE decided_by END AS marker_decided_by,
            CASE WHEN decided_by = 'header' THEN 'header'
                 WHEN known_automatic THEN 'notification'
                 ELSE decided_by END AS notif_decided_by,
            CASE WHEN decided_by = 'header' THEN 'header'
                 WHEN known_automatic THEN 'notification'
-                WHEN decided_by <> 'first' AND marker_seen THEN 'marker'
+                WHEN decided_by <> 'first' AND marker_id IS NOT NULL THEN 'marker'
                 ELSE decided_by END AS both_decided_by
     FROM d
 ), dec AS (
@@ -95,8 +109,8 @@ SELECT event_id, session_id, seq, marker_seen, marker_id, known_automatic,
        notif_decided_by, notif_decision, boundary_error(starts_request, is_human_turn, notif_decision) AS notif_error,
        both_decided_by, both_decision, boundary_error(starts_request, is_human_turn, both_decision) AS both_error,
        threshold
-FROM dec
-ORDER BY session_id, seq;
+FROM dec;
 
 DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;
+DROP TABLE IF EXISTS tbv_rules;

@@ -58,6 +58,13 @@ def rule_entries() -> tuple[dict, ...]:
                     "citation": str(raw["citation"]),
                 }
             )
+    keys = [(e["rule_set"], e["match"], e["value"]) for e in out]
+    twice = sorted({k[2] for k in keys if keys.count(k) > 1})
+    if twice:
+        raise StallscanError(
+            f"{RULES.name}: values listed twice: {', '.join(twice)}",
+            hint="one entry per value; list every harness in it",
+        )
     ids = [e["id"] for e in out]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:

@@ -46,7 +46,7 @@ def variants_session(events: list[dict], labels: dict[str, dict], router: list[d
     and each variant's step, decision and error."""
     decided = {r["event_id"]: r for r in router}
     out = []
-    first_marker = None  # first marker since the last assistant reply
+    first_marker = None  # the first marker record since the last assistant reply
     for ev in sorted(events, key=lambda e: e["seq"]):
         if ev["role"] == "assistant":
             first_marker = None
