@@ -18,6 +18,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -32,7 +33,7 @@ MATCHES = {"markers": ("kind", "rule", "reply_status"), "automatic": ("rule",)}
 
 
 @cache
-def rule_entries() -> tuple[dict, ...]:
+def rule_entries() -> tuple[dict[str, Any], ...]:
     """The variants' rules as rows (rule_set marker | automatic, id, match, value, harness, citation)."""
     with open(RULES, "rb") as fh:
         data = tomllib.load(fh)
@@ -83,11 +84,12 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def replay_variants(con: duckdb.DuckDBPyConnection) -> dict:
+def replay_variants(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
     """(Re)create `turn_boundary_variants` from `turn_boundaries` (replayed at 2 s first when missing, which
     builds the variants too); returns error counts per variant."""
     has = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries' AND NOT temporary"
-    if not con.execute(has).fetchone()[0]:
+    row = con.execute(has).fetchone()
+    if not (row and row[0]):
         from stallscan.replay.boundaries import replay_boundaries
 
         replay_boundaries(con)
@@ -97,8 +99,8 @@ def replay_variants(con: duckdb.DuckDBPyConnection) -> dict:
     return variant_errors(con)
 
 
-def variant_errors(con: duckdb.DuckDBPyConnection) -> dict:
-    out = {}
+def variant_errors(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
     for name, col in VARIANTS.items():
         out[name] = dict(
             con.execute(f"SELECT {col}_error, count(*) FROM turn_boundary_variants GROUP BY ALL ORDER BY 1").fetchall()

@@ -8,14 +8,16 @@ session (stallscan.replay.boundaries_ref.replay_session) and the rules (boundary
 
 from __future__ import annotations
 
+from typing import Any
+
 from stallscan.replay.boundaries_ref import _error
 
 
-def _applies(rule: dict, source_format: str) -> bool:
+def _applies(rule: dict[str, Any], source_format: str) -> bool:
     return rule["harness"] is None or any(source_format.startswith(h) for h in rule["harness"])
 
 
-def _own_marker(ev: dict, label: dict | None, rules: list[dict]) -> str | None:
+def _own_marker(ev: dict[str, Any], label: dict[str, Any] | None, rules: list[dict[str, Any]]) -> str | None:
     """The id of the first marker rule (by id) this event is itself."""
     hits = []
     for r in rules:
@@ -28,7 +30,7 @@ def _own_marker(ev: dict, label: dict | None, rules: list[dict]) -> str | None:
     return min(hits) if hits else None
 
 
-def _order(router: dict, marked: bool, automatic: bool, use_marker: bool, use_auto: bool) -> tuple[str, str]:
+def _order(router: dict[str, Any], marked: bool, automatic: bool, use_marker: bool, use_auto: bool) -> tuple[str, str]:
     """(step, decision): the router's header first, then the known-automatic rule, then first message, then
     the marker rule, then the router's own completion / gap / no_time steps."""
     step = router["decided_by"]
@@ -41,7 +43,12 @@ def _order(router: dict, marked: bool, automatic: bool, use_marker: bool, use_au
     return step, router["decision"]
 
 
-def variants_session(events: list[dict], labels: dict[str, dict], router: list[dict], rules: list[dict]) -> list[dict]:
+def variants_session(
+    events: list[dict[str, Any]],
+    labels: dict[str, dict[str, Any]],
+    router: list[dict[str, Any]],
+    rules: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """Per router row (user-role event or tool result) of the session: the markers, the known-automatic flag
     and each variant's step, decision and error."""
     decided = {r["event_id"]: r for r in router}

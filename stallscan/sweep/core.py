@@ -53,7 +53,9 @@ class SweepResult:
     cost_auto_as_human: float = 1.0
     cost_human_as_auto: float = 1.0
     bootstrap: int = 0
-    variants: list = field(default_factory=list)  # rule variants vs the router (stallscan.sweep.variants)
+    variants: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # rule variants vs the router (stallscan.sweep.variants)
     rule_advice: str | None = None  # which single rule change would help this corpus most
 
 

@@ -9,12 +9,17 @@ reference threshold (2 s by default: the rule change alone). `rule_advice` picks
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import duckdb
 import numpy as np
 
 from stallscan.replay.boundary_variants import SINGLE, VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+
+if TYPE_CHECKING:
+    from stallscan.sweep.core import SweepResult
 
 ROUTER = "vgr"
 WHAT = {
@@ -32,16 +37,21 @@ WHAT = {
 
 def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
     """turn_boundary_variants exists and was built from the current turn_boundaries (same rows, threshold)."""
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundary_variants'").fetchone()[
-        0
-    ]:
+    if not _one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundary_variants'"):
         return False
-    same = con.execute(
-        "SELECT (SELECT count(*) FROM turn_boundaries) = (SELECT count(*) FROM turn_boundary_variants) "
-        "AND (SELECT count(*) FROM turn_boundaries b ANTI JOIN turn_boundary_variants v "
-        "     ON v.event_id = b.event_id AND v.threshold = b.threshold) = 0"
-    ).fetchone()[0]
-    return bool(same)
+    return bool(
+        _one(
+            con,
+            "SELECT (SELECT count(*) FROM turn_boundaries) = (SELECT count(*) FROM turn_boundary_variants) "
+            "AND (SELECT count(*) FROM turn_boundaries b ANTI JOIN turn_boundary_variants v "
+            "     ON v.event_id = b.event_id AND v.threshold = b.threshold) = 0",
+        )
+    )
+
+
+def _one(con: duckdb.DuckDBPyConnection, query: str) -> Any:
+    row = con.execute(query).fetchone()
+    return row[0] if row else None
 
 
 def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> dict[str, np.ndarray]:
@@ -57,17 +67,19 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
     return cols
 
 
-def event_errors(rows: dict, policy: str, threshold: float) -> np.ndarray:
+def event_errors(rows: dict[str, np.ndarray], policy: str, threshold: float) -> np.ndarray:
     """Per row: does `policy` at `threshold` get it wrong (either kind)?"""
     from stallscan.sweep.core import _policy_split
 
     by_gap, fixed_human = _policy_split(rows, policy)
     gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
     called_human = np.where(by_gap, gaps >= threshold, fixed_human)
-    return called_human != rows["human"].astype(bool)
+    return np.asarray(called_human != rows["human"].astype(bool))
 
 
-def _split(rows: dict, policy: str, threshold: float, human: np.ndarray, router_err: np.ndarray) -> dict:
+def _split(
+    rows: dict[str, np.ndarray], policy: str, threshold: float, human: np.ndarray, router_err: np.ndarray
+) -> dict[str, Any]:
     err = event_errors(rows, policy, threshold)
     return {
         "threshold": float(threshold),
@@ -79,7 +91,9 @@ def _split(rows: dict, policy: str, threshold: float, human: np.ndarray, router_
     }
 
 
-def compare_variants(res, rows: dict, by: str, reference: float = 2.0) -> list[dict]:
+def compare_variants(
+    res: SweepResult, rows: dict[str, np.ndarray], by: str, reference: float = 2.0
+) -> list[dict[str, Any]]:
     """One row per (variant, group): its recommendation, and the errors it removes / adds versus the router
     (each at its own recommended threshold, and both at `reference`)."""
     out = []
@@ -132,7 +146,7 @@ def _s(x: float) -> str:
     return f"{x:.2f} s"
 
 
-def rule_advice(variants: list[dict]) -> str | None:
+def rule_advice(variants: list[dict[str, Any]]) -> str | None:
     """One sentence: which single rule change would lower this corpus's cost most (summed over groups)."""
     if not variants:
         return None
