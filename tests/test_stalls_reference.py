@@ -54,6 +54,22 @@ FRAGMENTS = [
     "(empty)",
     "API Error: 500",
     "No response requested.",
+    # issue 15 hand-offs and waits (vetoes that look at the whole tail)
+    "Which port? Once I know, I'll update it.",
+    "see ?view=a and a?.b",
+    "(a) I write the loader, or (b) I add tests",
+    "Option A: keep it. Option B: drop it.",
+    "as soon as you say go",
+    "Please re-upload the PDF.",
+    "I'll report back when the build finishes.",
+    "你想用哪一个？确认后我会更新",
+    "需要我现在提交吗",
+    "等你确认后我就合并",
+    "どちらを使いますか？",
+    "ご確認いただき次第、マージします。",
+    "어느 포트를 쓸까요?확인되면",
+    "승인해 주시면 바로 병합하겠습니다.",
+    "끝나면 알려 드리겠습니다.",
 ]
 USER_TEXTS = [p.text for p in DATA.prompts if p.role in ("nudge", "automatic", "interrupt")] + [
     "fix the bug",

@@ -188,19 +188,26 @@ def test_cline_no_tool_rounds_are_the_seven_nudged_stalls(h):
     con.close()
 
 
-def test_hermes_failed_trajectory_ends_on_a_silent_narration(h):
-    """PROVENANCE §9: failed_trajectories.jsonl (completed: false) ends with a gpt turn that narrates and
-    has no <tool_call>, after tool rounds, with no automatic prompt after it: a silent plan-as-answer."""
+def test_hermes_failed_trajectory_ends_on_a_request_to_the_user(h):
+    """PROVENANCE §9: failed_trajectories.jsonl (completed: false) ends with a gpt turn that has no
+    <tool_call>, after tool rounds. Read by hand (tests/truth/intent_labels.csv) it is a hand-off, not a
+    plan-as-answer: out of iterations, the model asks the user to re-upload the PDF and promises the next
+    steps only once that is done ('Please **re-upload the PDF file** ... Once uploaded, I'll be able to:').
+    Issue 15: a conditional promise and a request to the user veto the narrated-intent rule."""
     con = _ingest_one("hermes-trajectory", "hermes_traj", h)
+    path = h.real_files.__globals__["real_root"]() / "hermes-trajectory/rohithbalasubramani-neurareport-v2"
+    raw = json.loads((path / "failed_trajectories.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    last_gpt = [m for m in raw["conversations"] if m["from"] == "gpt"][-1]["value"]
+    assert "<tool_call>" not in last_gpt and "re-upload" in last_gpt and "Once uploaded, I'll" in last_gpt
     rows = _rows(
         con,
-        "SELECT s.* FROM stalls s JOIN events e USING (event_id) "
-        "WHERE e.file LIKE '%failed_trajectories.jsonl' ORDER BY s.seq",
+        "SELECT r.round_kind, r.veto_hits, t.outcome FROM rounds r JOIN events e USING (event_id) "
+        "JOIN turns t ON t.delivered_event_id = r.event_id "
+        "WHERE e.file LIKE '%failed_trajectories.jsonl' ORDER BY r.seq DESC LIMIT 1",
     )
-    assert rows, "no stall in the failed trajectory"
-    last = rows[-1]
-    assert last["delivered"] and last["outcome"] == "silent_plan_as_answer"
-    assert "<tool_call>" not in (last["excerpt"] or "")
+    assert rows and rows[0]["round_kind"] == "final" and rows[0]["outcome"] == "answered"
+    assert "q_conditional_en" in rows[0]["veto_hits"]
+    assert not _rows(con, "SELECT * FROM stalls s JOIN events e USING (event_id) WHERE e.file LIKE '%failed_traj%'")
     con.close()
 
 
