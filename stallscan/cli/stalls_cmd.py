@@ -31,6 +31,7 @@ def stalls(
     db: str | None = DbOpt,
 ) -> None:
     """Replay every assistant round through the stall rules and list the stalls."""
+    from stallscan.replay.stall_data import measured_precision, precision_line
     from stallscan.replay.stalls import OUTCOME_ALIASES, OUTCOMES, bound_sweep, list_stalls, replay_stalls
 
     if out not in ("table", "json"):
@@ -53,6 +54,7 @@ def stalls(
             "segmentation": info.segmentation,
             "data_version": info.data_version,
             "endings_changed_by_bound": sweep,
+            "precision": measured_precision(),
             "stalls": [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rows],
         }
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
@@ -95,3 +97,4 @@ def stalls(
         f"(of {sweep['plan_endings']} plan endings logged).",
         highlight=False,
     )
+    console.print(precision_line(measured_precision()), highlight=False)

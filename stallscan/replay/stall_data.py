@@ -1,6 +1,7 @@
 """The stall replay's data files (stallscan/data/*.toml) as Python objects and as DuckDB tables.
 
 `intent_signatures.toml`: narrated-intent signatures (intent / done / question regexes).
+`precision.toml`: the rule's precision and recall measured on the hand-labelled truth set (tests/truth/).
 `stall_prompts.toml`: harness nudges (with the round kind each reacts to), other automatic prompts,
 assistant-side sentinels, model-name -> provider rules. Both SQL and the reference walk read them
 from here, so the two implementations cannot drift apart on data.
@@ -93,6 +94,31 @@ def load() -> StallData:
     providers = tuple((p["regex"], p["provider"]) for p in pr["provider"])
     return StallData(
         f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]), sigs, prompts, providers
+    )
+
+
+@lru_cache(maxsize=1)
+def measured_precision() -> dict | None:
+    """The figures of precision.toml (written by tests/real/intent_truth.py --write), plus `current`: whether
+    they were measured on the signature data in use. None when the file is absent."""
+    path = DATA / "precision.toml"
+    if not path.is_file():
+        return None
+    d = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {**d, "current": d.get("data_version") == load().version}
+
+
+def precision_line(p: dict | None) -> str:
+    """One sentence on how far the narrated-intent counts can be trusted (for reports and the CLI)."""
+    if not p:
+        return "Narrated-intent precision: not measured (stallscan/data/precision.toml is missing)."
+    stale = "" if p["current"] else f" on older signatures ({p['data_version']})"
+    return (
+        f"Narrated-intent precision, measured {p['measured_on']}{stale} on a hand-labelled truth set: "
+        f"{p['false_alarms_real']} false alarms in {p['real_genuine']} real genuine endings "
+        f"(95 % bound {p['false_alarm_upper95_per_1000']:g} per 1,000), {p['false_alarms_cases']} in "
+        f"{p['handoff_cases']} hand-written hand-offs; precision {p['precision']:.0%}, recall {p['recall']:.0%} "
+        f"of {p['positives']} plan-as-answer shapes."
     )
 
 

@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from stallscan.replay.stall_data import measured_precision, precision_line
 from stallscan.replay.stalls import (
     bound_sweep,
     list_stalls,
@@ -45,6 +46,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "recovery": recovery(con, scoped=True),
         "bound_sweep": bound_sweep(con, bounds, scoped=True),
         "signatures": signature_hits(con, scoped=True),
+        "precision": measured_precision(),
     }
 
 
@@ -94,6 +96,7 @@ def render(data: dict[str, Any]) -> Group:
             str(so.get("abandoned", 0)),
         )
     parts.append(t)
+    parts.append(Text(precision_line(data.get("precision"))))
     w = Table(title="Plan-as-answer endings, worst first", title_justify="left")
     for c in ("outcome", "session", "time", "model", "kind / signature", "finish", "idx", "narration"):
         w.add_column(c)
