@@ -70,6 +70,9 @@ FRAGMENTS = [
     "어느 포트를 쓸까요?확인되면",
     "승인해 주시면 바로 병합하겠습니다.",
     "끝나면 알려 드리겠습니다.",
+    "I’m committing that now.",
+    "Now writing the test suite:",
+    "Clean compile. Now run tests.",
 ]
 USER_TEXTS = [p.text for p in DATA.prompts if p.role in ("nudge", "automatic", "interrupt")] + [
     "fix the bug",

@@ -4,9 +4,11 @@ The labels were written by reading each reply and what followed it in its file, 
   intent_labels.csv          every text-only assistant reply (turn-final, or followed only by automatic
                              records) in the real Claude Code, Codex, Hermes session, Hermes trajectory and
                              Cline files, keyed by file + line + a hash of the stripped text; all genuine.
-  intent_positives_real.csv  real narrations that preceded a tool call in those files (a fixed sample: the
-                             first 45 / 35 / 25 by md5 of the text), read and marked `plan` when, with the
-                             call removed, the reply would be a plan-as-answer ending; `skip` otherwise.
+  intent_positives_real.csv  real narrations (15-400 chars) that preceded a tool call in the Claude Code /
+                             Codex / Cline files, in md5-of-text order: sample `tuning` = the first 45 / 35 / 25,
+                             `heldout` = the next 35 / 25 / 15, read after the last intent signatures were
+                             written; each marked `plan` when, with the call removed, the reply would be a
+                             plan-as-answer ending, `skip` otherwise.
   intent_cases.csv           hand-written endings (en / zh / ja / ko): hand-offs and waits the vetoes must
                              pass, and plan shapes with the source of each shape.
 
@@ -154,7 +156,9 @@ def measure(root: Path | None = None) -> dict:
         if len(hits) != 1:
             problems.append(f"positive narration not found once: {p['file']}:{p['line']} {p['text_sha']}")
             continue
-        positives.append({"id": f"{p['file']}:{p['line']}", "group": p["harness"], "text": hits[0]["text"]})
+        positives.append(
+            {"id": f"{p['file']}:{p['line']}", "group": p["harness"], "sample": p["sample"], "text": hits[0]["text"]}
+        )
     cases = read_csv("intent_cases.csv")
     for c in cases:
         c["text"] = c["text"].replace("\\n", "\n")
@@ -185,6 +189,11 @@ def measure(root: Path | None = None) -> dict:
         g = per_group.setdefault(s["group"], [0, 0])
         g[0] += 1
         g[1] += flagged(s)
+    by_sample: dict[str, list[int]] = {}
+    for s in plan:
+        g = by_sample.setdefault(s.get("sample", "handwritten"), [0, 0])
+        g[0] += 1
+        g[1] += flagged(s)
     real_by_harness: dict[str, list[int]] = {}
     for r in real:
         g = real_by_harness.setdefault(r["harness"], [0, 0])
@@ -207,6 +216,7 @@ def measure(root: Path | None = None) -> dict:
         "detected": len(tp),
         "detected_silent": sum(1 for s in plan if s["silent"]),
         "recall_by_group": per_group,
+        "recall_by_sample": by_sample,
         "missed": [s["id"] for s in plan if not flagged(s)],
         "precision": len(tp) / (len(tp) + fp) if tp or fp else None,
         "recall": len(tp) / len(plan) if plan else None,
@@ -241,6 +251,9 @@ def toml_text(m: dict) -> str:
         "# plan-as-answer shapes (real narrations with their call removed + hand-written) and how many were flagged\n"
         f"positives = {m['positives']}\n"
         f"detected = {m['detected']}\n"
+        "# of the real narrations: the held-out sample (read after the intent signatures were last tuned)\n"
+        f"heldout_positives = {m['recall_by_sample'].get('heldout', [0, 0])[0]}\n"
+        f"heldout_detected = {m['recall_by_sample'].get('heldout', [0, 0])[1]}\n"
         "# detected / (detected + every false alarm above), and detected / positives\n"
         f"precision = {f(m['precision'])}\n"
         f"recall = {f(m['recall'])}\n"
@@ -262,7 +275,8 @@ def main(argv: list[str]) -> int:
     print(f"hand-written hand-offs: {m['handoff_cases']}, flagged {m['false_alarms_cases']}")
     print(
         f"positives: {m['positives']} ({m['positives_real']} real narrations), detected {m['detected']} "
-        f"(silent {m['detected_silent']}); recall by group {m['recall_by_group']}"
+        f"(silent {m['detected_silent']}); recall by group {m['recall_by_group']}, "
+        f"by sample {m['recall_by_sample']}"
     )
     print(f"precision {m['precision']:.4f}  recall {m['recall']:.4f}")
     print("false alarms:", *m["false_alarm_ids"], sep="\n  ")

@@ -40,7 +40,7 @@ def test_precision_and_recall_do_not_fall_below_the_recorded_figures(measured):
         f"(95 % upper bound {m['false_alarm_upper95_per_1000_real']:.1f} per 1,000); "
         f"{m['false_alarms_cases']} in {m['handoff_cases']} hand-written hand-offs"
         f"\n  positives {m['positives']} ({m['positives_real']} real narrations), detected {m['detected']} "
-        f"(silent {m['detected_silent']}), by group {m['recall_by_group']}"
+        f"(silent {m['detected_silent']}), by group {m['recall_by_group']}, by sample {m['recall_by_sample']}"
         f"\n  precision {m['precision']:.4f}  recall {m['recall']:.4f}"
     )
     if os.environ.get("STALLSCAN_UPDATE_PRECISION") == "1":
@@ -52,7 +52,8 @@ def test_precision_and_recall_do_not_fall_below_the_recorded_figures(measured):
     assert m["silent_false_alarms_real"] <= rec["silent_false_alarms_real"], m["false_alarm_ids"]
     assert m["false_alarms_cases"] <= rec["false_alarms_cases"], m["false_alarm_ids"]
     assert m["detected"] >= rec["detected"], m["missed"]
-    assert m["precision"] >= rec["precision"] and m["recall"] >= rec["recall"]
+    assert m["recall_by_sample"]["heldout"][1] >= rec["heldout_detected"], m["missed"]
+    assert round(m["precision"], 4) >= rec["precision"] and round(m["recall"], 4) >= rec["recall"]
 
 
 def test_target_at_most_one_false_alarm_per_1000_genuine_endings(measured):
