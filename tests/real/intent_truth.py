@@ -4,6 +4,8 @@ The labels were written by reading each reply and what followed it in its file, 
   intent_labels.csv          every text-only assistant reply (turn-final, or followed only by automatic
                              records) in the real Claude Code, Codex, Hermes session, Hermes trajectory and
                              Cline files, keyed by file + line + a hash of the stripped text; all genuine.
+                             `ending`: turn_final (the turn's delivered reply) or followed_by_automatic (the
+                             model stopped, but a stop hook, a harness nudge or an app record carried on).
   intent_positives_real.csv  real narrations (15-400 chars) that preceded a tool call in the Claude Code /
                              Codex / Cline files, in md5-of-text order: sample `tuning` = the first 45 / 35 / 25,
                              `heldout` = the next 35 / 25 / 15, read after the last intent signatures were
