@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -98,7 +99,7 @@ def load() -> StallData:
 
 
 @lru_cache(maxsize=1)
-def measured_precision() -> dict | None:
+def measured_precision() -> dict[str, Any] | None:
     """The figures of precision.toml (written by tests/real/intent_truth.py --write), plus `current`: whether
     they were measured on the signature data in use. None when the file is absent."""
     path = DATA / "precision.toml"
@@ -108,7 +109,7 @@ def measured_precision() -> dict | None:
     return {**d, "current": d.get("data_version") == load().version}
 
 
-def precision_line(p: dict | None) -> str:
+def precision_line(p: dict[str, Any] | None) -> str:
     """One sentence on how far the narrated-intent counts can be trusted (for reports and the CLI)."""
     if not p:
         return "Narrated-intent precision: not measured (stallscan/data/precision.toml is missing)."
