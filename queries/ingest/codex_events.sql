@@ -1,6 +1,6 @@
 -- Codex rollout JSONL -> fmt_events + fmt_fates.   Input: stage_lines, batch_files.
--- A response_item user message and the event_msg/user_message carrying the same text are one human
--- message (meta.paired = true); an unpaired user/developer item is harness-injected context. The model
+-- A response_item user message and the event_msg/user_message next to it are one human message
+-- (meta.paired = true; paired by position, text only as a tie-break: see cx_pairs); an unpaired user/developer item is harness-injected context. The model
 -- output items of one response (assistant message + function/custom tool calls, nothing in between
 -- that breaks the round) form one assistant event. UI mirrors (agent_message, agent_reasoning) and
 -- token_count snapshots never become events.
@@ -24,17 +24,68 @@ SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                     "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}') END AS j
 FROM stage_lines s);
 
--- pair the k-th user response_item of a text with the k-th event_msg/user_message of that text
+-- Pairing by position (issue 15): a Codex turn writes the human's prompt twice, the response_item user
+-- message and the event_msg/user_message, next to each other (PROVENANCE §3/§12: item then event in
+-- every real rollout). Each user_message takes the user item adjacent to it in the file's sequence of
+-- conversation records (user/developer items, user_message events, model output, tool output, turn
+-- markers, compaction; token counts, turn_context, reasoning and session_meta lines in between do not
+-- separate them), so a sanitised export whose two copies carry different placeholder words still
+-- pairs. Text only breaks ties: an event with a user item on both sides takes the one with its text,
+-- else the one before it; an item claimed by two events keeps the one with its text, else the one
+-- after it. A harness fragment (codex_fragment) is no candidate for an event of another text. What
+-- position leaves unpaired falls back to the earlier rule: the k-th remaining item of
+-- a text with the k-th remaining event of that text.
+-- a harness fragment (Codex's is_contextual_user_fragment: an open tag at the start, a close tag at the
+-- end; or the AGENTS.md header) never pairs with a user_message of another text
+CREATE OR REPLACE TEMP MACRO codex_fragment(t) AS
+    regexp_matches(t, '(?s)^<[A-Za-z_]+>.*</[A-Za-z_]+>$') OR starts_with(t, '# AGENTS.md instructions for');
+
 CREATE OR REPLACE TEMP TABLE cx_pairs AS
-WITH items AS (
+WITH seq AS (
+    SELECT fid, line, ts, rtype, j.payload.role AS role,
+           trim(CASE WHEN rtype = 'event_msg:user_message' THEN j.payload.message ELSE item_text END) AS t,
+           row_number() OVER (PARTITION BY fid ORDER BY line) AS pos
+    FROM cx_cls
+    WHERE rtype IN ('response_item:message', 'response_item:function_call', 'response_item:custom_tool_call',
+                    'response_item:local_shell_call', 'response_item:web_search_call',
+                    'response_item:tool_search_call', 'response_item:function_call_output',
+                    'response_item:custom_tool_call_output', 'response_item:tool_search_output',
+                    'event_msg:user_message', 'event_msg:task_started', 'event_msg:task_complete',
+                    'event_msg:turn_aborted', 'compacted')
+), nb AS (
+    SELECT *, lag(line) OVER w AS p_line, lag(rtype) OVER w AS p_rtype, lag(role) OVER w AS p_role, lag(t) OVER w AS p_t,
+              lead(line) OVER w AS n_line, lead(rtype) OVER w AS n_rtype, lead(role) OVER w AS n_role, lead(t) OVER w AS n_t
+    FROM seq WINDOW w AS (PARTITION BY fid ORDER BY pos)
+), cand AS (   -- each event's chosen neighbour
+    SELECT fid, line AS msg_line, ts AS msg_ts,
+           CASE WHEN prev_ok AND next_ok THEN CASE WHEN n_t IS NOT DISTINCT FROM t AND p_t IS DISTINCT FROM t THEN n_line ELSE p_line END
+                WHEN prev_ok THEN p_line ELSE n_line END AS item_line,
+           CASE WHEN prev_ok AND next_ok THEN CASE WHEN n_t IS NOT DISTINCT FROM t AND p_t IS DISTINCT FROM t THEN n_t ELSE p_t END
+                WHEN prev_ok THEN p_t ELSE n_t END IS NOT DISTINCT FROM t AS same_text,
+           NOT (prev_ok AND NOT (next_ok AND n_t IS NOT DISTINCT FROM t AND p_t IS DISTINCT FROM t)) AS item_after
+    FROM (SELECT *, p_rtype = 'response_item:message' AND p_role = 'user' AND p_t IS NOT NULL
+                      AND (p_t = t OR NOT codex_fragment(p_t)) AS prev_ok,
+                    n_rtype = 'response_item:message' AND n_role = 'user' AND n_t IS NOT NULL
+                      AND (n_t = t OR NOT codex_fragment(n_t)) AS next_ok
+          FROM nb WHERE rtype = 'event_msg:user_message' AND t IS NOT NULL)
+    WHERE prev_ok OR next_ok
+), pos_pairs AS (
+    SELECT fid, item_line, msg_line, msg_ts FROM (
+        SELECT *, row_number() OVER (PARTITION BY fid, item_line ORDER BY same_text DESC, item_after ASC, msg_line) AS k
+        FROM cand) WHERE k = 1
+), items AS (
     SELECT fid, line, trim(item_text) AS t,
            row_number() OVER (PARTITION BY fid, trim(item_text) ORDER BY line) AS k
     FROM cx_cls WHERE rtype = 'response_item:message' AND j.payload.role = 'user' AND item_text IS NOT NULL
+      AND (fid, line) NOT IN (SELECT (fid, item_line) FROM pos_pairs)
 ), msgs AS (
     SELECT fid, line, ts, trim(j.payload.message) AS t,
            row_number() OVER (PARTITION BY fid, trim(j.payload.message) ORDER BY line) AS k
     FROM cx_cls WHERE rtype = 'event_msg:user_message' AND j.payload.message IS NOT NULL
+      AND (fid, line) NOT IN (SELECT (fid, msg_line) FROM pos_pairs)
 )
+SELECT fid, item_line, msg_line, msg_ts FROM pos_pairs
+UNION ALL
 SELECT i.fid, i.line AS item_line, m.line AS msg_line, m.ts AS msg_ts FROM items i JOIN msgs m USING (fid, t, k);
 
 CREATE OR REPLACE TEMP VIEW cx_lines AS
