@@ -209,14 +209,15 @@ def test_wrong_type_in_every_field(con, tmp_path, name):
 
 
 def test_wrong_type_in_every_field_of_json_documents(con, tmp_path):
-    """Cline's JSON-array files: every element field replaced by every type; elements still add up."""
+    """Cline's JSON-array files: every element field replaced by every type; elements still add up.
+    The UI file twice: beside its API file (t*/) and alone (u*/, read as the conversation)."""
     src = SAMPLES / "cline" / "1777073160794"
-    for name in ("api_conversation_history.json", "ui_messages.json"):
+    for name, folder in (("api_conversation_history.json", "t"), ("ui_messages.json", "t"), ("ui_messages.json", "u")):
         doc = json.loads((src / name).read_text(encoding="utf-8"))
         paths = [p for p in paths_of(doc) if len(p) >= 2]
         rng = random.Random(7)
         for i, value in enumerate(WRONG):
-            d = tmp_path / f"t{i}"
+            d = tmp_path / f"{folder}{i}"
             d.mkdir(exist_ok=True)
             mutated = doc
             for path in rng.sample(paths, min(8, len(paths))):

@@ -305,6 +305,7 @@ def _ingest_batch(
                 "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
                 "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
                 "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
+                "companion": pa.array([_has_companion(p) for p in batch], pa.bool_()),
             }
         ),
     )
@@ -461,6 +462,16 @@ def _record_unrecognized(con: duckdb.DuckDBPyConnection, path: Path, st: os.stat
 
 def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc).strip().split("\n")[0] or type(exc).__name__
+
+
+# a format whose conversation of record may live in a sibling file: Cline's ui_messages.json is read as
+# the conversation only when its task folder has no api_conversation_history.json
+COMPANIONS = {"cline_ui": "api_conversation_history.json"}
+
+
+def _has_companion(plan: FilePlan) -> bool:
+    name = COMPANIONS.get(plan.fmt)
+    return bool(name) and (plan.path.parent / name).is_file()
 
 
 def _stem(path: Path) -> str:
