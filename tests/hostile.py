@@ -87,6 +87,8 @@ def accounting_errors(con, check_files: bool = True, only: str | None = None) ->
                 try:
                     doc = json.loads(data)
                     expect = len(doc) if isinstance(doc, list) else 1
+                    if fmt == "opencode" and isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+                        expect = len(doc["messages"])  # an `opencode export` document: its messages are the records
                 except (ValueError, RecursionError):
                     expect = None
                 if expect is not None and expect != n_lines:

@@ -39,6 +39,8 @@ SPECS: dict[str, FormatSpec] = {
     "hermes_traj": FormatSpec("hermes_traj"),
     "aider": FormatSpec("aider", appendable=False),  # paired with .aider.input.history
     "aider_input": FormatSpec("aider_input", appendable=False),
+    # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
+    "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
 }
 FORMATS = tuple(SPECS)
 
@@ -107,6 +109,8 @@ _OPENHANDS = re.compile(
 )
 _SWE_DOC = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 _GEMINI_DOC = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
+_OPENCODE_DOC = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
+_OPENCODE_LIST = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"msg_')
 _AIDER_MD = re.compile(rb"^\s*# aider chat started at \d{4}-\d\d-\d\d")
 _AIDER_INPUT = re.compile(rb"^\s*# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\r?\n\+")
 
@@ -129,6 +133,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return "cline_api"
         if _OPENHANDS.match(head):
             return "openhands"
+        if _OPENCODE_LIST.match(head):
+            return "opencode"
         if lname == "api_conversation_history.json":
             return "cline_api"  # empty or truncated array: the name is all there is
         if lname == "ui_messages.json":
@@ -142,6 +148,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             rec = None
         if isinstance(rec, dict):
             return None  # one object per line (or one minified document): _classify decides
+        if _OPENCODE_DOC.match(head):
+            return "opencode"
         if _GEMINI_DOC.match(head):
             return "gemini_cli_json"
         if _SWE_DOC.match(head) or lname.endswith(".traj"):
@@ -150,6 +158,9 @@ def _classify_head(head: bytes, name: str) -> str | None:
 
 
 def _classify(rec: dict[str, Any]) -> str | None:
+    info = rec.get("info")
+    if isinstance(info, dict) and isinstance(rec.get("messages"), list) and str(info.get("id", "")).startswith("ses_"):
+        return "opencode"  # a minified `opencode export` document
     if isinstance(rec.get("history"), list) or isinstance(rec.get("trajectory"), list):
         return "swe_agent"
     if "projectHash" in rec and "sessionId" in rec:
