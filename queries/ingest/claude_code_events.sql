@@ -135,13 +135,19 @@ SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
        arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL),
        json_object('isMeta', bool_or(is_meta), 'requestId', any_value(request_id),
                    'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(version))
-FROM (SELECT *, sum(CASE WHEN msg_id IS NULL OR msg_id IS DISTINCT FROM prev_id THEN 1 ELSE 0 END)
-                   OVER (PARTITION BY fid, session_id ORDER BY line) AS run
-      FROM (SELECT *, lag(msg_id) OVER (PARTITION BY fid, session_id ORDER BY line) AS prev_id
-            FROM ev WHERE typ = 'assistant'))
--- a run of lines of one message.id in one session: a reused id elsewhere (another session, or much later)
--- is another reply, and a chunked or resumed read, which sees only the open run, merges the same lines
-GROUP BY fid, session_id, run;
+FROM (SELECT *, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || msg_id || '#' || bar END AS run_key
+      FROM (SELECT *, sum(CASE WHEN typ = 'user' AND coalesce(n_results, 0) = 0 THEN 1 ELSE 0 END)
+                        OVER (PARTITION BY fid, session_id ORDER BY line) AS bar
+            FROM ev)
+      WHERE typ = 'assistant')
+-- The lines of one message.id in one session are one reply as long as nothing but tool results and other
+-- replies' lines comes between them: Claude Code 2.1 sometimes writes a tool_use line after that call's
+-- own tool_result (real: Sarthib7-FundWise L227/L229, planetfall 35_00b4 L164/L166), and a reply's lines
+-- may straddle another reply's, so pairing goes by message.id (hence by tool-call id), not by adjacency.
+-- A user line that is not a tool result (a prompt, a harness message) between two lines of one id makes
+-- them two replies (a reused id after the next prompt is another reply); a chunked or resumed read,
+-- which sees only the open reply, merges the same lines.
+GROUP BY fid, session_id, run_key;
 
 -- Claude lines carry their own session id and model: nothing to carry to a later ingest
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
