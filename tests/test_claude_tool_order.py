@@ -209,3 +209,37 @@ def test_real_files_tool_messages_are_whole(path):
         [sorted(i for i in tool_msgs if i)],
     ).fetchall()
     assert split == [], "lines of a tool-using reply became a text-only event"
+
+
+# harness texts real Claude Code files carry, each with its library entry (stallscan/data/prompts.toml)
+REAL_INJECTED = [
+    ("yashpunmiya-Solsmile/claude-session.jsonl", 250, "claude.continue_from_where_you_left_off"),
+    (
+        "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__35_00b4613672_2_full.jsonl",
+        271,
+        "claude.skill_body",
+    ),
+    (
+        "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__35_00b4613672_2_full.jsonl",
+        409,
+        "claude.compact_summary",
+    ),
+    ("drmaciver-claude-reliability/hello-world-script/transcript.jsonl", 8, "claude.stop_hook_feedback"),
+]
+
+
+@pytest.mark.parametrize("rel,line,rule", REAL_INJECTED, ids=[f"{r[0].split('/')[0]}-L{r[1]}" for r in REAL_INJECTED])
+def test_real_injected_texts_have_their_entry(rel, line, rule):
+    from stallscan.replay.labels import label_events
+    from tests.real.conftest import real_root
+
+    path = real_root() / "claude-code" / rel
+    if not path.is_file():
+        pytest.skip(f"real data absent: {path}")
+    con = connect(":memory:")
+    ingest_paths(con, [str(path)])
+    label_events(con, {})
+    got = con.execute(
+        "SELECT l.origin, l.origin_rule FROM events e JOIN user_labels l USING (event_id) WHERE e.line = ?", [line]
+    ).fetchall()
+    assert got == [("automatic", rule)]

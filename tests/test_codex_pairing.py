@@ -190,3 +190,23 @@ def test_real_rollout_redacted_same_prompts_and_boundaries(tmp_path, rel, style)
     assert len(humans) == n_events
     assert r_humans == humans
     assert r_bounds == bounds
+
+
+def test_skill_body_after_a_prompt_is_injected_context(tmp_path):
+    # Codex injects the body of a skill the prompt names as a user item right after the prompt
+    skill = "<skill>\n<name>apply-grant</name>\n<path>/home/u/.codex/skills/apply-grant/SKILL.md</path>\n# Apply\nSteps...\n</skill>"
+    con, p = ingest(
+        tmp_path,
+        [
+            meta(0),
+            item(1, "help me apply [$apply-grant](x)"),
+            umsg(2, "help me apply [$apply-grant](x)"),
+            item(3, skill),
+            reply(6, "ok"),
+        ],
+    )
+    assert user_rows(con, p) == [(2, 3, "message", "human"), (4, 4, "context", "automatic")]
+    got = con.execute(
+        "SELECT l.origin_rule, l.starts_request FROM user_labels l JOIN events e USING (event_id) WHERE e.kind = 'context'"
+    ).fetchall()
+    assert got == [("codex.skill_body", False)]
