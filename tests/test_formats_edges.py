@@ -276,6 +276,7 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("swe-agent", "swe_agent"),
         ("hermes-trajectory", "hermes_traj"),
         ("aider", None),
+        ("opencode", "opencode"),
     ],
 )
 def test_samples_ingest_cleanly(con, sub, fmt):

@@ -1,6 +1,6 @@
 """opencode sessions (issue 15): `opencode export` documents and bare [{info, parts}] lists.
 
-tests/golden/opencode/session-export.json is hand-made in the shape sst/opencode writes (message-v2.ts
+sample_logs/opencode/session-export.json is hand-made in the shape sst/opencode writes (message-v2.ts
 message info + parts; compaction.ts for the compaction request and its automatic continue message).
 Expected rows below come from reading that file, not from the code under test. No real opencode file
 is held (PROVENANCE §11), so there is no real-data test.
@@ -9,7 +9,6 @@ is held (PROVENANCE §11), so there is no real-data test.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
+from tests.conftest import SAMPLES
 from tests.hostile import accounting_errors
 
-SAMPLE = Path(__file__).resolve().parent / "golden" / "opencode" / "session-export.json"
+SAMPLE = SAMPLES / "opencode" / "session-export.json"
 DOC = json.loads(SAMPLE.read_text(encoding="utf-8"))
 
 

@@ -471,7 +471,7 @@ COMPANIONS = {"cline_ui": "api_conversation_history.json"}
 
 def _has_companion(plan: FilePlan) -> bool:
     name = COMPANIONS.get(plan.fmt)
-    return bool(name) and (plan.path.parent / name).is_file()
+    return name is not None and (plan.path.parent / name).is_file()
 
 
 def _stem(path: Path) -> str:
