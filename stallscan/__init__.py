@@ -23,3 +23,22 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+_GUARD_SUBCOMMANDS = ("install", "uninstall", "status", "--help", "-h")
+
+
+def run() -> None:
+    """The `stallscan` console script. `stallscan guard [--option ...]` (the Stop hook) runs
+    stallscan.guard.hook straight away, before the CLI (typer, rich, duckdb) is imported: the hook runs at
+    every turn end and must start fast. Everything else goes to the typer app in stallscan.cli."""
+    import sys
+
+    argv = sys.argv[1:]
+    if argv[:1] == ["guard"] and not any(a in _GUARD_SUBCOMMANDS for a in argv[1:2]):
+        from stallscan.guard.hook import main
+
+        sys.exit(main(argv[1:]))
+    from stallscan.cli import run as cli_run
+
+    cli_run()

@@ -93,4 +93,5 @@ from . import boundaries_cmd  # noqa: E402, F401
 from . import sweep_cmd  # noqa: E402, F401
 from . import stalls_cmd  # noqa: E402, F401
 from . import show_cmd  # noqa: E402, F401
+from . import guard_cmd  # noqa: E402, F401
 # isort: on

@@ -41,6 +41,7 @@ SPECS: dict[str, FormatSpec] = {
     "aider_input": FormatSpec("aider_input", appendable=False),
     # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
+    "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
 }
 FORMATS = tuple(SPECS)
 
@@ -158,6 +159,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
 
 
 def _classify(rec: dict[str, Any]) -> str | None:
+    if "stallscan_guard" in rec and "decision" in rec:
+        return "stallscan_guard"
     info = rec.get("info")
     if isinstance(info, dict) and isinstance(rec.get("messages"), list) and str(info.get("id", "")).startswith("ses_"):
         return "opencode"  # a minified `opencode export` document

@@ -1,108 +1,41 @@
-"""The stall replay's data files (stallscan/data/*.toml) as Python objects and as DuckDB tables.
+"""The stall replay's data files as DuckDB tables (the Python objects live in stall_rules.py), and the
+measured precision of the narrated-intent rule (precision.toml).
 
-`intent_signatures.toml`: narrated-intent signatures (intent / done / question regexes).
-`precision.toml`: the rule's precision and recall measured on the hand-labelled truth set (tests/truth/).
-`stall_prompts.toml`: harness nudges (with the round kind each reacts to), other automatic prompts,
-assistant-side sentinels, model-name -> provider rules. Both SQL and the reference walk read them
-from here, so the two implementations cannot drift apart on data.
+`install(con)` writes the tables the SQL replay reads; `load`, `strip` and the record types are re-exported
+from stallscan.replay.stall_rules (pure Python, also read by the reference walk and the live guard).
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
-from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")  # the same class as stall_strip() in SQL
+from stallscan.replay.stall_rules import DATA, STRIP_RE, Prompt, Signature, StallData, load, strip
 
-
-@dataclass(frozen=True)
-class Signature:
-    id: str
-    language: str
-    kind: str  # intent | done | question
-    regex: str
-    citation: str
-    max_chars: int | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        return _compile(self.regex)
-
-
-@dataclass(frozen=True)
-class Prompt:
-    id: str
-    role: str  # nudge | automatic | interrupt | sentinel
-    reacts_to: str | None  # nudges: dropped / no_tool / narrated / empty / length / stop_gate; sentinels: kind
-    match: str  # exact | prefix | contains
-    text: str
-    citation: str
-
-    def matches(self, stripped: str | None) -> bool:
-        if stripped is None:
-            return False
-        if self.match == "exact":
-            return stripped == self.text
-        if self.match == "prefix":
-            return stripped.startswith(self.text)
-        return self.text in stripped
-
-
-@dataclass(frozen=True)
-class StallData:
-    version: str
-    tail_chars: int
-    signatures: tuple[Signature, ...]
-    prompts: tuple[Prompt, ...]
-    providers: tuple[tuple[str, str], ...]  # (regex, provider), first match wins
-
-
-@cache
-def _compile(regex: str) -> re.Pattern[str]:
-    # re.ASCII: \b and \w as in RE2 (DuckDB); `$` is end of text because texts are stripped first
-    return re.compile(regex, re.ASCII)
-
-
-@lru_cache(maxsize=1)
-def load() -> StallData:
-    sig = tomllib.loads((DATA / "intent_signatures.toml").read_text(encoding="utf-8"))
-    pr = tomllib.loads((DATA / "stall_prompts.toml").read_text(encoding="utf-8"))
-    sigs = tuple(
-        Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"))
-        for s in sig["signature"]
-    )
-    for s in sigs:
-        if s.kind not in ("intent", "done", "question"):
-            raise ValueError(f"signature {s.id}: unknown kind {s.kind!r}")
-        _compile(s.regex)
-    prompts = tuple(
-        [Prompt(n["id"], "nudge", n["reacts_to"], n["match"], n["text"], n["citation"]) for n in pr["nudge"]]
-        + [Prompt(a["id"], "automatic", None, a["match"], a["text"], a["citation"]) for a in pr["automatic"]]
-        + [Prompt(a["id"], "interrupt", None, a["match"], a["text"], a["citation"]) for a in pr["interrupt"]]
-        + [Prompt(s["id"], "sentinel", s["kind"], s["match"], s["text"], s["citation"]) for s in pr["sentinel"]]
-    )
-    ids = [s.id for s in sigs] + [p.id for p in prompts]
-    if len(ids) != len(set(ids)):
-        raise ValueError("duplicate ids in stallscan/data/*.toml")
-    providers = tuple((p["regex"], p["provider"]) for p in pr["provider"])
-    return StallData(
-        f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]), sigs, prompts, providers
-    )
+__all__ = [
+    "DATA",
+    "STRIP_RE",
+    "Prompt",
+    "Signature",
+    "StallData",
+    "install",
+    "load",
+    "measured_precision",
+    "precision_line",
+    "strip",
+]
 
 
 @lru_cache(maxsize=1)
 def measured_precision() -> dict[str, Any] | None:
     """The figures of precision.toml (written by tests/real/intent_truth.py --write), plus `current`: whether
     they were measured on the signature data in use. None when the file is absent."""
-    path = DATA / "precision.toml"
+    path = Path(DATA) / "precision.toml"
     if not path.is_file():
         return None
     d = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -121,10 +54,6 @@ def precision_line(p: dict[str, Any] | None) -> str:
         f"{p['handoff_cases']} hand-written hand-offs; precision {p['precision']:.0%}, recall {p['recall']:.0%} "
         f"of {p['positives']} plan-as-answer shapes."
     )
-
-
-def strip(text: str | None) -> str | None:
-    return None if text is None else STRIP_RE.sub("", text)
 
 
 def install(con: duckdb.DuckDBPyConnection) -> StallData:

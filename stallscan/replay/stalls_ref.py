@@ -12,7 +12,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, cast
 
-from stallscan.replay.stall_data import Prompt, StallData, load, strip
+from stallscan.replay.stall_rules import Prompt, StallData, load, strip
 
 if TYPE_CHECKING:
     import duckdb

@@ -35,7 +35,13 @@ class Section:
 
 
 SECTIONS: list[Section] = []
-ORDER = ("corpus", "boundaries", "stalls", "threshold")  # built-ins in report order; others follow as registered
+ORDER = (
+    "corpus",
+    "boundaries",
+    "stalls",
+    "threshold",
+    "guard",
+)  # built-ins in report order; others follow as registered
 
 
 def register(section: Section) -> Section:

@@ -13,20 +13,22 @@ X / * / • as left by a human, or a [REDACTED:…] mark) — what a leak check 
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
+import os
+import re
 from functools import cache
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-import duckdb
+from stallscan.store import toml_cache
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "secrets.toml"
+if TYPE_CHECKING:  # only for annotations: the live guard masks in Python (mask) and must not load duckdb
+    import duckdb
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "secrets.toml")
 # a match that is already masked: a [REDACTED:…] mark, or a run of mask characters standing for the value
 MASKED = r"REDACTED|X{6,}|x{6,}|\*{6,}|•{3,}|#{6,}"
 
 
-@dataclass(frozen=True)
-class SecretPattern:
+class SecretPattern(NamedTuple):  # (not a dataclass: the guard imports this module and must start fast)
     name: str
     regex: str
     replace: str
@@ -34,7 +36,7 @@ class SecretPattern:
 
 @cache
 def patterns() -> tuple[SecretPattern, ...]:
-    doc = tomllib.loads(DATA.read_text(encoding="utf-8"))
+    doc = toml_cache.read(DATA)
     return tuple(
         SecretPattern(p["name"], p["regex"], p.get("replace", f"[REDACTED:{p['name']}]")) for p in doc["pattern"]
     )
@@ -42,7 +44,20 @@ def patterns() -> tuple[SecretPattern, ...]:
 
 @cache
 def version() -> int:
-    return int(tomllib.loads(DATA.read_text(encoding="utf-8"))["version"])
+    return int(toml_cache.read(DATA)["version"])
+
+
+@cache
+def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p.regex), p.replace) for p in patterns())
+
+
+def mask(text: str) -> str:
+    """`text` with every secret shape masked, in plain Python (the guard log's excerpts; the same patterns
+    and replacements as redact_sql, which tests/test_guard_log.py holds to the SQL result)."""
+    for rx, repl in _compiled():
+        text = rx.sub(repl, text)
+    return text
 
 
 def _lit(s: str) -> str:

@@ -1,0 +1,133 @@
+"""The guard log: one JSONL record per hook call, beside the database.
+
+Path: the `--log` option, else $STALLSCAN_GUARD_LOG, else `log` in stallscan.toml [guard], else
+`stallscan-guard.jsonl` in the directory of the database ($STALLSCAN_DB, else <cwd>/stallscan.duckdb,
+with cwd the harness's working directory from the hook input). `stallscan ingest` reads the file as its
+own format (stallscan_guard; queries/ingest/stallscan_guard_events.sql).
+
+Record fields: stallscan_guard (log format version), time (UTC ISO-8601), harness, event, session, turn,
+verdict (the replay's round_kind), signature, stalls (the guard's earlier nudges in this turn), bound,
+decision (block / would_block / allow), reason, mode, latency_ms, stop_hook_active, after_tool_round,
+reply_from, and for stalls only an excerpt: the reply's last 80 characters with secrets masked
+(stallscan/data/secrets.toml). No other transcript text is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+LOG_VERSION = 1
+LOG_NAME = "stallscan-guard.jsonl"
+EXCERPT_CHARS = 80
+
+
+def log_path(settings: dict[str, Any], payload: Any) -> str:
+    if settings.get("log"):
+        return os.path.expanduser(str(settings["log"]))
+    env = os.environ.get("STALLSCAN_GUARD_LOG")
+    if env:
+        return os.path.expanduser(env)
+    cwd = payload.get("cwd") if isinstance(payload, dict) and isinstance(payload.get("cwd"), str) else None
+    db = os.path.expanduser(os.environ.get("STALLSCAN_DB") or "stallscan.duckdb")
+    if not os.path.isabs(db) and cwd:
+        db = os.path.join(cwd, db)
+    return os.path.join(os.path.dirname(os.path.abspath(db)), LOG_NAME)
+
+
+def excerpt(text: str | None) -> str | None:
+    """At most EXCERPT_CHARS characters of the reply's end, secrets masked (before and after the cut, so
+    neither a cut-off key nor a mask longer than the cut survives)."""
+    if not text:
+        return None
+    from stallscan.store.redact import mask
+
+    s = " ".join(text.split())
+    return mask(mask(s)[-EXCERPT_CHARS:])[-EXCERPT_CHARS:]
+
+
+def record(rec: dict[str, Any]) -> dict[str, Any]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    out: dict[str, Any] = {"stallscan_guard": LOG_VERSION, "time": now}
+    for key in (
+        "harness",
+        "event",
+        "session",
+        "turn",
+        "verdict",
+        "signature",
+        "stalls",
+        "bound",
+        "decision",
+        "reason",
+        "mode",
+        "latency_ms",
+        "stop_hook_active",
+        "after_tool_round",
+        "reply_from",
+        "excerpt",
+        "stalls_logged",
+        "config_error",
+    ):
+        out[key] = rec.get(key)
+    return out
+
+
+def append(path: str | os.PathLike[str], rec: dict[str, Any]) -> dict[str, Any]:
+    line = json.dumps(record(rec), ensure_ascii=False) + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+    out: dict[str, Any] = json.loads(line)
+    return out
+
+
+def blocks_since(path: str | os.PathLike[str], session: str | None, since: float | None, tail: int = 65536) -> int:
+    """The guard's `block` records of this session logged after `since` (epoch seconds), read from the
+    log's last `tail` bytes; 0 when the session or the time is unknown."""
+    if session is None or since is None:
+        return 0
+    from stallscan.guard.transcript import epoch
+
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - tail))
+            lines = fh.read().split(b"\n")[1 if size > tail else 0 :]
+    except OSError:
+        return 0
+    n = 0
+    for ln in lines:
+        if b'"block"' not in ln:
+            continue
+        try:
+            r = json.loads(ln)
+        except ValueError:
+            continue
+        if r.get("session") == session and r.get("decision") == "block":
+            t = epoch(r.get("time"))
+            if t is not None and t > since:
+                n += 1
+    return n
+
+
+def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a guard log (lines that are not records are skipped)."""
+    out = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for ln in fh:
+                try:
+                    r = json.loads(ln)
+                except ValueError:
+                    continue
+                if isinstance(r, dict) and "stallscan_guard" in r:
+                    out.append(r)
+    except FileNotFoundError:
+        pass
+    return out

@@ -1,0 +1,97 @@
+"""The stall replay's data files (stallscan/data/*.toml) as Python objects (pure Python: no duckdb, no pyarrow).
+
+`intent_signatures.toml`: narrated-intent signatures (intent / done / question regexes).
+`stall_prompts.toml`: harness nudges (with the round kind each reacts to), other automatic prompts,
+assistant-side sentinels, model-name -> provider rules. Both SQL (stall_data.install) and the
+reference walk read them from here, and so does the live guard (stallscan.guard), which must start fast: this
+module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache, lru_cache
+from typing import NamedTuple
+
+from stallscan.store import toml_cache
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")  # (no pathlib: start-up)
+STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")  # the same class as stall_strip() in SQL
+
+
+# NamedTuples, not dataclasses: importing dataclasses (and inspect) is a large share of the guard's start-up
+class Signature(NamedTuple):
+    id: str
+    language: str
+    kind: str  # intent | done | question
+    regex: str
+    citation: str
+    max_chars: int | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.regex)
+
+
+class Prompt(NamedTuple):
+    id: str
+    role: str  # nudge | automatic | interrupt | sentinel
+    reacts_to: str | None  # nudges: dropped / no_tool / narrated / empty / length / stop_gate; sentinels: kind
+    match: str  # exact | prefix | contains
+    text: str
+    citation: str
+
+    def matches(self, stripped: str | None) -> bool:
+        if stripped is None:
+            return False
+        if self.match == "exact":
+            return stripped == self.text
+        if self.match == "prefix":
+            return stripped.startswith(self.text)
+        return self.text in stripped
+
+
+class StallData(NamedTuple):
+    version: str
+    tail_chars: int
+    signatures: tuple[Signature, ...]
+    prompts: tuple[Prompt, ...]
+    providers: tuple[tuple[str, str], ...]  # (regex, provider), first match wins
+
+
+@cache
+def _compile(regex: str) -> re.Pattern[str]:
+    # re.ASCII: \b and \w as in RE2 (DuckDB); `$` is end of text because texts are stripped first
+    return re.compile(regex, re.ASCII)
+
+
+@lru_cache(maxsize=1)
+def load() -> StallData:
+    sig = toml_cache.read(os.path.join(DATA, "intent_signatures.toml"))
+    pr = toml_cache.read(os.path.join(DATA, "stall_prompts.toml"))
+    sigs = tuple(
+        Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"))
+        for s in sig["signature"]
+    )
+    for s in sigs:
+        if s.kind not in ("intent", "done", "question"):
+            raise ValueError(f"signature {s.id}: unknown kind {s.kind!r}")
+        _compile(s.regex)
+    prompts = tuple(
+        [Prompt(n["id"], "nudge", n["reacts_to"], n["match"], n["text"], n["citation"]) for n in pr["nudge"]]
+        + [Prompt(a["id"], "automatic", None, a["match"], a["text"], a["citation"]) for a in pr["automatic"]]
+        + [Prompt(a["id"], "interrupt", None, a["match"], a["text"], a["citation"]) for a in pr["interrupt"]]
+        + [Prompt(s["id"], "sentinel", s["kind"], s["match"], s["text"], s["citation"]) for s in pr["sentinel"]]
+    )
+    ids = [s.id for s in sigs] + [p.id for p in prompts]
+    if len(ids) != len(set(ids)):
+        raise ValueError("duplicate ids in stallscan/data/*.toml")
+    providers = tuple((p["regex"], p["provider"]) for p in pr["provider"])
+    return StallData(
+        f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]), sigs, prompts, providers
+    )
+
+
+def strip(text: str | None) -> str | None:
+    return None if text is None else STRIP_RE.sub("", text)
