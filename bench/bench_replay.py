@@ -104,12 +104,12 @@ def main() -> None:
     grid = np.linspace(0, 30, args.thresholds)
     many = timed(
         f"sweep {args.thresholds} thresholds x {args.bootstrap} resamples",
-        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr",)),
+        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("router",)),
         n,
     )
     one = timed(
         f"sweep 1 threshold x {args.bootstrap} resamples",
-        lambda: run_sweep(con, np.array([2.0]), bootstrap=args.bootstrap, policies=("vgr",)),
+        lambda: run_sweep(con, np.array([2.0]), bootstrap=args.bootstrap, policies=("router",)),
         n,
     )
     print(f"ratio {args.thresholds} thresholds / 1 threshold: {many / one:.2f}x (target <= ~1.5x)")

@@ -59,8 +59,8 @@ if os.path.exists(db):
     import stallscan
 
     with stallscan.open(db) as s:
-        api_curve = s.sweep(step=0.05, policy="vgr").filter((pl.col("population") == "all") & (pl.col("group") == "all"))
-        api = s.recommendations(step=0.05, policy="vgr", bootstrap=0).filter(pl.col("policy") == "vgr").row(0, named=True)
+        api_curve = s.sweep(step=0.05, policy="router").filter((pl.col("population") == "all") & (pl.col("group") == "all"))
+        api = s.recommendations(step=0.05, policy="router", bootstrap=0).filter(pl.col("policy") == "router").row(0, named=True)
     assert api_curve["cost"].to_list() == cost.astype(float).tolist(), "parquet and database curves differ"
 
 best = int(np.argmin(cost))  # the smallest threshold among ties

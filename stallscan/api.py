@@ -30,7 +30,7 @@ from stallscan.report.timeline import resolve_session
 from stallscan.store import sql
 from stallscan.store.db import BASE_TABLES, connect
 from stallscan.store.errors import DatabaseError, StallscanError
-from stallscan.sweep.core import ALL_POLICIES, SweepResult, curve_rows, run_sweep, thresholds_grid
+from stallscan.sweep.core import ALL_POLICIES, SweepResult, curve_rows, policy_name, run_sweep, thresholds_grid
 
 ALL_ROWS = 2**31 - 1
 Config = str | os.PathLike[str] | dict[str, Any] | None
@@ -189,12 +189,12 @@ class Stallscan:
         bootstrap: int,
         seed: int,
     ) -> SweepResult:
-        if policy != "all" and policy not in (*ALL_POLICIES, "router"):
+        if policy != "all" and policy_name(policy) not in ALL_POLICIES:
             raise StallscanError(f"unknown policy {policy!r}", hint="router (vgr), gap-only, a rule variant or all")
         label_events(self.con)
         replay_boundaries(self.con)  # what `stallscan sweep` reads: the boundaries at the default 2 s
         grid = sorted(float(x) for x in thresholds) if thresholds is not None else thresholds_grid(lo, hi, step)
-        policies = ALL_POLICIES if policy == "all" else (policy,)  # as `stallscan sweep --policy all`
+        policies = ALL_POLICIES if policy == "all" else (policy_name(policy),)  # as `stallscan sweep --policy all`
         return run_sweep(self.con, grid, a, b, by, policies, bootstrap, seed)
 
 

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan.store.errors import StallscanError
+from stallscan.store.errors import InputError, StallscanError
 
 # table -> how to make sure it exists (module, function) before exporting it
 DERIVED = {
@@ -81,10 +81,26 @@ def export_tables(
     if redact not in ("none", "mask", "drop"):
         raise StallscanError(f"unknown redaction {redact!r}", hint="none, mask or drop")
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(
+            f"cannot export into {out_dir}: it is a file, not a folder",
+            hint="name a folder (created if missing), e.g. stallscan export out/",
+        )
+    if not out.parent.exists():
+        raise InputError(f"cannot export into {out_dir}: folder {out.parent} does not exist", hint="create it first")
+    for table in tables:
+        ensure_table(con, table)
+    if partition_by:
+        have = {"date"} | {r[0] for t in tables for r in con.execute(f"DESCRIBE {t}").fetchall()}
+        bad = [p for p in partition_by if p not in have]
+        if bad:
+            raise StallscanError(
+                f"unknown --partition-by column {bad[0]!r} (not in {', '.join(tables)})",
+                hint="e.g. source_format, session_id or date (the UTC day of ts)",
+            )
     out.mkdir(parents=True, exist_ok=True)
     results = []
     for table in tables:
-        ensure_table(con, table)
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
         parts = [p for p in (partition_by or []) if p in cols or (p == "date" and "ts" in cols)]

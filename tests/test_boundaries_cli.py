@@ -45,7 +45,7 @@ def test_cli_threshold_errors_only_and_session(tmp_path):
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--session", "transcript"])
     assert res.exit_code == 0 and "turn boundaries at 2 s" in res.stdout and "first" in res.stdout
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--session", "nope"])
-    assert res.exit_code == 2 and "no user turns" in res.output
+    assert res.exit_code == 2 and "no session 'nope'" in res.output
     res = CliRunner().invoke(app, ["boundaries", "--db", db, "--format", "xml"])
     assert res.exit_code == 2
 

@@ -234,7 +234,7 @@ def test_event_errors_match_the_curve_at_every_threshold(golden_db):
 
 def test_router_alias_and_single_variant(golden_db):
     res = run_sweep(golden_db, thresholds_grid(0, 10, 0.5), policies=("router", "notification-aware"), bootstrap=0)
-    assert [c.policy for c in res.curves] == ["vgr", "notification-aware"]
+    assert [c.policy for c in res.curves] == ["router", "notification-aware"]
     assert [v["policy"] for v in res.variants] == ["notification-aware"]
     assert "notification-aware" in res.rule_advice
 
@@ -281,7 +281,7 @@ def test_cli_sweep_shows_variants_and_advice(tmp_path):
     assert "Rule variants vs the router order" in table and "marker+notification" in table
     assert "The single rule change" in table
     one = json.loads(run("sweep", "--db", db, "--format", "json", "--policy", "router", "--bootstrap", "0").stdout)
-    assert [r["policy"] for r in one["recommendations"]] == ["vgr", "labels"] and one["variants"] == []
+    assert [r["policy"] for r in one["recommendations"]] == ["router", "labels"] and one["variants"] == []
     bad = run("sweep", "--db", db, "--policy", "markers")
     assert bad.returncode != 0 and "marker-aware" in bad.stderr and bad.stdout == ""
 

@@ -108,7 +108,7 @@ def test_not_a_database_file(tmp_path):
     db = tmp_path / "junk.duckdb"
     db.write_bytes(b"this is not duckdb" * 100)
     p = stallscan("report", "--db", str(db))
-    assert p.returncode == 6 and p.stderr.startswith("error: cannot open database")
+    assert p.returncode == 5 and p.stderr.startswith(f"error: {db} is not a stallscan database")
 
 
 def test_sql_command_formats(tmp_path):

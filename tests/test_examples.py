@@ -40,8 +40,8 @@ def test_script_reproduces_the_sweep(tmp_path):
     db, out = str(tmp_path / "s.duckdb"), tmp_path / "out"
     _cli("ingest", str(SAMPLES), "--db", db)
     _cli("export", str(out), "--tables", "turn_boundaries", "--partition-by", "source_format", "--db", db)
-    want = json.loads(_cli("sweep", "--format", "json", "--policy", "vgr", "--bootstrap", "0", "--db", db))
-    rec = next(r for r in want["recommendations"] if r["policy"] == "vgr" and r["group"] == "all")
+    want = json.loads(_cli("sweep", "--format", "json", "--policy", "router", "--bootstrap", "0", "--db", db))
+    rec = next(r for r in want["recommendations"] if r["policy"] == "router" and r["group"] == "all")
     # with the database at hand the script also checks its curve against the notebook API
     p = _run(str(SCRIPT), str(out), env={"STALLSCAN_DB": db})
     assert p.returncode == 0, p.stderr

@@ -56,5 +56,5 @@ def test_report_has_stalls_section(tmp_path):
     assert {e["outcome"] for e in s["silent_endings"]} == {"silent_plan_as_answer", "exhausted"}
     rec = s["recovery"]["openai_chat"]
     assert rec["episodes"] == 3 and rec["recovered"] == 1 and rec["bound_95"] == 0
-    r = CliRunner().invoke(app, ["report", "--db", db])
+    r = CliRunner().invoke(app, ["report", "--db", db, "--section", "stalls"])
     assert r.exit_code == 0 and "Plan-as-answer endings" in r.stdout

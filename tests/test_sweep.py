@@ -20,7 +20,7 @@ def naive(rows, thresholds, policy, a=1.0, b=1.0):
         for human, decided_by, decided_human, gap, first in zip(
             rows["human"], rows["decided_by"], rows["decided_human"], rows["gap_s"], rows["first_in_session"]
         ):
-            if policy == "vgr":
+            if policy == "router":
                 call = (gap >= t) if decided_by == "gap" else decided_human
             else:
                 call = (gap >= t) if (not math.isnan(gap) and not first) else True
@@ -43,7 +43,7 @@ row = st.tuples(
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(row, min_size=1, max_size=60), st.sampled_from(["vgr", "gap-only"]))
+@given(st.lists(row, min_size=1, max_size=60), st.sampled_from(["router", "gap-only"]))
 def test_vectorised_sweep_equals_naive(rows_list, policy):
     rows = {
         "human": np.array([r[0] for r in rows_list]),
@@ -75,7 +75,7 @@ def test_gap_equal_to_threshold_is_human():
         "session_id": np.array(["s"], dtype=object),
         "grp": np.array(["all"], dtype=object),
     }
-    curve, _ = _sweep_one(rows, np.array([1.95, 2.0, 2.05]), "vgr", "all", 1, 1, 0, 0)
+    curve, _ = _sweep_one(rows, np.array([1.95, 2.0, 2.05]), "router", "all", 1, 1, 0, 0)
     assert list(curve.all["tp"]) == [1, 1, 0]
 
 
@@ -93,8 +93,8 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate(tmp_path):
     )
     r1 = run_sweep(con, thresholds_grid(0, 10, 0.1), bootstrap=200, seed=7)
     r2 = run_sweep(con, thresholds_grid(0, 10, 0.1), bootstrap=200, seed=7)
-    rec = r1.recommendation[("vgr", "all")]
-    assert rec == r2.recommendation[("vgr", "all")]
+    rec = r1.recommendation[("router", "all")]
+    assert rec == r2.recommendation[("router", "all")]
     assert rec["threshold"] == 0.7 and rec["cost"] == 0  # automatic gaps <= 0.6 s, human gaps >= 5 s
     lo, hi = rec["interval"]
     assert lo <= rec["threshold"] <= hi

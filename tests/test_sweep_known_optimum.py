@@ -58,7 +58,7 @@ def test_recommended_threshold_is_the_known_optimum(con, tmp_path):
     auto_gaps, human_gaps = _corpus(tmp_path / "gen.jsonl")
     ingest_paths(con, [str(tmp_path / "gen.jsonl")])
     res = run_sweep(con, thresholds_grid(0, 30, STEP), bootstrap=200, seed=1)
-    rec = res.recommendation[("vgr", "all")]
+    rec = res.recommendation[("router", "all")]
     grid = thresholds_grid(0, 30, STEP)
     optimum = min(t for t in grid if t > max(auto_gaps))  # smallest error-free threshold
     assert max(auto_gaps) < optimum <= min(human_gaps)

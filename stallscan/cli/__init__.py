@@ -13,15 +13,95 @@ import typer
 from rich.console import Console
 
 from stallscan import __version__
-from stallscan.store.errors import EXIT_DB, StallscanError
+from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: choices as <a|b>, metavars as written, no <bool>/<str> type labels
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Replay AI-agent transcripts through stall and turn-boundary logic.",
 )
 
-DbOpt = typer.Option(None, "--db", help="Database file (default: $STALLSCAN_DB or ./stallscan.duckdb).")
+DbOpt = typer.Option(None, "--db", metavar="FILE", help="Database file (default: $STALLSCAN_DB or ./stallscan.duckdb).")
+JsonOpt = typer.Option(False, "--json", help="Same as --format json.")
+
+
+def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
+    """The output format: --json is an alias of --format json; anything else must be one of `choices`."""
+    fmt = "json" if as_json else fmt
+    if fmt not in choices:
+        raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(choices))
+    return fmt
+
+
+def db_path(db: str | None) -> str:
+    from stallscan.store.db import default_db_path
+
+    return db or default_db_path()
+
+
+def open_db(db: str | None, read_only: bool = False):
+    """Connect to an existing stallscan database. A missing file is exit 3 and is never created; a file
+    that is not a DuckDB database (a transcript given as --db, say) is exit 5."""
+    from stallscan.store.db import connect
+
+    path = db_path(db)
+    check_db(path)
+    return connect(path, read_only=read_only)
+
+
+def check_db(path: str) -> None:
+    from pathlib import Path
+
+    from stallscan.store.errors import InputError, SchemaError
+
+    if path == ":memory:":
+        return
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"no database at {path}", hint=missing_db_hint(path))
+    if p.is_dir():
+        raise InputError(f"--db {path} is a directory", hint="pass the database file, e.g. --db stallscan.duckdb")
+    with open(p, "rb") as fh:
+        head = fh.read(16)
+    if len(head) >= 12 and head[8:12] != b"DUCK":
+        looks = "a transcript" if head.lstrip()[:1] in (b"{", b"[") else "not a DuckDB file"
+        raise SchemaError(
+            f"{path} is not a stallscan database ({looks})",
+            hint=f"ingest it into a database: stallscan ingest {path} --db stallscan.duckdb",
+        )
+
+
+def missing_db_hint(path: str) -> str:
+    from stallscan.ingest.discover import DEFAULT_FOLDERS, default_roots
+
+    found = [str(r) for r in default_roots() if r.exists()]
+    if found:
+        return "run stallscan ingest first; it would read the usual log folders found here: " + ", ".join(found)
+    return (
+        "run stallscan ingest PATH first (none of the usual log folders exist here: "
+        + ", ".join(list(DEFAULT_FOLDERS.values())[:3])
+        + ", ...)"
+    )
+
+
+def write_output(text: str, path: str) -> None:
+    """Write a report/export file; `wrote FILE (N KB)` on stderr. Clean errors, never a traceback."""
+    from pathlib import Path
+
+    from stallscan.store.errors import InputError
+
+    p = Path(path)
+    if not p.parent.exists():
+        raise InputError(f"cannot write {path}: folder {p.parent} does not exist", hint="create it first")
+    if p.is_dir():
+        raise InputError(f"cannot write {path}: it is a directory", hint="name a file, e.g. -o report.html")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
+    _err_console().print(f"wrote {path} ({max(1, round(p.stat().st_size / 1024))} KB)", highlight=False)
 
 
 def _err_console() -> Console:
@@ -66,6 +146,14 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
                     exit_code=EXIT_DB,
                 )
             )
+        except OSError as exc:  # a path the user gave: missing folder, permissions, disk full
+            _fail(
+                StallscanError(
+                    f"{exc.strerror or type(exc).__name__}: {exc.filename or exc}",
+                    hint="check the path and its permissions",
+                    exit_code=EXIT_INPUT,
+                )
+            )
         except KeyboardInterrupt:
             _err_console().print("interrupted")
             raise typer.Exit(130)
@@ -93,5 +181,6 @@ from . import boundaries_cmd  # noqa: E402, F401
 from . import sweep_cmd  # noqa: E402, F401
 from . import stalls_cmd  # noqa: E402, F401
 from . import show_cmd  # noqa: E402, F401
+from . import sessions_cmd  # noqa: E402, F401
 from . import guard_cmd  # noqa: E402, F401
 # isort: on

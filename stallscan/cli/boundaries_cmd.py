@@ -7,53 +7,42 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _err_console, _guard, app
-
-COLUMNS = (
-    "session_id",
-    "line",
-    "ts",
-    "gap_s",
-    "prev_reply_status",
-    "initiator",
-    "decided_by",
-    "decision",
-    "origin",
-    "origin_rule",
-    "error",
-    "excerpt",
-)
+from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 
 
 @app.command()
 @_guard
 def boundaries(
     db: str | None = DbOpt,
-    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-    session: str | None = typer.Option(None, "--session", help="Only this session (and its sidechains)."),
-    errors_only: bool = typer.Option(False, "--errors-only", help="Only misclassified turns."),
+    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
+    session: str | None = typer.Option(
+        None, "--session", metavar="ID", help="Only this session (id or unique prefix; its sidechains too)."
+    ),
+    errors_only: bool = typer.Option(False, "--errors-only", help="Only misread turns."),
     show_all: bool = typer.Option(False, "--all", help="Also plain tool results and records that are not requests."),
-    limit: int | None = typer.Option(None, "--limit", help="At most this many rows."),
-    out: str = typer.Option("table", "--format", help="table or json."),
+    limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
+    as_json: bool = JsonOpt,
     config: str | None = typer.Option(
-        None, "--config", help="stallscan.toml with extra prompt patterns / label overrides."
+        None, "--config", metavar="FILE", help="stallscan.toml with extra prompt patterns / label overrides."
     ),
 ) -> None:
     """Replay the router's turn-boundary decision for every user turn and list it next to who really wrote it."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
+    from stallscan.report.fit import Col, fit_table
+    from stallscan.report.timeline import resolve_session, session_refs
     from stallscan.store import sql
 
-    if out not in ("table", "json"):
-        raise StallscanError(f"unknown --format {out!r}", hint="table or json")
+    out = out_format(out, as_json, ("table", "json"))
     if limit is not None and limit < 0:
-        raise StallscanError("--limit must be >= 0")
-    con = connect(db or default_db_path())
+        raise StallscanError("--limit must be >= 0", hint="e.g. --limit 50")
+    con = open_db(db)
+    if session:
+        session = resolve_session(con, session)
     label_events(con, config)
     summary = replay_boundaries(con, threshold)
     cur = sql.query(
@@ -61,51 +50,61 @@ def boundaries(
     )
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    counts = dict(
+        zip(("records", "misread", "prompts", "tool_results"), sql.query(con, "report/misread_counts").fetchone())
+    )
+    refs = session_refs(con, [r["session_id"] for r in rows])
     con.close()
-    if session and not rows and not errors_only:
-        raise StallscanError(
-            f"no user turns in session {session!r}", hint="list sessions with: stallscan sql 'SELECT * FROM sessions'"
-        )
     if out == "json":
         for r in rows:
             r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
+            r["ref"] = refs[r["session_id"]]
         sys.stdout.write(
-            json.dumps({"threshold": threshold, "counts": summary, "decisions": rows}, indent=2, default=str) + "\n"
+            json.dumps(
+                {"threshold": threshold, "counts": summary, "misread": counts, "decisions": rows}, indent=2, default=str
+            )
+            + "\n"
         )
         return
-    t = Table(title=f"turn boundaries at {threshold:g} s", title_justify="left")
-    for c in (
-        "session",
-        "line",
-        "time (UTC)",
-        "gap s",
-        "prev reply",
-        "hdr",
-        "decided by",
-        "decision",
-        "truth",
-        "rule",
-        "error",
-        "excerpt",
-    ):
-        t.add_column(c, no_wrap=c != "excerpt", overflow="ellipsis", max_width=40 if c == "excerpt" else 26)
+    table_rows, styles = [], []
     for r in rows:
         err = r["error"]
-        t.add_row(
-            r["session_id"][:8],
-            str(r["line"]),
-            (r["ts"].isoformat()[:19].replace("T", " ") if r["ts"] else "-"),
-            "-" if r["gap_s"] is None else f"{r['gap_s']:.2f}",
-            r["prev_reply_status"] or "-",
-            r["initiator"] or "",
-            r["decided_by"],
-            r["decision"],
-            r["origin"],
-            r["origin_rule"],
-            "" if err == "none" else err.replace("_as_", " as "),
-            r["excerpt"],
-            style="bold red" if err in ("auto_as_human", "human_as_auto") else None,
+        table_rows.append(
+            [
+                refs[r["session_id"]],
+                str(r["line"]),
+                (r["ts"].isoformat()[:19].replace("T", " ") if r["ts"] else "-"),
+                "-" if r["gap_s"] is None else f"{r['gap_s']:.2f}",
+                r["prev_reply_status"] or "-",
+                r["initiator"] or "-",
+                r["decided_by"],
+                r["decision"] or "-",
+                r["origin"],
+                r["origin_rule"],
+                "" if err == "none" else err.replace("_as_", " as "),
+                r["excerpt"],
+            ]
         )
-    Console().print(t)
-    n_err = sum(1 for r in rows if r["error"] in ("auto_as_human", "human_as_auto"))
-    _err_console().print(f"{len(rows):,} row(s), {n_err:,} misclassified", highlight=False)
+        styles.append("bold red" if err in ("auto_as_human", "human_as_auto") else None)
+    spec = [
+        Col("session", "id", 95),
+        Col("line", keep=70),
+        Col("time (UTC)", "id", 30),
+        Col("gap s", keep=90),
+        Col("prev reply", "id", 50),
+        Col("hdr", "id", 20),
+        Col("decided by", "id", 75),
+        Col("decision", "id", 85),
+        Col("truth", "id", 88),
+        Col("rule", "text", 40, min=10, max=30),
+        Col("error", "id", 92),
+        Col("excerpt", "text", 60, min=12, max=60),
+    ]
+    Console().print(fit_table(spec, table_rows, title=f"turn boundaries at {threshold:g} s", styles=styles))
+    shown_err = sum(1 for r in rows if r["error"] in ("auto_as_human", "human_as_auto"))
+    _err_console().print(
+        f"{len(rows):,} row(s) shown, {shown_err:,} of them misread. In all, {counts['misread']:,} misread turns of "
+        f"{counts['records']:,} records that start a request: {counts['prompts']:,} prompts (what `sweep` scores) "
+        f"+ {counts['tool_results']:,} tool results (listed with --all or --errors-only)",
+        highlight=False,
+    )

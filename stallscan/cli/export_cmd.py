@@ -8,37 +8,44 @@ import sys
 import typer
 from rich.console import Console
 
-from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _guard, app
+from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
 
 
 @app.command()
 @_guard
 def export(
-    out_dir: str = typer.Argument(..., help="Directory to write <table>/ parquet folders into."),
+    out_dir: str = typer.Argument(..., metavar="DIR", help="Directory to write <table>/ parquet folders into."),
     db: str | None = DbOpt,
     tables: str = typer.Option(
         "events,user_labels,turn_boundaries,stalls,turns",
         "--tables",
+        metavar="LIST",
         help="Comma-separated tables (events, files, skipped, rejects, user_labels, "
         "turn_boundaries, turn_boundary_variants, stalls, turns, rounds, sweep).",
     ),
-    partition_by: str = typer.Option("", "--partition-by", help="Comma-separated columns, e.g. source_format,date."),
-    redact: str = typer.Option(
-        "none", "--redact", help="none, mask (secret shapes in text) or drop (text columns removed)."
+    partition_by: str = typer.Option(
+        "", "--partition-by", metavar="LIST", help="Comma-separated columns, e.g. source_format,date."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
+    redact: str = typer.Option(
+        "none", "--redact", metavar="<none|mask|drop>", help="mask: secret shapes in text; drop: text columns removed."
+    ),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="How to print what was written."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Write tables as zstd parquet (hive-partitioned with --partition-by)."""
     from stallscan.export import export_tables
 
-    con = connect(db or default_db_path())
+    out = out_format(out, as_json, ("table", "json"))
+    if redact not in ("none", "mask", "drop"):
+        raise StallscanError(f"unknown --redact {redact!r}", hint="none, mask or drop")
+    con = open_db(db)
     wanted = [t.strip() for t in tables.split(",") if t.strip()]
     parts = [p.strip() for p in partition_by.split(",") if p.strip()]
     results = export_tables(con, out_dir, wanted, parts, redact)
     con.close()
-    if as_json:
+    if out == "json":
         sys.stdout.write(json.dumps([r.__dict__ for r in results], indent=2) + "\n")
     else:
         out = Console()

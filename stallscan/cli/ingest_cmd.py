@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import duckdb
 import typer
 from rich.console import Console
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.store.db import connect, default_db_path
+from stallscan.store.db import connect
 from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 
-from . import DbOpt, _err_console, _guard, app
+from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
 
 
 @app.command()
@@ -21,18 +22,31 @@ from . import DbOpt, _err_console, _guard, app
 def ingest(
     paths: list[str] = typer.Argument(
         None,
+        metavar="[PATH]...",
         help="Files, directories (recursive) or globs. "
         "Default: the usual log folders of the supported tools (see README).",
     ),
     db: str | None = DbOpt,
-    fmt: str = typer.Option(
-        "auto", "--format", help="auto (detect per file by content) or one of: " + ", ".join(FORMATS) + "."
+    out: str = typer.Option(
+        "table",
+        "--format",
+        metavar="<table|json>",
+        help="How to print the summary. (A transcript format here still works as --input-format, the older spelling.)",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any line is rejected."),
+    as_json: bool = JsonOpt,
+    fmt: str = typer.Option(
+        "auto",
+        "--input-format",
+        metavar="<auto|" + "|".join(FORMATS) + ">",
+        help="Transcript format: auto detects it per file by content.",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 when a line is rejected or a file is in no format stallscan reads."
+    ),
     naive_tz: str | None = typer.Option(
         None,
         "--naive-tz",
+        metavar="ZONE",
         help="Zone of timestamps logged without one (Hermes, OpenHands, aider), e.g. Europe/Berlin. Default UTC.",
     ),
     rebuild: bool = typer.Option(
@@ -42,31 +56,36 @@ def ingest(
     ),
 ) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
-    from stallscan.ingest.run import ingest_paths
     from stallscan.report.render import ingest_summary
 
-    con = connect(db or default_db_path(), rebuild=rebuild)
-    err = _err_console()
-    show_bar = err.is_terminal and not as_json
-    if show_bar:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("ingest", total=None)
-            res = ingest_paths(
-                con, paths or [], fmt, progress=lambda d, t: bar.update(task, completed=d, total=t), naive_tz=naive_tz
+    if out not in ("table", "json") and not as_json:
+        if out == "auto" or out in FORMATS:  # the older spelling: --format named the transcript format
+            fmt = out
+            out = "table"
+        else:
+            raise StallscanError(
+                f"unknown format {out!r}",
+                hint="--format table or json (output); --input-format auto or one of: " + ", ".join(FORMATS),
             )
-    else:
-        res = ingest_paths(con, paths or [], fmt, naive_tz=naive_tz)
+    as_json = as_json or out == "json"
+    path = db_path(db)
+    existed = path == ":memory:" or Path(path).exists()
+    if existed and path != ":memory:":
+        check_db(path)
+    con = connect(path, rebuild=rebuild)
+    try:
+        res = _run(con, paths, fmt, naive_tz, as_json)
+    except BaseException:
+        con.close()
+        if not existed:
+            _drop(path)
+        raise
     con.close()
+    if not existed and not res.events and not res.rejects and not res.skipped:
+        _drop(path)  # an ingest that found nothing leaves no database behind
+        if not as_json:
+            _err_console().print(f"nothing read, so no database was written at {path}", highlight=False)
+    err = _err_console()
     if as_json:
         sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
     else:
@@ -78,19 +97,61 @@ def ingest(
     if strict and res.rejects:
         err.print(f"[red]{res.rejects} line(s) rejected[/] (--strict); see the rejects table", highlight=False)
         raise typer.Exit(EXIT_REJECTS)
+    if strict and res.unrecognized:
+        err.print(
+            f"[red]{len(res.unrecognized)} file(s) in no format stallscan reads[/] (--strict); "
+            "force one with --input-format",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_REJECTS)
+
+
+def _drop(path: str) -> None:
+    for p in (Path(path), Path(path + ".wal")):
+        if p.exists():
+            p.unlink()
+    tmp = Path(str(Path(path).resolve()) + ".tmp")
+    if tmp.is_dir() and not any(tmp.iterdir()):
+        tmp.rmdir()
+
+
+def _run(con, paths, fmt, naive_tz, as_json):
+    from stallscan.ingest.run import ingest_paths
+
+    err = _err_console()
+    show_bar = err.is_terminal and not as_json
+    if not show_bar:
+        return ingest_paths(con, paths or [], fmt, naive_tz=naive_tz)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("ingest", total=None)
+        return ingest_paths(
+            con, paths or [], fmt, progress=lambda d, t: bar.update(task, completed=d, total=t), naive_tz=naive_tz
+        )
 
 
 @app.command("sql")
 @_guard
 def sql_cmd(
-    query: str = typer.Argument(..., help="A SQL statement run against the database."),
+    query: str = typer.Argument(..., metavar="QUERY", help="A SQL statement run against the database."),
     db: str | None = DbOpt,
-    out: str = typer.Option("table", "--format", help="table, json or csv."),
+    out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output format."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Run a query against the database and print the result."""
     from stallscan.report.render import table_from_rows
 
-    con = connect(db or default_db_path(), read_only=True)
+    out = out_format(out, as_json, ("table", "json", "csv"))
+    con = open_db(db, read_only=True)
     try:
         cur = con.execute(query)
     except duckdb.Error as exc:

@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
+import io
 import json
+import shlex
 import sys
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from stallscan.store.db import connect, default_db_path
+from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _err_console, _guard, app
+from . import DbOpt, JsonOpt, _err_console, _guard, app, db_path, missing_db_hint, open_db, out_format, write_output
 
-if TYPE_CHECKING:
+
+def _opts(threshold, retry_bound, since, until, harness, model, limit):
     from stallscan.report.build import ReportOptions
 
-
-def _opts(
-    threshold: float,
-    retry_bound: int,
-    since: str | None,
-    until: str | None,
-    harness: list[str] | None,
-    model: list[str] | None,
-    limit: int,
-) -> ReportOptions:
-    from stallscan.report.build import ReportOptions
-
-    def when(v: str | None) -> datetime | None:
+    def when(v):
         if v is None:
             return None
         try:
@@ -50,59 +41,195 @@ def _opts(
     )
 
 
+REPORT_FORMATS = ("table", "json", "markdown", "html")
+EXTENSIONS = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".txt": "table",
+}
+
+
 @app.command()
 @_guard
 def report(
-    paths: list[str] = typer.Argument(None, help="Transcripts to ingest first (optional)."),
+    paths: list[str] = typer.Argument(None, metavar="[PATH]...", help="Transcripts to ingest first (optional)."),
     db: str | None = DbOpt,
-    out: str = typer.Option("table", "--format", help="table, json, markdown or html."),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
-    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
-    since: str | None = typer.Option(None, "--since", help="Only sessions active at or after this time."),
-    until: str | None = typer.Option(None, "--until", help="Only sessions active before this time."),
-    harness: list[str] | None = typer.Option(None, "--harness", help="Only this source format (repeatable)."),
-    model: list[str] | None = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
-    limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists."),
+    out: str | None = typer.Option(
+        None,
+        "--format",
+        metavar="<table|json|markdown|html>",
+        help="Output format (default: from the -o extension, else table).",
+    ),
+    as_json: bool = JsonOpt,
+    output: str | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file, not stdout."),
+    full: bool = typer.Option(False, "--full", help="Terminal: every section in full after the headline."),
+    section: list[str] | None = typer.Option(
+        None, "--section", metavar="NAME", help="Terminal: only this section in full (repeatable)."
+    ),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", metavar="N", help="Session resamples for the threshold interval."
+    ),
+    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
+    retry_bound: int = typer.Option(
+        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", metavar="TIME", help="Only sessions active at or after this time."
+    ),
+    until: str | None = typer.Option(None, "--until", metavar="TIME", help="Only sessions active before this time."),
+    harness: list[str] | None = typer.Option(
+        None, "--harness", metavar="NAME", help="Only this source format (repeatable)."
+    ),
+    model: list[str] | None = typer.Option(
+        None, "--model", metavar="NAME", help="Only sessions using this model (repeatable)."
+    ),
+    limit: int = typer.Option(20, "--limit", metavar="N", help="Rows in the worst-first lists."),
 ) -> None:
-    """How bad is it here: corpus, stalls, turn boundaries, threshold."""
+    """The answer first (silent endings, misread turns, the threshold to use), then the details."""
     from stallscan.report.build import build_report, public, render_report
-    from stallscan.report.formats import to_html, to_markdown
+    from stallscan.report.registry import sections
 
-    if out not in ("table", "json", "markdown", "html"):
-        raise StallscanError(f"unknown --format {out!r}", hint="table, json, markdown or html")
+    fmt = _pick_format(out, as_json, output)
+    names = [s.name for s in sections()]
+    for name in section or []:
+        if name not in names:
+            raise StallscanError(f"unknown --section {name!r}", hint="one of: " + ", ".join(names))
+    if bootstrap < 0 or limit < 0 or retry_bound < 0 or threshold < 0:
+        raise StallscanError(
+            "--bootstrap, --limit, --retry-bound and --threshold must be >= 0", hint="e.g. --threshold 2 --limit 20"
+        )
     opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
     opts.bootstrap = bootstrap
-    con = connect(db or default_db_path())
-    if paths:
+    opts.timelines = fmt == "html"
+    path = db_path(db)
+    extra = (f" --db {shlex.quote(path)}" if db else "") + (f" --threshold {threshold:g}" if threshold != 2.0 else "")
+    opts.show_args = extra
+    err = _err_console()
+    if not paths and not Path(path).exists() and path != ":memory:":
+        _discover_and_ingest(path, err)
+    elif paths:
         from stallscan.ingest.run import ingest_paths
 
-        res = ingest_paths(con, paths)
-        _err_console().print(
+        con = connect(path)
+        res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        con.close()
+        err.print(
             f"ingested {res.ingested} file(s), {res.events:,} events "
             f"({res.unchanged} unchanged, {res.rejects} rejected lines)",
             highlight=False,
         )
-    data = build_report(con, opts)
+    con = open_db(db)
+    _check_filters(con, opts)
+    data = _with_steps(err, lambda cb: build_report(con, opts, progress=cb))
     con.close()
     text = None
-    if out == "json":
+    if fmt == "json":
         text = json.dumps(public(data), indent=2, default=str) + "\n"
-    elif out == "markdown":
+    elif fmt == "markdown":
+        from stallscan.report.markdown import to_markdown
+
         text = to_markdown(public(data))
-    elif out == "html":
+    elif fmt == "html":
+        from stallscan.report.html import to_html
+
         text = to_html(public(data))
-    if text is not None:
-        if output:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            sys.stdout.write(text)
-        return
-    console = Console(record=bool(output))
-    for part in render_report(data):
-        console.print(part)
-        console.print()
+    if text is None:
+        from stallscan.report.fit import width as fit_width
+
+        console = Console(record=bool(output), file=io.StringIO() if output else None, width=fit_width())
+        for part in render_report(data, full=full, only=section or None):
+            console.print(part)
+            console.print()
+        if not output:
+            return
+        text = console.export_text()
     if output:
-        console.save_text(output)
+        write_output(text, output)
+    else:
+        sys.stdout.write(text)
+
+
+def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:
+    if out is None and not as_json and output:
+        return EXTENSIONS.get(Path(output).suffix.lower(), "table")
+    return out_format(out or "table", as_json, REPORT_FORMATS)
+
+
+def _check_filters(con, opts) -> None:
+    """--harness / --model must name something in the database (the error lists what is there)."""
+    for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
+        if not values:
+            continue
+        known = [
+            r[0]
+            for r in con.execute(f"SELECT DISTINCT {col} FROM events WHERE {col} IS NOT NULL ORDER BY 1").fetchall()
+        ]
+        bad = [v for v in values if v not in known]
+        if bad:
+            shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
+            raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
+
+
+def _discover_and_ingest(path: str, err) -> None:
+    """`report` with no PATH and no database: read the usual log folders, as `ingest` does, and say so."""
+    from stallscan.ingest.discover import default_roots
+    from stallscan.ingest.run import ingest_paths
+    from stallscan.store.errors import InputError
+
+    roots = [str(r) for r in default_roots() if r.exists()]
+    if not roots:
+        raise InputError(f"no database at {path} and no PATH given", hint=missing_db_hint(path))
+    err.print(f"no database at {path}; reading the usual log folders found here: " + ", ".join(roots), highlight=False)
+    con = connect(path)
+    try:
+        res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
+    finally:
+        con.close()
+    err.print(f"ingested {res.ingested} file(s), {res.events:,} events into {path}", highlight=False)
+    if not res.events:
+        _drop_empty(path)
+        raise InputError("the usual log folders hold no transcript stallscan can read", hint="pass a PATH")
+
+
+def _drop_empty(path: str) -> None:
+    for p in (Path(path), Path(path + ".wal")):
+        if p.exists():
+            p.unlink()
+
+
+def _with_bar(err, label: str, run):
+    if not err.is_terminal:
+        return run(None)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+        return run(lambda d, t: bar.update(task, completed=d, total=t))
+
+
+def _with_steps(err, run):
+    """The report's sections as progress steps on stderr (only when stderr is a terminal)."""
+    if not err.is_terminal:
+        return run(None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "report: [progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("start", total=None)
+        return run(lambda label, done, total: bar.update(task, description=label, completed=done, total=total))

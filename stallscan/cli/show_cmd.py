@@ -8,26 +8,36 @@ import sys
 import typer
 from rich.console import Console
 
-from stallscan.store.db import connect, default_db_path
+from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _guard, app
+from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
 
 
 @app.command()
 @_guard
 def show(
-    session: str = typer.Argument(..., help="Session id (or a unique prefix)."),
+    session: str = typer.Argument(..., metavar="SESSION", help="Session id, or the short id other commands print."),
     db: str | None = DbOpt,
-    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
-    out: str = typer.Option("table", "--format", help="table or json."),
+    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
+    retry_bound: int = typer.Option(
+        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
+    ),
+    flagged_only: bool = typer.Option(False, "--flagged", help="Only misread turns and stalls, 3 rows either side."),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """A session's timeline: time, gap, role, origin, decision, round kind, flags, excerpts."""
-    from stallscan.report.timeline import timeline, timeline_table
+    from stallscan.report.timeline import flagged, timeline, timeline_table
 
-    con = connect(db or default_db_path())
+    out = out_format(out, as_json, ("table", "json"))
+    if threshold < 0 or retry_bound < 0:
+        raise StallscanError("--threshold and --retry-bound must be >= 0", hint="e.g. --threshold 2")
+    con = open_db(db)
     sid, rows = timeline(con, session, threshold, retry_bound)
     con.close()
+    if flagged_only:
+        near = {j for i, r in enumerate(rows) if flagged(r) for j in range(i - 3, i + 4)}
+        rows = [r for i, r in enumerate(rows) if i in near]
     if out == "json":
         sys.stdout.write(json.dumps({"session_id": sid, "events": rows}, indent=1, default=str) + "\n")
     else:

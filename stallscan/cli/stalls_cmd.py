@@ -7,43 +7,51 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _err_console, _guard, app
+from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 
 
 @app.command()
 @_guard
 def stalls(
     outcome: list[str] | None = typer.Option(
-        None, "--outcome", help="silent | exhausted | abandoned | recovered | answered (repeatable)."
+        None,
+        "--outcome",
+        metavar="<silent|exhausted|abandoned|recovered|answered>",
+        help="Only this outcome (repeatable).",
     ),
-    session: str | None = typer.Option(None, "--session", help="Only this session id."),
+    session: str | None = typer.Option(None, "--session", metavar="ID", help="Only this session (id or short id)."),
     retry_bound: int = typer.Option(
-        3, "--retry-bound", min=0, help="Consecutive stalls re-prompted before delivering."
+        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
     ),
-    narrated_bound: int = typer.Option(2, "--narrated-bound", min=0, help="Narrated-intent re-prompts per turn."),
-    limit: int = typer.Option(50, "--limit", help="Rows to list (0 = all)."),
-    out: str = typer.Option("table", "--format", help="table or json."),
+    narrated_bound: int = typer.Option(2, "--narrated-bound", metavar="N", help="Narrated-intent re-prompts per turn."),
+    limit: int = typer.Option(50, "--limit", metavar="N", help="Rows to list (0 = all)."),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
+    as_json: bool = JsonOpt,
     db: str | None = DbOpt,
 ) -> None:
     """Replay every assistant round through the stall rules and list the stalls."""
     from stallscan.replay.stall_data import measured_precision, precision_line
     from stallscan.replay.stalls import OUTCOME_ALIASES, OUTCOMES, bound_sweep, list_stalls, replay_stalls
+    from stallscan.report.fit import Col, fit_table
+    from stallscan.report.timeline import resolve_session, session_refs
 
-    if out not in ("table", "json"):
-        raise StallscanError(f"unknown --format {out!r}", hint="table or json")
+    out = out_format(out, as_json, ("table", "json"))
+    if retry_bound < 0 or narrated_bound < 0 or limit < 0:
+        raise StallscanError("--retry-bound, --narrated-bound and --limit must be >= 0", hint="e.g. --retry-bound 3")
     wanted = [OUTCOME_ALIASES.get(o, o) for o in (outcome or [])]
     for o in wanted:
         if o not in OUTCOMES:
             raise StallscanError(f"unknown --outcome {o!r}", hint="one of: silent, " + ", ".join(OUTCOMES[1:]))
-    con = connect(db or default_db_path())
+    con = open_db(db)
+    if session:
+        session = resolve_session(con, session)
     info = replay_stalls(con, retry_bound=retry_bound, narrated_bound=narrated_bound)
     rows = list_stalls(con, outcome=wanted or None, session=session, limit=limit or None)
     sweep = bound_sweep(con, [retry_bound])[0]
+    refs = session_refs(con, [r["session_id"] for r in rows])
     con.close()
     if session and not rows:
         _err_console().print(f"no stalls in session {session}", highlight=False)
@@ -55,41 +63,54 @@ def stalls(
             "data_version": info.data_version,
             "endings_changed_by_bound": sweep,
             "precision": measured_precision(),
-            "stalls": [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rows],
+            "stalls": [
+                {
+                    **{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()},
+                    "ref": refs[r["session_id"]],
+                }
+                for r in rows
+            ],
         }
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         return
-    t = Table(
-        title=f"stalls ({len(rows)} shown; retry bound {info.retry_bound}, narrated bound "
-        f"{info.narrated_bound}, turns from {info.segmentation})",
-        title_justify="left",
-    )
-    for c, w in (
-        ("outcome", 12),
-        ("session #turn", 22),
-        ("time", 17),
-        ("kind / signature", 36),
-        ("finish", 10),
-        ("idx → do", 13),
-        ("nudged", 6),
-        ("narration", 50),
-    ):
-        t.add_column(c, overflow="ellipsis", max_width=w, no_wrap=c != "narration")
+    table = []
     for r in rows:
-        ts = r["ts"].isoformat()[:16].replace("T", " ") + "Z" if r["ts"] else "-"
+        ts = r["ts"].isoformat()[:16].replace("T", " ") if r["ts"] else "-"
         text = " ".join((r["excerpt"] or "").split())
-        t.add_row(
-            ("silent" if r["outcome"] == "silent_plan_as_answer" else r["outcome"]) + (" *" if r["delivered"] else ""),
-            f"{r['session_id']} #{r['turn_id']}",
-            ts,
-            f"{r['round_kind']} / {r['signature'] or '-'}",
-            r["finish_reason"] or "null",
-            f"{r['stall_index']} → {r['would_do']}",
-            "yes" if r["nudged"] else "no",
-            text if len(text) <= 120 else "…" + text[-119:],
+        table.append(
+            [
+                ("silent" if r["outcome"] == "silent_plan_as_answer" else r["outcome"])
+                + (" *" if r["delivered"] else ""),
+                refs[r["session_id"]],
+                str(r["turn_id"]),
+                ts,
+                f"{r['round_kind']} / {r['signature'] or '-'}",
+                r["finish_reason"] or "null",
+                f"{r['stall_index']} → {r['would_do']}",
+                "yes" if r["nudged"] else "no",
+                text if len(text) <= 120 else "…" + text[-119:],
+            ]
         )
+    spec = [
+        Col("outcome", "id", 99),
+        Col("session", "id", 98),
+        Col("turn", keep=80),
+        Col("time (UTC)", "id", 50),
+        Col("kind / signature", "text", 70, min=10, max=36),
+        Col("finish", "id", 40),
+        Col("idx → do", "id", 60),
+        Col("nudged", "id", 55),
+        Col("narration", "text", 75, min=14, max=60),
+    ]
     console = Console()
-    console.print(t)
+    console.print(
+        fit_table(
+            spec,
+            table,
+            title=f"stalls ({len(rows)} shown; retry bound {info.retry_bound}, narrated bound "
+            f"{info.narrated_bound}, turns from {info.segmentation})",
+        )
+    )
     console.print(
         f"* = delivered as the turn's answer. With retry bound {retry_bound}: "
         f"{sweep['would_reprompt']} plan ending(s) would be re-prompted instead, "

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, _guard, app
+from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,46 +22,93 @@ if TYPE_CHECKING:
 @_guard
 def sweep(
     db: str | None = DbOpt,
-    lo: float = typer.Option(0.0, "--min", help="Smallest threshold (s)."),
-    hi: float = typer.Option(30.0, "--max", help="Largest threshold (s)."),
-    step: float = typer.Option(0.05, "--step", help="Grid step (s)."),
-    thresholds: str | None = typer.Option(None, "--thresholds", help="Comma-separated list instead of a grid."),
-    cost_a: float = typer.Option(1.0, "--cost-auto-as-human", help="Cost of an automatic prompt read as a human turn."),
-    cost_b: float = typer.Option(1.0, "--cost-human-as-auto", help="Cost of a human turn read as automatic."),
-    by: str = typer.Option("none", "--by", help="none, harness, source_format or model."),
+    lo: float = typer.Option(0.0, "--min", metavar="SECONDS", help="Smallest threshold."),
+    hi: float = typer.Option(30.0, "--max", metavar="SECONDS", help="Largest threshold."),
+    step: float = typer.Option(0.05, "--step", metavar="SECONDS", help="Grid step."),
+    thresholds: str | None = typer.Option(
+        None, "--thresholds", metavar="LIST", help="Comma-separated thresholds instead of a grid."
+    ),
+    cost_a: float = typer.Option(
+        1.0, "--cost-auto-as-human", metavar="X", help="Cost of an automatic prompt read as a human turn."
+    ),
+    cost_b: float = typer.Option(
+        1.0, "--cost-human-as-auto", metavar="X", help="Cost of a human turn read as automatic."
+    ),
+    by: str = typer.Option("none", "--by", metavar="<none|harness|source_format|model>", help="Group the sweep."),
     policy: str = typer.Option(
         "all",
         "--policy",
-        help="router (or vgr), gap-only, marker-aware, notification-aware, marker+notification, or all.",
+        metavar="<router|gap-only|marker-aware|notification-aware|marker+notification|all>",
+        help="Decision order to tune (vgr = router, older name); the variants add one rule to the router's order.",
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the interval (0: none)."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-    out: str = typer.Option("table", "--format", help="table, json or csv (csv: the full curve)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", metavar="N", help="Session resamples for the interval (0: none)."
+    ),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Bootstrap seed."),
+    out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output (csv: the full curve)."),
+    as_json: bool = JsonOpt,
 ) -> None:
-    """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s; for the rule
-    variants, the errors each removes / adds versus the router order and which single rule change helps most."""
+    """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s."""
     from stallscan.report.render_sweep import sweep_renderable
-    from stallscan.sweep.core import ALL_POLICIES, curve_rows, run_sweep, thresholds_grid
+    from stallscan.store import sql
+    from stallscan.sweep.core import ALL_POLICIES, curve_rows, policy_name, run_sweep, thresholds_grid
 
+    out = out_format(out, as_json, ("table", "json", "csv"))
+    if cost_a < 0 or cost_b < 0:
+        raise StallscanError("costs must be >= 0", hint="e.g. --cost-human-as-auto 5")
+    if bootstrap < 0:
+        raise StallscanError("--bootstrap must be >= 0", hint="e.g. --bootstrap 1000 (0: no interval)")
+    if by not in ("none", "harness", "source_format", "model"):
+        raise StallscanError(f"unknown --by {by!r}", hint="none, harness, source_format or model")
+    if policy != "all" and policy_name(policy) not in ALL_POLICIES:
+        raise StallscanError(
+            f"unknown --policy {policy!r}", hint="one of: " + ", ".join(ALL_POLICIES) + ", all (vgr = router)"
+        )
     if thresholds:
         try:
             grid: list[float] | np.ndarray = sorted(float(x) for x in thresholds.split(",") if x.strip())
         except ValueError:
             raise StallscanError(f"--thresholds must be numbers: {thresholds!r}", hint="e.g. --thresholds 0.5,1,2,5")
+        if not grid or grid[0] < 0 or any(x != x for x in grid):
+            raise StallscanError("--thresholds must be seconds >= 0", hint="e.g. --thresholds 0.5,1,2,5")
     else:
+        if lo < 0 or hi < lo or step <= 0:
+            raise StallscanError(
+                f"bad range --min {lo:g} --max {hi:g} --step {step:g}: need 0 <= min <= max and step > 0",
+                hint="e.g. --min 0 --max 30 --step 0.05",
+            )
         grid = thresholds_grid(lo, hi, step)
-    policies = ALL_POLICIES if policy == "all" else (policy,)
-    con = connect(db or default_db_path())
+    policies = ALL_POLICIES if policy == "all" else (policy_name(policy),)
+    con = open_db(db)
     res = run_sweep(con, grid, cost_a, cost_b, by, policies, bootstrap, seed)
+    counts = dict(
+        zip(("records", "misread", "prompts", "tool_results"), sql.query(con, "report/misread_counts").fetchone())
+    )
     con.close()
     recs = [dict(v) for v in res.recommendation.values()]
     if out == "json":
-        doc = {"recommendations": recs, "variants": res.variants, "rule_advice": res.rule_advice}
-        sys.stdout.write(json.dumps(doc | {"curve": curve_rows(res)}, indent=1) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "recommendations": recs,
+                    "variants": res.variants,
+                    "rule_advice": res.rule_advice,
+                    "misread_at_2s": counts,
+                    "curve": curve_rows(res),
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     elif out == "csv":
         rows = curve_rows(res)
         w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["threshold"])
         w.writeheader()
         w.writerows(rows)
     else:
-        Console().print(sweep_renderable(res))
+        note = (
+            "prompts = user-role records that start a request, tool results left out: no threshold changes how "
+            f"the router decides a tool result. `boundaries` counts {counts['misread']:,} misread turns at the "
+            f"replayed threshold: {counts['prompts']:,} prompts + {counts['tool_results']:,} tool results."
+        )
+        Console().print(sweep_renderable(res, population=note))

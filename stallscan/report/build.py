@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
 
 import duckdb
 
@@ -46,15 +45,35 @@ def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
     )
 
 
-def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions, progress=None) -> dict:
+    """Every section's data, then the headline drawn from it (first key after the version).
+
+    `progress(label, done, total)` is called before each step (the CLI draws it on stderr)."""
+    from stallscan.report.headline import headline
+    from stallscan.report.timeline import session_refs, timeline_window
+
+    steps = sections()
+    total = len(steps) + 1
     scope(con, opts)
-    out = {"report_version": REPORT_VERSION, "options": _jsonable(asdict(opts))}
-    for s in sections():
+    out = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
+    for i, s in enumerate(steps):
+        if progress:
+            progress(s.title, i, total)
         out[s.name] = s.collect(con, opts)
+    if progress:
+        progress("headline", len(steps), total)
+    listed = [r["session_id"] for r in (out.get("stalls") or {}).get("silent_endings", [])]
+    listed += [r["session_id"] for r in (out.get("boundaries") or {}).get("misclassified", [])]
+    out["session_refs"] = session_refs(con, listed)
+    out["headline"] = headline(out)
+    if opts.timelines:
+        out["timelines"] = {sid: timeline_window(con, sid) for sid in dict.fromkeys(listed)}
+    if progress:
+        progress("done", total, total)
     return out
 
 
-def public(data: dict[str, Any]) -> dict[str, Any]:
+def public(data: dict) -> dict:
     """The report data without private (underscore) keys: what --format json prints."""
     if isinstance(data, dict):
         return {k: public(v) for k, v in data.items() if not str(k).startswith("_")}
@@ -63,9 +82,30 @@ def public(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def render_report(data: dict[str, Any]) -> list[Any]:
-    return [s.render(data[s.name]) for s in sections() if s.name in data]
+def render_report(data: dict, full: bool = False, only: list[str] | None = None) -> list:
+    """Renderables: the headline, then each section's summary (default), every detail (`full`), or
+    only the named sections (`only`, in full)."""
+    from stallscan.report.render_headline import headline_renderable
+
+    parts = [headline_renderable(data["headline"])] if data.get("headline") and not only else []
+    for s in sections():
+        if s.name not in data:
+            continue
+        if only:
+            if s.name in only:
+                parts.append(s.render(data[s.name]))
+        elif full or s.summary is None:
+            parts.append(s.render(data[s.name]) if full else f"[bold]{s.title}[/]: stallscan report --section {s.name}")
+        else:
+            parts.append(s.summary(data[s.name]))
+    if not full and not only:
+        parts.append(
+            "Details: --full (every section) or --section NAME ("
+            + ", ".join(s.name for s in sections() if s.name in data)
+            + "); --format html -o report.html for the dashboard."
+        )
+    return parts
 
 
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+def _jsonable(d: dict) -> dict:
     return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}

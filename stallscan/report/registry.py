@@ -24,6 +24,8 @@ class ReportOptions:
     model: list[str] = field(default_factory=list)
     limit: int = 20  # rows in "worst first" lists
     bootstrap: int = 1000  # session resamples for the threshold interval
+    timelines: bool = False  # also collect the listed sessions' timelines (the HTML links to them)
+    show_args: str = ""  # appended to the `stallscan show` commands printed (e.g. " --db x.duckdb")
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Section:
     title: str
     collect: Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
     render: Callable[[dict[str, Any]], Any]
+    summary: Callable[[dict[str, Any]], Any] | None = None  # the short form the default terminal report shows
 
 
 SECTIONS: list[Section] = []

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.console import Group
 
+from stallscan.report.fit import Col, fit_table, width
 from stallscan.sweep.core import SweepResult
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -23,58 +23,77 @@ def sparkline(values: np.ndarray, width: int = 60) -> str:
     return "".join(BARS[int((x - lo) / (hi - lo) * (len(BARS) - 1))] for x in v)
 
 
-def sweep_renderable(res: SweepResult) -> Group:
-    t = Table(
-        title=f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + "
-        f"{res.cost_human_as_auto:g} x human-as-auto)",
-        title_justify="left",
-    )
-    for c in (
-        "policy",
-        "group",
-        "events",
-        "gap-decided",
-        "best s",
-        "95% interval",
-        "cost",
-        "auto→human",
-        "human→auto",
-        "cost @2s",
-        "auto→human @2s",
-        "human→auto @2s",
-    ):
-        t.add_column(c, justify="left" if c in ("policy", "group", "95% interval") else "right")
+def sweep_renderable(res: SweepResult, compact: bool = False, population: str | None = None) -> Group:
+    """The recommendation per policy; `compact` keeps the router and gap-only rows and the key columns."""
+    rows = []
     for rec in res.recommendation.values():
         if rec["policy"] == "labels":
-            t.add_row(
-                "labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-"
+            if compact:
+                continue
+            rows.append(
+                ["labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-"]
             )
             continue
         at2 = rec["at_2s"] or {}
         iv = rec["interval"]
-        t.add_row(
-            rec["policy"],
-            rec["group"],
-            f"{rec['n_events']:,}",
-            f"{rec['n_gap_decided']:,}",
-            f"{rec['threshold']:.2f}" if rec["threshold"] is not None else "-",
-            f"{iv[0]:.2f}–{iv[1]:.2f}" if iv else "-",
-            f"{rec['cost']:g}" if rec["cost"] is not None else "-",
-            str(rec["auto_as_human"]),
-            str(rec["human_as_auto"]),
-            f"{at2.get('cost', float('nan')):g}" if at2 else "-",
-            str(at2.get("auto_as_human", "-")),
-            str(at2.get("human_as_auto", "-")),
+        rows.append(
+            [
+                rec["policy"],
+                rec["group"],
+                f"{rec['n_events']:,}",
+                f"{rec['n_gap_decided']:,}",
+                f"{rec['threshold']:.2f}" if rec["threshold"] is not None else "-",
+                f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-",
+                f"{rec['cost']:g}" if rec["cost"] is not None else "-",
+                str(rec["auto_as_human"]),
+                str(rec["human_as_auto"]),
+                f"{at2['cost']:g}" if at2 else "-",
+                str(at2.get("auto_as_human", "-")),
+                str(at2.get("human_as_auto", "-")),
+            ]
         )
-    parts: list[RenderableType] = [t]
+    cols = [
+        Col("policy", "id", 99),
+        Col("group", "id", 97),
+        Col("prompts", keep=70),
+        Col("by gap", keep=40),
+        Col("best s", keep=96),
+        Col("95% interval", "id", 90),
+        Col("cost", keep=94),
+        Col("a→h", keep=60),
+        Col("h→a", keep=60),
+        Col("cost @2s", keep=93),
+        Col("a→h @2s", keep=55),
+        Col("h→a @2s", keep=55),
+    ]
+    title = (
+        f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human (a→h) + "
+        f"{res.cost_human_as_auto:g} x human-as-auto (h→a))"
+    )
+    if compact:
+        keep = ("policy", "group", "prompts", "best s", "95% interval", "cost", "cost @2s")
+        idx = [i for i, c in enumerate(cols) if c.header in keep]
+        cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
+        title = f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + {res.cost_human_as_auto:g} x human-as-auto)"
+    parts: list = [fit_table(cols, rows, title=title)]
+    parts.append(
+        population
+        or "prompts = user-role records that start a request, tool results left out (no threshold changes how "
+        "the router decides a tool result); by gap = how many of them the gap rule decides."
+    )
+    if compact:
+        if res.rule_advice:
+            parts.append(res.rule_advice)
+        return Group(*parts)
     fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
     parts.append(
         f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
         "are human by default (no automatic-prompt marker matched), so it is only as good as the library."
     )
-    for curve in res.curves:
-        lo, hi = (float(curve.thresholds[0]), float(curve.thresholds[-1])) if len(curve.thresholds) else (0, 0)
-        parts.append(f"{curve.policy:19} {curve.group:14} cost {lo:g}s {sparkline(curve.cost)} {hi:g}s")
+    for c in res.curves:
+        lo, hi = (float(c.thresholds[0]), float(c.thresholds[-1])) if len(c.thresholds) else (0, 0)
+        label = f"{c.policy} {c.group} cost {lo:g}s "
+        parts.append(f"{label}{sparkline(c.cost, max(10, min(60, width() - len(label) - 8)))} {hi:g}s")
     if res.variants:
         parts.append(variants_renderable(res))
     return Group(*parts)
@@ -83,25 +102,35 @@ def sweep_renderable(res: SweepResult) -> Group:
 def variants_renderable(res: SweepResult) -> Group:
     """The rule variants against the router order: errors removed / added, recommended threshold each."""
     ref = res.variants[0]["at_reference"]["threshold"]
-    t = Table(
-        title="Rule variants vs the router order (errors at each one's recommended threshold, and at "
-        f"{ref:g} s: the rule change alone)",
-        title_justify="left",
-    )
-    for c in ("variant", "group", "best s", "95% interval", "errors", "removed", "added", "router errors"):
-        t.add_column(c, justify="left" if c in ("variant", "group", "95% interval") else "right")
-    t.add_column(f"removed/added @{ref:g}s", justify="right")
+    rows = []
     for v in res.variants:
         iv, r = v["interval"], v["at_reference"]
-        t.add_row(
-            v["policy"],
-            v["group"],
-            f"{v['threshold']:.2f}",
-            f"{iv[0]:.2f}–{iv[1]:.2f}" if iv else "-",
-            str(v["errors"]),
-            str(v["removed"]),
-            str(v["added"]),
-            f"{v['router_errors']} @{v['router_threshold']:.2f}s",
-            f"{r['removed']}/{r['added']}",
+        rows.append(
+            [
+                v["policy"],
+                v["group"],
+                f"{v['threshold']:.2f}",
+                f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-",
+                str(v["errors"]),
+                str(v["removed"]),
+                str(v["added"]),
+                f"{v['router_errors']} @{v['router_threshold']:.2f}s",
+                f"{r['removed']}/{r['added']}",
+            ]
         )
-    return Group(t, res.rule_advice or "")
+    cols = [
+        Col("variant", "id", 99),
+        Col("group", "id", 60),
+        Col("best s", keep=90),
+        Col("95% interval", "id", 40),
+        Col("errors", keep=95),
+        Col("removed", keep=92),
+        Col("added", keep=92),
+        Col("router errors", "id", 50),
+        Col(f"rem/add @{ref:g}s", "id", 70),
+    ]
+    title = (
+        "Rule variants vs the router order (errors at each one's recommended threshold, and at "
+        f"{ref:g} s: the rule change alone)"
+    )
+    return Group(fit_table(cols, rows, title=title), res.rule_advice or "")

@@ -2,36 +2,93 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+import bisect
 
 import duckdb
-from rich.table import Table
-from rich.text import Text
 
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
 
+def _owns(root: str, sid: str) -> bool:
+    """sid is root itself or one of its sidechains (root/agent-...)."""
+    return sid == root or sid.startswith(root + "/")
+
+
+def _ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return sorted(r[0] for r in con.execute("SELECT DISTINCT session_id FROM events").fetchall())
+
+
+def _with_prefix(ids: list[str], prefix: str) -> list[str]:
+    i = bisect.bisect_left(ids, prefix)
+    out = []
+    while i < len(ids) and ids[i].startswith(prefix):
+        out.append(ids[i])
+        i += 1
+    return out
+
+
+def _resolve(ids: list[str], ref: str) -> str | list[str]:
+    """The id `ref` names, or the candidates when it names none or several.
+
+    A ref is an id, a prefix of one (a prefix matching a session and only its sidechains names the
+    session), or HEAD/TAIL: the one id whose part before the first "/" starts with HEAD and whose rest
+    starts with TAIL (a sidechain, written short)."""
+    rows = _with_prefix(ids, ref)
+    if ref in rows:
+        return ref
+    roots = [r for r in rows if all(_owns(r, x) for x in rows)]
+    if roots:
+        return roots[0]
+    if not rows and "/" in ref:
+        head, tail = ref.split("/", 1)
+        cands = [x for x in _with_prefix(ids, head) if "/" in x and x.split("/", 1)[1].startswith(tail)]
+        return cands[0] if len(cands) == 1 else cands
+    return rows
+
+
 def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
-    """An exact session id, or a unique prefix of one."""
-    rows = con.execute(
-        "SELECT DISTINCT session_id FROM events WHERE starts_with(session_id, ?) ORDER BY 1 LIMIT 6", [session]
-    ).fetchall()
-    exact = [r[0] for r in rows if r[0] == session]
-    if exact:
-        return cast(str, exact[0])
-    if not rows:
-        raise StallscanError(f"no session {session!r}", hint='list them: stallscan sql "SELECT * FROM sessions"')
-    if len(rows) > 1:
-        raise StallscanError(
-            f"{session!r} matches several sessions: " + ", ".join(r[0] for r in rows[:5]), hint="give more of the id"
-        )
-    return cast(str, rows[0][0])
+    """An exact session id or a ref `session_refs` printed (see _resolve)."""
+    got = _resolve(_ids(con), session)
+    if isinstance(got, str):
+        return got
+    if not got:
+        raise StallscanError(f"no session {session!r}", hint="list them: stallscan sessions")
+    shown = ", ".join(got[:5]) + (f" and {len(got) - 5} more" if len(got) > 5 else "")
+    raise StallscanError(
+        f"{session!r} matches several sessions: {shown}", hint="give more of the id (stallscan sessions)"
+    )
+
+
+def session_refs(con: duckdb.DuckDBPyConnection, ids=None, min_len: int = 8) -> dict[str, str]:
+    """The shortest ref (at least `min_len` characters a part) that `resolve_session` opens as each
+    session: a plain prefix, or for ids with a "/" (sidechains) HEAD/TAIL when that is shorter."""
+    all_ids = _ids(con)
+    want = all_ids if ids is None else sorted(set(ids))
+    return {sid: _ref(all_ids, sid, min_len) for sid in want}
+
+
+def _ref(all_ids: list[str], sid: str, min_len: int) -> str:
+    best = sid
+    for n in range(min(min_len, len(sid)), len(sid)):
+        if _resolve(all_ids, sid[:n]) == sid:
+            best = sid[:n]
+            break
+    if "/" in sid:
+        head, tail = sid.split("/", 1)
+        for t in range(min(min_len, len(tail)), len(tail) + 1):
+            ref = f"{head[: min(min_len, len(head))]}/{tail[:t]}"
+            if len(ref) >= len(best):
+                break
+            if _resolve(all_ids, ref) == sid:
+                best = ref
+                break
+    return best
 
 
 def timeline(
     con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0, retry_bound: int = 3
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[str, list[dict]]:
     """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
@@ -50,42 +107,70 @@ def timeline(
     return sid, rows
 
 
-def timeline_table(sid: str, rows: list[dict[str, Any]]) -> Table:
-    t = Table(title=f"session {sid}", title_justify="left", show_lines=False)
-    widths = {
-        "seq": 3,
-        "line": 4,
-        "time (UTC)": 18,
-        "gap s": 7,
-        "role": 9,
-        "origin / round": 17,
-        "decision": 19,
-        "flag": 22,
-    }
-    for c, w in widths.items():
-        t.add_column(c, justify="right" if c in ("seq", "line", "gap s") else "left", no_wrap=True, min_width=w)
-    t.add_column("text", no_wrap=True, overflow="ellipsis", max_width=60)
+def timeline_table(sid: str, rows: list[dict]):
+    """The timeline as a table that fits the terminal (columns dropped by priority, numbers never cut)."""
+    from stallscan.report.fit import Col, fit_table
+
+    table, styles = [], []
     for r in rows:
         flag, style = "", None
         if r["error"] in ("auto_as_human", "human_as_auto"):
-            flag, style = r["error"], "bold red"
+            flag, style = r["error"].replace("_as_", " as "), "bold red"
         if r["stall_outcome"]:
-            flag = (flag + " " if flag else "") + f"stall {r['stall_index']}: {r['stall_outcome']}"
+            flag = (flag + "; " if flag else "") + f"stall {r['stall_index']}: {r['stall_outcome']}"
             style = "bold red" if r["stall_outcome"] == "silent_plan_as_answer" else (style or "yellow")
         who = r["origin"] or r["round_kind"] or r["kind"]
         if r["role"] == "assistant" and r["n_tool_calls"]:
             who = f"{who} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
         decision = f"{r['decision']} ({r['decided_by']})" if r["decision"] else ""
-        t.add_row(
-            str(r["seq"]),
-            str(r["line"]),
-            (r["ts"] or "-")[5:23].replace("T", " "),
-            "" if r["gap_s"] is None else f"{r['gap_s']:.3f}",
-            r["role"],
-            who,
-            decision,
-            Text(flag, style=cast(str, style)) if flag else "",  # a flag always comes with its style
-            r["excerpt"] or "",
-            style=None,
+        table.append(
+            [
+                str(r["seq"]),
+                str(r["line"]),
+                (r["ts"] or "-")[5:23].replace("T", " "),
+                "" if r["gap_s"] is None else f"{r['gap_s']:.3f}",
+                r["role"],
+                who,
+                decision,
+                flag,
+                r["excerpt"] or "",
+            ]
         )
-    return t
+        styles.append(style)
+    spec = [
+        Col("seq", keep=40),
+        Col("line", keep=85),
+        Col("time (UTC)", "id", 60),
+        Col("gap s", keep=80),
+        Col("role", "id", 90),
+        Col("origin / round", "text", 70, min=9, max=24),
+        Col("decision", "text", 88, min=10, max=24),
+        Col("flag", "text", 95, min=12, max=40),
+        Col("text", "text", 75, min=12, max=60),
+    ]
+    return fit_table(spec, table, title=f"session {sid}", styles=styles)
+
+
+def flagged(r: dict) -> bool:
+    return r.get("error") in ("auto_as_human", "human_as_auto") or bool(r.get("stall_outcome"))
+
+
+def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, cap: int = 200) -> dict:
+    """A session's timeline near what it flags (each flagged row with `context` rows either side), from
+    the tables the report already built; `skipped` counts the rows left out."""
+    cur = sql.query(con, "report/session_timeline", {"session": sid})
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    near = set()
+    for i, r in enumerate(rows):
+        if flagged(r):
+            near.update(range(max(0, i - context), min(len(rows), i + context + 1)))
+    keep = sorted(near)[:cap] if near else list(range(min(len(rows), cap)))
+    out = []
+    for i in keep:
+        r = rows[i]
+        r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
+        r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
+        r["flagged"] = flagged(r)
+        out.append(r)
+    return {"events": len(rows), "skipped": len(rows) - len(out), "rows": out}

@@ -7,7 +7,7 @@ calls an event a new human turn iff gap >= t. Each gap is binned once against th
 re-weights the same bins (bincount), never re-sorting. Events decided by rules that need no time
 (header, first message, completion report, no trustworthy time) add fixed counts to the "all" population.
 
-Policies: `vgr` (or `router`) = the router's full order (header -> completion report -> gap); the rule
+Policies: `router` (older name `vgr`, still accepted) = the router's full order (header -> completion report -> gap); the rule
 variants `marker-aware`, `notification-aware`, `marker+notification` (stallscan.replay.boundary_variants)
 = that order with one rule added, swept the same way (stallscan.sweep.variants compares them with the
 router event by event and words the advice); `gap-only` = the gap rule
@@ -29,7 +29,8 @@ from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
-POLICIES = ("vgr", "gap-only")  # "router" is accepted for "vgr"
+POLICIES = ("router", "gap-only")
+POLICY_ALIASES = {"vgr": "router", "gap_only": "gap-only"}  # older names, still accepted
 ALL_POLICIES = (*POLICIES, *VARIANTS)  # with the router's rule variants (`sweep --policy all`, the report)
 
 
@@ -57,6 +58,11 @@ class SweepResult:
         default_factory=list
     )  # rule variants vs the router (stallscan.sweep.variants)
     rule_advice: str | None = None  # which single rule change would help this corpus most
+
+
+def policy_name(policy: str) -> str:
+    """The one name of a policy (`vgr` was the router's old name)."""
+    return POLICY_ALIASES.get(policy, policy)
 
 
 def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np.ndarray:
@@ -100,9 +106,9 @@ def run_sweep(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> SweepResult:
-    policies = tuple(dict.fromkeys("vgr" if p == "router" else p for p in policies))
-    if any(p in VARIANTS for p in policies) and "vgr" not in policies:
-        policies = ("vgr", *policies)  # the variants are measured against the router order
+    policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
+    if any(p in VARIANTS for p in policies) and "router" not in policies:
+        policies = ("router", *policies)  # the variants are measured against the router order
     rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
     t = np.unique(np.asarray(thresholds, dtype=float))
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
@@ -149,7 +155,8 @@ def _policy_split(rows: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray,
     """(gap-decided mask, fixed decision for the others: True = called human)."""
     gap = rows["gap_s"]
     has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
-    if policy == "vgr":
+    policy = policy_name(policy)
+    if policy == "router":
         decided_by_gap = rows["decided_by"] == "gap"
         fixed_human = rows["decided_human"].astype(bool)
     elif policy in VARIANTS:  # the router's order with one rule added (turn_boundary_variants)
@@ -160,7 +167,7 @@ def _policy_split(rows: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray,
         fixed_human = np.ones(len(gap), bool)  # first message of a session, or no usable gap: human
     else:
         raise StallscanError(
-            f"unknown policy {policy!r}", hint="router (vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
+            f"unknown policy {policy!r}", hint="router (or vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
         )
     return decided_by_gap, fixed_human
 

@@ -21,7 +21,7 @@ from stallscan.store.errors import StallscanError
 if TYPE_CHECKING:
     from stallscan.sweep.core import SweepResult
 
-ROUTER = "vgr"
+ROUTER = "router"
 WHAT = {
     "marker-aware": (
         "treat a user message that follows an interrupt, abort or cancel marker, or that opens a new harness "

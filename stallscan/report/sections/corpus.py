@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
-
 import duckdb
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.console import Group
+from rich.text import Text
 
+from stallscan.report.fit import Col, fit_table
 from stallscan.report.registry import ReportOptions, Section, register
 from stallscan.store import sql
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     cur = sql.query(con, "report/corpus_summary")
     cols = [d[0] for d in cur.description]
     harnesses = [dict(zip(cols, r)) for r in cur.fetchall()]
@@ -27,7 +26,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         for r, n in con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
     ]
     skipped = dict(con.execute("SELECT kind, count(*) FROM skipped GROUP BY ALL ORDER BY 2 DESC, 1").fetchall())
-    pending = cast("tuple[int]", con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone())[0]
+    pending = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()[0]
     totals = {
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
@@ -42,53 +41,102 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     }
 
 
-def render(data: dict[str, Any]) -> Group:
-    t = Table(title="Corpus", title_justify="left")
-    for c in ("harness", "files", "sessions", "events", "user msgs", "replies", "tool calls", "from", "to"):
-        t.add_column(c, justify="left" if c in ("harness", "from", "to") else "right")
-    for h in data["by_harness"]:
-        t.add_row(
+def _rows(data: dict) -> list[list]:
+    rows = [
+        [
             h["harness"],
-            f"{h['files']:,}",
-            f"{h['sessions']:,}",
-            f"{h['events']:,}",
-            f"{h['user_messages']:,}",
-            f"{h['replies']:,}",
-            f"{h['tool_calls']:,}",
+            _c(h["files"]),
+            _c(h["sessions"]),
+            _c(h["events"]),
+            _c(h["user_messages"]),
+            _c(h["replies"]),
+            _c(h["tool_calls"]),
             _day(h["first_ts"]),
             _day(h["last_ts"]),
-        )
+        ]
+        for h in data["by_harness"]
+    ]
     tot = data["totals"]
-    t.add_row(
-        "total",
-        f"{tot['files']:,}",
-        f"{tot['sessions']:,}",
-        f"{tot['events']:,}",
-        f"{tot['user_messages']:,}",
-        f"{tot['replies']:,}",
-        f"{tot['tool_calls']:,}",
-        "",
-        "",
-        style="bold",
+    rows.append(
+        [
+            "total",
+            _c(tot["files"]),
+            _c(tot["sessions"]),
+            _c(tot["events"]),
+            _c(tot["user_messages"]),
+            _c(tot["replies"]),
+            _c(tot["tool_calls"]),
+            "",
+            "",
+        ]
     )
-    parts: list[RenderableType] = [t]
+    return rows
+
+
+COLS = [
+    Col("harness", "id", 99),
+    Col("files", keep=40),
+    Col("sessions", keep=90),
+    Col("events", keep=85),
+    Col("user msgs", keep=70),
+    Col("replies", keep=60),
+    Col("tool calls", keep=50),
+    Col("from", "id", 30),
+    Col("to", "id", 35),
+]
+
+
+def _line(data: dict) -> str:
     status = ", ".join(f"{k} {v:,}" for k, v in data["files_by_status"].items())
     rej = sum(r["lines"] for r in data["rejects"])
-    parts.append(
-        f"files: {status}; skipped lines {sum(data['skipped'].values()):,}; rejected lines {rej:,}"
+    return (
+        f"files: {status}; skipped lines {sum(data['skipped'].values()):,} ({len(data['skipped'])} kinds); "
+        f"rejected lines {rej:,}"
         + (
             f"; {data['pending_truncated_lines']} truncated last line(s) pending"
             if data["pending_truncated_lines"]
             else ""
         )
     )
+
+
+def summary(data: dict) -> Group:
+    tot = data["totals"]
+    hs = sorted(data["by_harness"], key=lambda h: -(h["sessions"] or 0))
+    first = min((h["first_ts"] for h in hs if h["first_ts"]), default=None)
+    last = max((h["last_ts"] for h in hs if h["last_ts"]), default=None)
+    return Group(
+        Text("Corpus", style="bold"),
+        f"{_c(tot['sessions'])} sessions, {_c(tot['events'])} events, {_c(tot['files'])} files"
+        + (f", {_day(first)} to {_day(last)}" if first else "")
+        + "; sessions by harness: "
+        + ", ".join(f"{h['harness']} {_c(h['sessions'])}" for h in hs),
+        _line(data),
+    )
+
+
+def render(data: dict) -> Group:
+    rows = _rows(data)
+    parts = [fit_table(COLS, rows, title="Corpus", styles=[None] * (len(rows) - 1) + ["bold"]), _line(data)]
     for r in data["rejects"][:5]:
         parts.append(f"  reject: {r['reason']} x{r['lines']:,}")
+    if data["skipped"]:
+        parts.append(
+            fit_table(
+                [Col("skipped kind", "text", 99, min=20, max=50), Col("lines")],
+                [[k, _c(v)] for k, v in data["skipped"].items()],
+                title="Skipped lines by kind (not events: metadata, progress, snapshots)",
+            )
+        )
     return Group(*parts)
 
 
+def _c(n) -> str:
+    return f"{n or 0:,}"
+
+
 def _day(iso: str | None) -> str:
-    return iso[:16].replace("T", " ") + "Z" if iso else "-"
+    return iso[:10] if iso else "-"
 
 
-register(Section("corpus", "Corpus", collect, render))
+register(Section("corpus", "Corpus", collect, render, summary))

@@ -75,4 +75,8 @@ def render(data: dict[str, Any]) -> Group:
     return Group("[bold]Threshold[/]", sweep_renderable(data["_result"]))
 
 
-register(Section("threshold", "Threshold", collect, render))
+def summary(data: dict) -> Group:
+    return Group("[bold]Threshold[/]", sweep_renderable(data["_result"], compact=True))
+
+
+register(Section("threshold", "Threshold", collect, render, summary))

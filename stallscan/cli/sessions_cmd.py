@@ -1,0 +1,95 @@
+"""`stallscan sessions`: every session with its harness, start, turns, silent endings and misread turns."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.console import Console
+
+from stallscan.store.errors import StallscanError
+
+from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
+
+SORTS = ("start", "id", "harness", "turns", "silent", "misread", "events")
+
+
+@app.command()
+@_guard
+def sessions(
+    db: str | None = DbOpt,
+    sort: str = typer.Option("start", "--sort", metavar="<" + "|".join(SORTS) + ">", help="Sort key."),
+    desc: bool = typer.Option(False, "--desc", help="Largest (or latest) first."),
+    harness: str | None = typer.Option(None, "--harness", metavar="NAME", help="Only this source format."),
+    limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
+    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
+    retry_bound: int = typer.Option(3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted."),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """List sessions: the id `show` accepts, harness, start, turns, silent endings, misread turns."""
+    from stallscan.replay.boundaries import replay_boundaries
+    from stallscan.replay.stalls import replay_stalls
+    from stallscan.report.fit import Col, fit_table
+    from stallscan.report.timeline import session_refs
+    from stallscan.store import sql
+
+    out = out_format(out, as_json, ("table", "json"))
+    if sort not in SORTS:
+        raise StallscanError(f"unknown --sort {sort!r}", hint="one of: " + ", ".join(SORTS))
+    if limit is not None and limit < 0:
+        raise StallscanError("--limit must be >= 0", hint="e.g. --limit 20")
+    if threshold < 0 or retry_bound < 0:
+        raise StallscanError("--threshold and --retry-bound must be >= 0", hint="e.g. --threshold 2")
+    con = open_db(db)
+    if harness:
+        known = [r[0] for r in con.execute("SELECT DISTINCT source_format FROM events ORDER BY 1").fetchall()]
+        if harness not in known:
+            raise StallscanError(f"unknown --harness {harness!r}", hint="known: " + (", ".join(known) or "none"))
+    replay_boundaries(con, threshold)
+    replay_stalls(con, retry_bound=retry_bound)
+    cur = sql.query(con, "report/sessions_list")
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    refs = session_refs(con, [r["session_id"] for r in rows])
+    con.close()
+    rows = [r for r in rows if not harness or r["harness"] == harness]
+    key = {"id": "session_id"}.get(sort, sort)
+    rows.sort(key=lambda r: (r[key] is None, r[key] if r[key] is not None else 0, r["session_id"]), reverse=desc)
+    if limit is not None:
+        rows = rows[:limit]
+    for r in rows:
+        r["ref"] = refs[r["session_id"]]
+        for k in ("start", "last"):
+            r[k] = r[k].isoformat() if r[k] is not None else None
+    if out == "json":
+        sys.stdout.write(json.dumps({"threshold": threshold, "sessions": rows}, indent=1) + "\n")
+        return
+    table = [
+        [
+            r["ref"],
+            r["harness"],
+            (r["start"] or "-")[:16].replace("T", " "),
+            f"{r['turns']:,}",
+            f"{r['silent']:,}",
+            f"{r['misread']:,}",
+            f"{r['events']:,}",
+            r["model"] or "-",
+        ]
+        for r in rows
+    ]
+    spec = [
+        Col("session", "id", 99),
+        Col("harness", "id", 80),
+        Col("start (UTC)", "id", 85),
+        Col("turns", keep=90),
+        Col("silent", keep=95),
+        Col("misread", keep=95),
+        Col("events", keep=40),
+        Col("model", "text", 30, min=8, max=30),
+    ]
+    Console().print(fit_table(spec, table, styles=[("bold" if r["silent"] or r["misread"] else None) for r in rows]))
+    _err_console().print(
+        f"{len(rows):,} session(s); open one with: stallscan show SESSION (the first column)", highlight=False
+    )

@@ -1,0 +1,268 @@
+"""The answer first: the block every report format opens with, drawn from the report data dict alone.
+
+`headline(data)` answers the three questions (how often silent plan-as-answer endings happen, how many
+turns the router misreads, which threshold or rule it should use) and picks the three worst examples,
+each with the `stallscan show` command that opens it. Every renderer (terminal, markdown, HTML, JSON)
+prints `headline(data)` and nothing else for this block, so the figures agree across formats.
+
+Extension point: other sections add lines with `add_provider(fn)`, where `fn(data) -> list[dict]`
+returns items {"key": ..., "label": ..., "value": ..., "text": ...} (text is the sentence printed).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+PROVIDERS: list[Callable[[dict], list[dict]]] = []
+
+RULE_NAMES = {
+    "completion": "the completion rule (previous reply not final)",
+    "first": "the first-message rule",
+    "no_time": "the no-usable-time rule",
+    "header": "the x-initiator header",
+    "gap": "the gap rule",
+}
+
+
+ERROR_NAMES = {"auto_as_human": "automatic read as human", "human_as_auto": "human read as automatic"}
+
+
+def add_provider(fn: Callable[[dict], list[dict]]) -> Callable[[dict], list[dict]]:
+    """Register a function adding headline items (e.g. from a section registered elsewhere)."""
+    if fn not in PROVIDERS:
+        PROVIDERS.append(fn)
+    return fn
+
+
+def _n(x: float | int) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def duration(s: float) -> str:
+    """Seconds as a person reads them: 0.4 s, 12 s, 4.2 min, 3.1 h, 7.4 days."""
+    if s < 10:
+        return f"{s:.2g} s" if s < 1 else f"{s:.1f} s"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.1f} min"
+    if s < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} days"
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a / b:.1%}" if b else "–"
+
+
+def _silent(data: dict) -> dict | None:
+    st = data.get("stalls")
+    if not st:
+        return None
+    rates = st.get("rates", {})
+    harness = rates.get("harness", [])
+    turns = sum(r["turns"] for r in harness)
+    silent = sum(r["silent"] for r in harness)
+    exhausted = sum(r["exhausted"] for r in harness)
+
+    def worst(dim):
+        rows = [r for r in rates.get(dim, []) if r["silent"]]
+        if not rows:
+            return None
+        r = max(rows, key=lambda r: (r["silent_per_1000"], r["turns"]))
+        return {"key": r["key"], "silent": r["silent"], "turns": r["turns"], "per_1000": r["silent_per_1000"]}
+
+    per = 1000 * silent / turns if turns else 0.0
+    out = {
+        "silent": silent,
+        "exhausted": exhausted,
+        "turns": turns,
+        "per_1000": round(per, 1),
+        "worst_harness": worst("harness"),
+        "worst_model": worst("model"),
+    }
+    text = f"{silent:,} of {turns:,} turns ({per:.1f} per 1,000) ended on a plan nobody re-prompted"
+    if exhausted:
+        text += f"; {exhausted:,} more ended on a plan after {st.get('retry_bound', 3)} re-prompts (bound exhausted)"
+    bits = []
+    for label, w in (("harness", out["worst_harness"]), ("model", out["worst_model"])):
+        if w:
+            bits.append(f"worst {label} {w['key']} ({w['silent']:,} of {w['turns']:,} turns)")
+    out["text"] = text + (". " + "; ".join(bits) if bits else "") + "."
+    return out
+
+
+def _misread(data: dict) -> dict | None:
+    b = data.get("boundaries")
+    if not b or "misread" not in b:
+        return None
+    pop = b["misread"]
+    t, p, tr = pop["turns"], pop["prompts"], pop["tool_results"]
+    thr = b.get("threshold", 2.0)
+    out = {
+        "threshold": thr,
+        "misread": t["misread"],
+        "records": t["records"],
+        "auto_as_human": t["auto_as_human"],
+        "human_as_auto": t["human_as_auto"],
+        "prompts": p,
+        "tool_results": tr,
+    }
+    text = (
+        f"{t['misread']:,} of {t['records']:,} user-role records that start a request "
+        f"({_pct(t['misread'], t['records'])}) are misread at {thr:g} s: "
+        f"{t['auto_as_human']:,} automatic prompts taken for a person, {t['human_as_auto']:,} turns a person wrote "
+        "taken for automatic."
+    )
+    if tr["records"]:
+        text += (
+            f" Among them {tr['misread']:,} are tool results ({tr['human_as_auto']:,} carrying a person's feedback) "
+            f"and {p['misread']:,} are prompts (the {p['records']:,} records the threshold sweep scores)."
+        )
+    out["text"] = text
+    return out
+
+
+def _recommendation(data: dict, misread: dict | None) -> dict | None:
+    th = data.get("threshold")
+    if not th:
+        return None
+    rec = next((r for r in th.get("recommendations", []) if r["policy"] == "router" and r["group"] == "all"), None)
+    if not rec or rec.get("threshold") is None:
+        return None
+    cur_t = (data.get("options") or {}).get("threshold", 2.0)
+    cur = None
+    for c in th.get("curves", []):
+        if c["policy"] == "router" and c["group"] == "all":
+            cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
+    if cur is None and rec.get("at_2s") and abs(cur_t - 2.0) < 1e-9:
+        cur = rec["at_2s"]
+    iv = rec.get("interval")
+    out = {
+        "policy": "router",
+        "threshold": rec["threshold"],
+        "interval": iv,
+        "errors": rec["auto_as_human"] + rec["human_as_auto"],
+        "cost": rec["cost"],
+        "current_threshold": cur_t,
+        "errors_at_current": (cur["auto_as_human"] + cur["human_as_auto"]) if cur else None,
+        "cost_at_current": cur["cost"] if cur else None,
+        "population": rec["n_events"],
+    }
+    ivs = f" (95% interval {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
+    head = (
+        f"Lowest cost at {rec['threshold']:.2f} s{ivs}: {out['errors']:,} errors "
+        f"among the {rec['n_events']:,} prompts the sweep scores"
+    )
+    if cur is not None:
+        head += f", against {out['errors_at_current']:,} at {cur_t:g} s"
+    gain = (out["cost_at_current"] - out["cost"]) if cur is not None else None
+    if gain is not None and gain <= 1e-9:
+        out["verdict"] = "keep"
+        head += f". Moving the threshold removes nothing: keep {cur_t:g} s."
+    elif gain is not None:
+        out["verdict"] = "move"
+        head += f". Moving to {rec['threshold']:.2f} s removes {_n(gain)} of cost {_n(out['cost_at_current'])}."
+    else:
+        out["verdict"] = "unknown"
+        head += "."
+    b = data.get("boundaries") or {}
+    rules = b.get("decided_by") or {}
+    if misread and misread["misread"]:
+        by_rule = {
+            k: v["auto_as_human"] + v["human_as_auto"]
+            for k, v in rules.items()
+            if v["auto_as_human"] + v["human_as_auto"]
+        }
+        out["errors_by_rule"] = by_rule
+        if by_rule:
+            top, n = max(by_rule.items(), key=lambda kv: kv[1])
+            not_gap = sum(v for k, v in by_rule.items() if k != "gap")
+            head += (
+                f" {n:,} of {misread['misread']:,} misread turns come from {RULE_NAMES.get(top, top)}"
+                + (f", {not_gap:,} from rules that never look at the gap" if top != "gap" else "")
+                + f"; the gap rule makes {by_rule.get('gap', 0):,}."
+            )
+    out["text"] = head
+    return out
+
+
+def _examples(data: dict, k: int = 3) -> list[dict]:
+    refs = data.get("session_refs") or {}
+    extra = (data.get("options") or {}).get("show_args") or ""
+    silent = [
+        {
+            "kind": "silent ending" if r["outcome"] == "silent_plan_as_answer" else "plan after exhausted bound",
+            "session_id": r["session_id"],
+            "line": r.get("line"),
+            "seq": r.get("seq"),
+            "ts": r.get("ts"),
+            "harness": r.get("harness"),
+            "why": f"{r['round_kind']} / {r.get('signature') or '-'}, finish {r.get('finish_reason') or 'null'}",
+            "excerpt": r.get("excerpt") or "",
+        }
+        for r in (data.get("stalls") or {}).get("silent_endings", [])
+    ]
+    misread = [
+        {
+            "kind": "misread turn",
+            "session_id": r["session_id"],
+            "line": r.get("line"),
+            "seq": r.get("seq"),
+            "ts": r.get("ts"),
+            "harness": r.get("harness"),
+            "why": (
+                ERROR_NAMES.get(r["error"], r["error"])
+                + (f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else "")
+                + f", decided by {r['decided_by']} (truth: {r['origin_rule']})"
+            ),
+            "excerpt": r.get("excerpt") or "",
+        }
+        for r in (data.get("boundaries") or {}).get("misclassified", [])
+    ]
+    picked: list[dict] = []
+    seen: set[str] = set()
+    # alternate the two lists, one example per session while other sessions are left
+    for distinct in (True, False):
+        queues = [list(silent), list(misread)]
+        while len(picked) < k and any(queues):
+            for q in queues:
+                while q and len(picked) < k:
+                    e = q.pop(0)
+                    if e in picked or (distinct and e["session_id"] in seen):
+                        continue
+                    picked.append(e)
+                    seen.add(e["session_id"])
+                    break
+    for e in picked:
+        ref = refs.get(e["session_id"], e["session_id"])
+        e["ref"] = ref
+        e["show"] = f"stallscan show {shlex.quote(ref)}{extra}"
+        e["excerpt"] = " ".join(e["excerpt"].split())[:160]
+    return picked
+
+
+def headline(data: dict) -> dict:
+    """The opening block: items in order (each with `text`) and the worst examples."""
+    silent = _silent(data)
+    misread = _misread(data)
+    rec = _recommendation(data, misread)
+    items = []
+    if silent:
+        items.append({"key": "silent", "label": "Silent plan-as-answer endings", **silent})
+    if misread:
+        items.append({"key": "misread", "label": "Misread turns (router order)", **misread})
+    if rec:
+        items.append({"key": "recommendation", "label": "Threshold", **rec})
+    for fn in PROVIDERS:
+        items.extend(fn(data) or [])
+    return {"items": items, "examples": _examples(data)}
+
+
+def headline_lines(h: dict) -> list[str]:
+    """The block as plain sentences (markdown and the terminal wrap them)."""
+    out = [f"{it['label']}: {it['text']}" for it in h["items"]]
+    for i, e in enumerate(h["examples"], 1):
+        out.append(f"{i}. {e['kind']}, {e['harness']}: {e['why']}. Open: {e['show']}")
+    return out
