@@ -11,8 +11,8 @@ _EXPORTS = {
     "build_report": "stallscan.report.build",
     "render_report": "stallscan.report.build",
     "public": "stallscan.report.build",
-    "to_html": "stallscan.report.formats",
-    "to_markdown": "stallscan.report.formats",
+    "to_html": "stallscan.report.html",
+    "to_markdown": "stallscan.report.markdown",
     "timeline": "stallscan.report.timeline",
 }
 

@@ -179,11 +179,16 @@ def _recommendation(data: dict, misread: dict | None) -> dict | None:
         if by_rule:
             top, n = max(by_rule.items(), key=lambda kv: kv[1])
             not_gap = sum(v for k, v in by_rule.items() if k != "gap")
-            head += (
-                f" {n:,} of {misread['misread']:,} misread turns come from {RULE_NAMES.get(top, top)}"
-                + (f", {not_gap:,} from rules that never look at the gap" if top != "gap" else "")
-                + f"; the gap rule makes {by_rule.get('gap', 0):,}."
-            )
+            if top == "gap":
+                head += (
+                    f" {n:,} of {misread['misread']:,} misread turns come from the gap rule (the only rule the "
+                    f"threshold moves); {not_gap:,} from rules that never look at the gap."
+                )
+            else:
+                head += (
+                    f" {n:,} of {misread['misread']:,} misread turns come from {RULE_NAMES.get(top, top)}, "
+                    f"{not_gap:,} from rules that never look at the gap; the gap rule makes {by_rule.get('gap', 0):,}."
+                )
     out["text"] = head
     return out
 
