@@ -28,7 +28,7 @@ letter-spacing:.04em;color:var(--muted)}.card .sub{font-size:13px;color:var(--mu
 table{border-collapse:collapse;margin:6px 0 14px;font-size:13px}th,td{border-bottom:1px solid var(--line);
 padding:3px 8px;text-align:left;vertical-align:top}th{background:var(--card);font-weight:600}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.wide td{white-space:nowrap}
-.wide td:last-child{white-space:normal;overflow-wrap:anywhere;min-width:18em;max-width:40em}tr.flag td{color:var(--bad);font-weight:600}
+.wide td:last-child{white-space:normal;overflow-wrap:anywhere;min-width:14em;max-width:40em}.tw{overflow-x:auto}tr.flag td{color:var(--bad);font-weight:600}
 details{margin:6px 0 14px}summary{cursor:pointer;color:var(--accent)}
 ol.ex li{margin-bottom:8px}code{background:var(--card);padding:1px 4px;border-radius:3px;font-size:12.5px}
 blockquote{margin:2px 0 0;color:var(--muted);font-size:13px}p.note{color:var(--muted)}
@@ -63,7 +63,7 @@ def _table(head, rows, opts) -> str:
             )
             + "</tr>"
         )
-    return "".join(out) + "</tbody></table>"
+    return "".join(out) + "</tbody></table></div>"
 
 
 def _cards(items: list[dict]) -> str:
