@@ -4,6 +4,7 @@ Each command group lives in its own module and registers on `app` when imported 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import NoReturn, ParamSpec, TypeVar
@@ -11,9 +12,14 @@ from typing import NoReturn, ParamSpec, TypeVar
 import duckdb
 import typer
 from rich.console import Console
+from typer.core import TyperArgument
 
 from stallscan import __version__
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError
+
+# Arguments are named by their metavar (SESSION, QUERY, [PATH]...); typer would add a type label such as
+# <str> after it, which says nothing to a user. (Options show their metavar or <a|b> choices already.)
+TyperArgument.display_type_rich = lambda self, ctx: None
 
 app = typer.Typer(
     add_completion=False,
@@ -48,7 +54,12 @@ def open_db(db: str | None, read_only: bool = False):
 
     path = db_path(db)
     check_db(path)
-    return connect(path, read_only=read_only)
+    con = connect(path, read_only=read_only)
+    _OPEN.append(con)
+    return con
+
+
+_OPEN: list = []  # connections a command opened; _guard closes them however the command ends
 
 
 def check_db(path: str) -> None:
@@ -105,7 +116,12 @@ def write_output(text: str, path: str) -> None:
 
 
 def _err_console() -> Console:
-    return Console(stderr=True, width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None)
+    # soft_wrap: messages are never broken inside a path or a command the user may copy
+    return Console(
+        stderr=True,
+        soft_wrap=True,
+        width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,
+    )
 
 
 def _fail(exc: StallscanError) -> NoReturn:
@@ -120,6 +136,15 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+def _closing(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        while _OPEN:
+            with contextlib.suppress(duckdb.Error):
+                _OPEN.pop().close()
+
+
 def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn user-caused errors into one stderr line and a documented exit code."""
     import functools
@@ -127,7 +152,7 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return fn(*args, **kwargs)
+            return _closing(fn, *args, **kwargs)
         except StallscanError as exc:
             _fail(exc)
         except duckdb.OutOfMemoryException as exc:
