@@ -52,6 +52,10 @@ def duration(s: float) -> str:
     return f"{s / 86400:.1f} days"
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def _pct(a: int, b: int) -> str:
     return f"{a / b:.1%}" if b else "–"
 
@@ -117,8 +121,9 @@ def _misread(data: dict) -> dict | None:
     )
     if tr["records"]:
         text += (
-            f" Among them {tr['misread']:,} are tool results ({tr['human_as_auto']:,} carrying a person's feedback) "
-            f"and {p['misread']:,} are prompts (the {p['records']:,} records the threshold sweep scores)."
+            f" Among them {_count(tr['misread'], 'is a tool result', 'are tool results')} "
+            f"({tr['human_as_auto']:,} carrying a person's feedback) and {_count(p['misread'], 'is a prompt', 'are prompts')} "
+            f"(the {p['records']:,} records the threshold sweep scores)."
         )
     out["text"] = text
     return out
