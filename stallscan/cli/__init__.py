@@ -17,9 +17,14 @@ from typer.core import TyperArgument
 from stallscan import __version__
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError
 
+
 # Arguments are named by their metavar (SESSION, QUERY, [PATH]...); typer would add a type label such as
 # <str> after it, which says nothing to a user. (Options show their metavar or <a|b> choices already.)
-TyperArgument.display_type_rich = lambda self, ctx: None
+def _no_type_label(self: TyperArgument, ctx: object) -> None:
+    return None
+
+
+setattr(TyperArgument, "display_type_rich", _no_type_label)  # noqa: B010  (mypy: no method assignment)
 
 app = typer.Typer(
     add_completion=False,
@@ -47,7 +52,7 @@ def db_path(db: str | None) -> str:
     return db or default_db_path()
 
 
-def open_db(db: str | None, read_only: bool = False):
+def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Connect to an existing stallscan database. A missing file is exit 3 and is never created; a file
     that is not a DuckDB database (a transcript given as --db, say) is exit 5."""
     from stallscan.store.db import connect
@@ -59,7 +64,7 @@ def open_db(db: str | None, read_only: bool = False):
     return con
 
 
-_OPEN: list = []  # connections a command opened; _guard closes them however the command ends
+_OPEN: list[duckdb.DuckDBPyConnection] = []  # connections a command opened; _guard closes them however the command ends
 
 
 def check_db(path: str) -> None:

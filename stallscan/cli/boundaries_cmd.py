@@ -51,7 +51,10 @@ def boundaries(
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     counts = dict(
-        zip(("records", "misread", "prompts", "tool_results"), sql.query(con, "report/misread_counts").fetchone())
+        zip(
+            ("records", "misread", "prompts", "tool_results"),
+            sql.query(con, "report/misread_counts").fetchone() or (0, 0, 0, 0),
+        )
     )
     refs = session_refs(con, [r["session_id"] for r in rows])
     con.close()

@@ -48,9 +48,9 @@ def export(
     if out == "json":
         sys.stdout.write(json.dumps([r.__dict__ for r in results], indent=2) + "\n")
     else:
-        out = Console()
+        console = Console()
         for r in results:
-            out.print(
+            console.print(
                 f"{r.table:16} {r.rows:>10,} rows  {r.path}"
                 + (f"  (by {', '.join(r.partitioned_by)})" if r.partitioned_by else ""),
                 highlight=False,

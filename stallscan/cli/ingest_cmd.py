@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import typer
@@ -13,6 +14,9 @@ from rich.console import Console
 from stallscan.ingest.detect import FORMATS
 from stallscan.store.db import connect
 from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
+
+if TYPE_CHECKING:
+    from stallscan.ingest.run import IngestResult
 
 from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
 
@@ -115,7 +119,9 @@ def _drop(path: str) -> None:
         tmp.rmdir()
 
 
-def _run(con, paths, fmt, naive_tz, as_json):
+def _run(
+    con: duckdb.DuckDBPyConnection, paths: list[str] | None, fmt: str, naive_tz: str | None, as_json: bool
+) -> IngestResult:
     from stallscan.ingest.run import ingest_paths
 
     err = _err_console()

@@ -6,8 +6,10 @@ import io
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,13 +17,28 @@ from rich.console import Console
 from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
 
+if TYPE_CHECKING:
+    import duckdb
+
+    from stallscan.report.registry import ReportOptions
+
 from . import DbOpt, JsonOpt, _err_console, _guard, app, db_path, missing_db_hint, open_db, out_format, write_output
 
+T = TypeVar("T")
 
-def _opts(threshold, retry_bound, since, until, harness, model, limit):
+
+def _opts(
+    threshold: float,
+    retry_bound: int,
+    since: str | None,
+    until: str | None,
+    harness: list[str] | None,
+    model: list[str] | None,
+    limit: int,
+) -> ReportOptions:
     from stallscan.report.build import ReportOptions
 
-    def when(v):
+    def when(v: str | None) -> datetime | None:
         if v is None:
             return None
         try:
@@ -158,7 +175,7 @@ def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:
     return out_format(out or "table", as_json, REPORT_FORMATS)
 
 
-def _check_filters(con, opts) -> None:
+def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
     """--harness / --model must name something in the database (the error lists what is there)."""
     for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
         if not values:
@@ -173,7 +190,7 @@ def _check_filters(con, opts) -> None:
             raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
 
 
-def _discover_and_ingest(path: str, err) -> None:
+def _discover_and_ingest(path: str, err: Console) -> None:
     """`report` with no PATH and no database: read the usual log folders, as `ingest` does, and say so."""
     from stallscan.ingest.discover import default_roots
     from stallscan.ingest.run import ingest_paths
@@ -200,7 +217,7 @@ def _drop_empty(path: str) -> None:
             p.unlink()
 
 
-def _with_bar(err, label: str, run):
+def _with_bar(err: Console, label: str, run: Callable[[Any], T]) -> T:
     if not err.is_terminal:
         return run(None)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
@@ -217,7 +234,7 @@ def _with_bar(err, label: str, run):
         return run(lambda d, t: bar.update(task, completed=d, total=t))
 
 
-def _with_steps(err, run):
+def _with_steps(err: Console, run: Callable[[Any], T]) -> T:
     """The report's sections as progress steps on stderr (only when stderr is a terminal)."""
     if not err.is_terminal:
         return run(None)

@@ -82,7 +82,10 @@ def sweep(
     con = open_db(db)
     res = run_sweep(con, grid, cost_a, cost_b, by, policies, bootstrap, seed)
     counts = dict(
-        zip(("records", "misread", "prompts", "tool_results"), sql.query(con, "report/misread_counts").fetchone())
+        zip(
+            ("records", "misread", "prompts", "tool_results"),
+            sql.query(con, "report/misread_counts").fetchone() or (0, 0, 0, 0),
+        )
     )
     con.close()
     recs = [dict(v) for v in res.recommendation.values()]

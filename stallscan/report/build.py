@@ -1,14 +1,16 @@
 """`stallscan report`: collect each section's data (plain dicts) and build renderables from it.
 
-Sections register themselves in SECTIONS (stallscan.report.registry); each has `collect(con, opts) -> dict` (JSON-ready data,
+Sections register themselves in SECTIONS (stallscan.report.registry); each has `collect(con, opts) -> dict[str, Any]` (JSON-ready data,
 stable keys) and `render(data) -> rich renderable`. Every section reads `scoped_events`, a temp view
 of `events` narrowed by the shared filters (--since/--until/--harness/--model).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
+from typing import Any
 
 import duckdb
 
@@ -45,7 +47,11 @@ def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
     )
 
 
-def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions, progress=None) -> dict:
+def build_report(
+    con: duckdb.DuckDBPyConnection,
+    opts: ReportOptions,
+    progress: Callable[[str, int, int], object] | None = None,
+) -> dict[str, Any]:
     """Every section's data, then the headline drawn from it (first key after the version).
 
     `progress(label, done, total)` is called before each step (the CLI draws it on stderr)."""
@@ -55,7 +61,7 @@ def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions, progress=N
     steps = sections()
     total = len(steps) + 1
     scope(con, opts)
-    out = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
+    out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
@@ -73,7 +79,7 @@ def build_report(con: duckdb.DuckDBPyConnection, opts: ReportOptions, progress=N
     return out
 
 
-def public(data: dict) -> dict:
+def public(data: dict[str, Any]) -> dict[str, Any]:
     """The report data without private (underscore) keys: what --format json prints."""
     if isinstance(data, dict):
         return {k: public(v) for k, v in data.items() if not str(k).startswith("_")}
@@ -82,12 +88,12 @@ def public(data: dict) -> dict:
     return data
 
 
-def render_report(data: dict, full: bool = False, only: list[str] | None = None) -> list:
+def render_report(data: dict[str, Any], full: bool = False, only: list[str] | None = None) -> list[Any]:
     """Renderables: the headline, then each section's summary (default), every detail (`full`), or
     only the named sections (`only`, in full)."""
     from stallscan.report.render_headline import headline_renderable
 
-    parts = [headline_renderable(data["headline"])] if data.get("headline") and not only else []
+    parts: list[Any] = [headline_renderable(data["headline"])] if data.get("headline") and not only else []
     for s in sections():
         if s.name not in data:
             continue
@@ -107,5 +113,5 @@ def render_report(data: dict, full: bool = False, only: list[str] | None = None)
     return parts
 
 
-def _jsonable(d: dict) -> dict:
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
+from typing import Any
 
 COLORS = ["#1f5fbf", "#d9480f", "#2b8a3e", "#7048e8", "#c2255c", "#5c940d", "#0b7285", "#862e9c"]
 DASHES = ["", "7 4", "2 3", "10 3 2 3", "4 2", "1 4"]
@@ -31,7 +33,7 @@ def _fmt(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
 
 
-def _frame(xlabel: str, ylabel: str, yticks: list[float], sy, title: str) -> list[str]:
+def _frame(xlabel: str, ylabel: str, yticks: list[float], sy: Callable[[float], float], title: str) -> list[str]:
     e = html.escape
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {W} {H}' width='{W}' height='{H}' role='img' "
@@ -76,7 +78,7 @@ def _marker(i: int, x: float, y: float, c: str) -> str:
     return f"<path d='M{x:.1f} {y - 4.5:.1f}L{x + 4.5:.1f} {y + 3.5:.1f}L{x - 4.5:.1f} {y + 3.5:.1f}Z' fill='{c}'/>"
 
 
-def gap_chart(data: dict) -> str:
+def gap_chart(data: dict[str, Any]) -> str:
     """Gap after a final reply, per truth, as grouped bars over the histogram's bins; threshold marked."""
     b = data.get("boundaries") or {}
     hist = b.get("gap_histogram") or {}
@@ -87,7 +89,10 @@ def gap_chart(data: dict) -> str:
     ymax = max((x["n"] for o in origins for x in hist[o]), default=1) or 1
     yt = nice_ticks(0, ymax, 5)
     top = yt[-1]
-    sy = lambda y: H - B - y / top * (H - B - T)
+
+    def sy(y: float) -> float:
+        return H - B - y / top * (H - B - T)
+
     bw = (W - L - R) / len(bins)
     svg = _frame(
         "gap after the previous final reply (histogram bins, seconds)", "user-role records", yt, sy, "gap histogram"
@@ -125,11 +130,18 @@ def gap_chart(data: dict) -> str:
     )
 
 
-def _lines(series: dict[str, list[tuple[float, float]]], xlabel, ylabel, marks, caption, ymax=None, yfmt=_fmt):
+def _lines(
+    series: dict[str, list[tuple[float, float]]],
+    xlabel: str,
+    ylabel: str,
+    marks: dict[str, float | None],
+    caption: str,
+    ymax: float | None = None,
+) -> str:
     if not series:
         return ""
     # identical series are drawn once, named together
-    merged: dict[tuple, list[str]] = {}
+    merged: dict[tuple[Any, ...], list[str]] = {}
     for name, pts in series.items():
         merged.setdefault(tuple(pts), []).append(name)
     xs = [x for pts in merged for x, _ in pts]
@@ -139,8 +151,14 @@ def _lines(series: dict[str, list[tuple[float, float]]], xlabel, ylabel, marks, 
         x1 = x0 + 1
     xt = nice_ticks(x0, x1, 6)
     yt = nice_ticks(0, ymax if ymax is not None else (max(ys) or 1), 5)
-    sx = lambda x: L + (x - xt[0]) / (xt[-1] - xt[0]) * (W - L - R)
-    sy = lambda y: H - B - y / yt[-1] * (H - B - T)
+
+    def sx(x: float) -> float:
+        return L + (x - xt[0]) / (xt[-1] - xt[0]) * (W - L - R)
+
+    def sy(y: float) -> float:
+
+        return H - B - y / yt[-1] * (H - B - T)
+
     svg = _frame(xlabel, ylabel, yt, sy, ylabel)
     for x in xt:
         svg.append(
@@ -148,9 +166,9 @@ def _lines(series: dict[str, list[tuple[float, float]]], xlabel, ylabel, marks, 
             f"<text x='{sx(x):.1f}' y='{H - B + 16}' text-anchor='middle'>{_fmt(x)}</text>"
         )
     at: dict[float, list[str]] = {}
-    for name, x in (marks or {}).items():  # marks at one x share one line and one label
-        if x is not None and xt[0] <= x <= xt[-1]:
-            at.setdefault(x, []).append(name)
+    for name, mx in (marks or {}).items():  # marks at one x share one line and one label
+        if mx is not None and xt[0] <= mx <= xt[-1]:
+            at.setdefault(mx, []).append(name)
     for k, (x, names) in enumerate(sorted(at.items())):
         name = " = ".join(names) + f" {x:g} s"
         svg.append(
@@ -158,7 +176,8 @@ def _lines(series: dict[str, list[tuple[float, float]]], xlabel, ylabel, marks, 
             f"<text x='{sx(x) + 4:.1f}' y='{T + 10 + 13 * k}'>{html.escape(name)}</text>"
         )
     legend = []
-    for i, (pts, names) in enumerate(merged.items()):
+    for i, (tpts, names) in enumerate(merged.items()):
+        pts = list(tpts)
         c, d = COLORS[i % len(COLORS)], DASHES[i % len(DASHES)]
         p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
         label = " = ".join(names)
@@ -172,7 +191,7 @@ def _lines(series: dict[str, list[tuple[float, float]]], xlabel, ylabel, marks, 
     return _figure(svg, _legend(legend), caption)
 
 
-def recovery_chart(data: dict) -> str:
+def recovery_chart(data: dict[str, Any]) -> str:
     st = data.get("stalls") or {}
     series = {}
     for h, rec in sorted((st.get("recovery") or {}).items()):
@@ -194,7 +213,7 @@ def recovery_chart(data: dict) -> str:
     )
 
 
-def cost_chart(data: dict) -> str:
+def cost_chart(data: dict[str, Any]) -> str:
     th = data.get("threshold") or {}
     series = {
         c["policy"]: [(p["threshold"], p["cost"]) for p in c["points"] if p["threshold"] <= 10 + 1e-9]

@@ -35,11 +35,11 @@ def num(v: Any) -> str:
     return " ".join(str(v).split())
 
 
-def secs(v) -> str:
+def secs(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def pct(v) -> str:
+def pct(v: float | None) -> str:
     return "–" if v is None else f"{v:.0%}"
 
 
@@ -48,8 +48,8 @@ def anchor(sid: str) -> str:
     return "s-" + "".join(c if c.isalnum() else "-" for c in sid)
 
 
-def document(data: dict) -> list[tuple]:
-    out: list[tuple] = [("h", 2, "answer", "The answer")]
+def document(data: dict[str, Any]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = [("h", 2, "answer", "The answer")]
     h = data.get("headline") or {"items": [], "examples": []}
     out.append(("cards", h["items"]))
     out.append(("list", [f"**{it['label']}**: {it['text']}" for it in h["items"]]))
@@ -81,11 +81,11 @@ def document(data: dict) -> list[tuple]:
     return out
 
 
-def _ref(data: dict, sid: str) -> str:
-    return (data.get("session_refs") or {}).get(sid, sid)
+def _ref(data: dict[str, Any], sid: str) -> str:
+    return str((data.get("session_refs") or {}).get(sid, sid))
 
 
-def _corpus(d: dict, data: dict) -> list[tuple]:
+def _corpus(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = [
         [
             h["harness"],
@@ -115,7 +115,7 @@ def _corpus(d: dict, data: dict) -> list[tuple]:
         ]
     )
     rej = sum(r["lines"] for r in d["rejects"])
-    out = [
+    out: list[tuple[Any, ...]] = [
         (
             "table",
             ["harness", "files", "sessions", "events", "user msgs", "replies", "tool calls", "from", "to"],
@@ -143,10 +143,10 @@ def _corpus(d: dict, data: dict) -> list[tuple]:
     return out
 
 
-def _boundaries(d: dict, data: dict) -> list[tuple]:
+def _boundaries(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
     m = d["misread"]
     t, p, tr = m["turns"], m["prompts"], m["tool_results"]
-    out: list[tuple] = [
+    out: list[tuple[Any, ...]] = [
         (
             "p",
             f"At {num(d['threshold'])} s the router misreads {num(t['misread'])} of the {num(t['records'])} "
@@ -220,7 +220,7 @@ def _boundaries(d: dict, data: dict) -> list[tuple]:
     return out
 
 
-def _stalls(d: dict, data: dict) -> list[tuple]:
+def _stalls(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
     turns = {r["key"]: r["turns"] for r in d["rates"]["harness"]}
     rows = []
     for h, c in sorted(d["counts"].items()):
@@ -239,7 +239,7 @@ def _stalls(d: dict, data: dict) -> list[tuple]:
                 num(so.get("abandoned", 0)),
             ]
         )
-    out: list[tuple] = [
+    out: list[tuple[Any, ...]] = [
         ("p", f"Retry bound {d['retry_bound']}, narrated bound {d['narrated_bound']}, turns from {d['segmentation']}."),
         (
             "table",
@@ -349,7 +349,7 @@ def _stalls(d: dict, data: dict) -> list[tuple]:
     return out
 
 
-def _threshold(d: dict, data: dict) -> list[tuple]:
+def _threshold(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = []
     for r in d["recommendations"]:
         if r["policy"] == "labels":
@@ -370,7 +370,7 @@ def _threshold(d: dict, data: dict) -> list[tuple]:
                 num(at.get("cost")),
             ]
         )
-    out: list[tuple] = [
+    out: list[tuple[Any, ...]] = [
         (
             "p",
             f"Cost = {num(d['cost_auto_as_human'])} × automatic read as human + {num(d['cost_human_as_auto'])} × "
@@ -410,7 +410,7 @@ def _threshold(d: dict, data: dict) -> list[tuple]:
     return out
 
 
-def _timeline(sid: str, tl: dict, data: dict) -> list[tuple]:
+def _timeline(sid: str, tl: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = []
     for r in tl["rows"]:
         flag = []
@@ -444,14 +444,14 @@ def _timeline(sid: str, tl: dict, data: dict) -> list[tuple]:
     ]
 
 
-def _generic(v: Any, data: dict) -> list[tuple]:
+def _generic(v: Any, data: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Any other section's data: scalars in a two-column table, lists of records as tables."""
     if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
         cols = list(dict.fromkeys(k for r in v for k in r))
         return [("table", cols, [[num(r.get(c)) for c in cols] for r in v], {})]
     if not isinstance(v, dict):
         return [("p", num(v))]
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     scalars = [
         [k, num(x)]
         for k, x in v.items()

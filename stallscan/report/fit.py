@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from typing import Any
 
 from rich import box
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -41,11 +42,11 @@ def width() -> int:
     return shutil.get_terminal_size((80, 24)).columns
 
 
-def _cell_len(v) -> int:
+def _cell_len(v: object) -> int:
     return max((len(line) for line in str(v).split("\n")), default=0)
 
 
-def _need(col: Col, cells: list) -> int:
+def _need(col: Col, cells: list[Any]) -> int:
     """Narrowest width the column can take without cutting what must not be cut."""
     longest = max((_cell_len(c) for c in cells), default=0)
     if col.kind == "text":
@@ -53,13 +54,13 @@ def _need(col: Col, cells: list) -> int:
     return max(len(col.header), longest, 1)
 
 
-def fit_columns(cols: list[Col], rows: list[list], avail: int | None = None) -> list[int]:
+def fit_columns(cols: list[Col], rows: list[list[Any]], avail: int | None = None) -> list[int]:
     """Indexes of the columns kept (in their order) so the table fits `avail` characters."""
     avail = avail or width()
     keep = list(range(len(cols)))
     needs = [_need(c, [r[i] for r in rows]) for i, c in enumerate(cols)]
 
-    def total(idx):
+    def total(idx: list[int]) -> int:
         return sum(needs[i] for i in idx) + SEP * (len(idx) - 1)
 
     while len(keep) > 1 and total(keep) > avail:
@@ -68,7 +69,7 @@ def fit_columns(cols: list[Col], rows: list[list], avail: int | None = None) -> 
     return keep
 
 
-def _allot(cols: list[Col], rows: list[list], keep: list[int], avail: int) -> dict[int, int]:
+def _allot(cols: list[Col], rows: list[list[Any]], keep: list[int], avail: int) -> dict[int, int]:
     """Column widths: fixed columns at their widest cell, text columns share what is left."""
     out: dict[int, int] = {}
     text = []
@@ -94,12 +95,12 @@ def _allot(cols: list[Col], rows: list[list], keep: list[int], avail: int) -> di
 
 def fit_table(
     cols: list[Col],
-    rows: list[list],
+    rows: list[list[Any]],
     title: str | None = None,
     avail: int | None = None,
     styles: list[str | None] | None = None,
     note_dropped: bool = True,
-):
+) -> RenderableType:
     """A rich Table (or Group: table + a note naming dropped columns) that fits `avail` columns."""
     avail = avail or width()
     keep = fit_columns(cols, rows, avail)

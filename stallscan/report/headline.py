@@ -5,7 +5,7 @@ turns the router misreads, which threshold or rule it should use) and picks the 
 each with the `stallscan show` command that opens it. Every renderer (terminal, markdown, HTML, JSON)
 prints `headline(data)` and nothing else for this block, so the figures agree across formats.
 
-Extension point: other sections add lines with `add_provider(fn)`, where `fn(data) -> list[dict]`
+Extension point: other sections add lines with `add_provider(fn)`, where `fn(data) -> list[dict[str, Any]]`
 returns items {"key": ..., "label": ..., "value": ..., "text": ...} (text is the sentence printed).
 """
 
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from typing import Any
 
-PROVIDERS: list[Callable[[dict], list[dict]]] = []
+PROVIDERS: list[Callable[[dict[str, Any]], list[dict[str, Any]]]] = []
 
 RULE_NAMES = {
     "completion": "the completion rule (previous reply not final)",
@@ -28,7 +29,9 @@ RULE_NAMES = {
 ERROR_NAMES = {"auto_as_human": "automatic read as human", "human_as_auto": "human read as automatic"}
 
 
-def add_provider(fn: Callable[[dict], list[dict]]) -> Callable[[dict], list[dict]]:
+def add_provider(
+    fn: Callable[[dict[str, Any]], list[dict[str, Any]]],
+) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
     """Register a function adding headline items (e.g. from a section registered elsewhere)."""
     if fn not in PROVIDERS:
         PROVIDERS.append(fn)
@@ -60,7 +63,7 @@ def _pct(a: int, b: int) -> str:
     return f"{a / b:.1%}" if b else "–"
 
 
-def _silent(data: dict) -> dict | None:
+def _silent(data: dict[str, Any]) -> dict[str, Any] | None:
     st = data.get("stalls")
     if not st:
         return None
@@ -70,7 +73,7 @@ def _silent(data: dict) -> dict | None:
     silent = sum(r["silent"] for r in harness)
     exhausted = sum(r["exhausted"] for r in harness)
 
-    def worst(dim):
+    def worst(dim: str) -> dict[str, Any] | None:
         rows = [r for r in rates.get(dim, []) if r["silent"]]
         if not rows:
             return None
@@ -97,7 +100,7 @@ def _silent(data: dict) -> dict | None:
     return out
 
 
-def _misread(data: dict) -> dict | None:
+def _misread(data: dict[str, Any]) -> dict[str, Any] | None:
     b = data.get("boundaries")
     if not b or "misread" not in b:
         return None
@@ -129,7 +132,7 @@ def _misread(data: dict) -> dict | None:
     return out
 
 
-def _recommendation(data: dict, misread: dict | None) -> dict | None:
+def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dict[str, Any] | None:
     th = data.get("threshold")
     if not th:
         return None
@@ -198,7 +201,7 @@ def _recommendation(data: dict, misread: dict | None) -> dict | None:
     return out
 
 
-def _examples(data: dict, k: int = 3) -> list[dict]:
+def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
     refs = data.get("session_refs") or {}
     extra = (data.get("options") or {}).get("show_args") or ""
     silent = [
@@ -231,7 +234,7 @@ def _examples(data: dict, k: int = 3) -> list[dict]:
         }
         for r in (data.get("boundaries") or {}).get("misclassified", [])
     ]
-    picked: list[dict] = []
+    picked: list[dict[str, Any]] = []
     seen: set[str] = set()
     # alternate the two lists, one example per session while other sessions are left
     for distinct in (True, False):
@@ -253,7 +256,7 @@ def _examples(data: dict, k: int = 3) -> list[dict]:
     return picked
 
 
-def headline(data: dict) -> dict:
+def headline(data: dict[str, Any]) -> dict[str, Any]:
     """The opening block: items in order (each with `text`) and the worst examples."""
     silent = _silent(data)
     misread = _misread(data)
@@ -270,7 +273,7 @@ def headline(data: dict) -> dict:
     return {"items": items, "examples": _examples(data)}
 
 
-def headline_lines(h: dict) -> list[str]:
+def headline_lines(h: dict[str, Any]) -> list[str]:
     """The block as plain sentences (markdown and the terminal wrap them)."""
     out = [f"{it['label']}: {it['text']}" for it in h["items"]]
     for i, e in enumerate(h["examples"], 1):

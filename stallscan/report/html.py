@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from stallscan.report.charts import cost_chart, gap_chart, recovery_chart
 from stallscan.report.document import anchor, document, num
@@ -48,7 +49,7 @@ def _inline(s: str) -> str:
     return BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", s)
 
 
-def _table(head, rows, opts) -> str:
+def _table(head: list[str], rows: list[list[Any]], opts: dict[str, Any]) -> str:
     flag_col = opts.get("flag_col")
     cls = " class='wide'" if opts.get("wide") else ""
     out = [
@@ -66,7 +67,7 @@ def _table(head, rows, opts) -> str:
     return "".join(out) + "</tbody></table></div>"
 
 
-def _cards(items: list[dict]) -> str:
+def _cards(items: list[dict[str, Any]]) -> str:
     out = ["<div class='cards'>"]
     for it in items:
         if it["key"] == "silent":
@@ -100,7 +101,7 @@ def _cards(items: list[dict]) -> str:
     return "".join(out) + "</div>"
 
 
-def _examples(items: list[dict], data: dict) -> str:
+def _examples(items: list[dict[str, Any]], data: dict[str, Any]) -> str:
     out = ["<ol class='ex'>"]
     have = set(data.get("timelines") or {})
     for e in items:
@@ -115,7 +116,7 @@ def _examples(items: list[dict], data: dict) -> str:
     return "".join(out) + "</ol>"
 
 
-def _blocks(blocks: list[tuple], data: dict) -> str:
+def _blocks(blocks: list[tuple[Any, ...]], data: dict[str, Any]) -> str:
     charts = {"gaps": gap_chart, "recovery": recovery_chart, "cost": cost_chart}
     out = []
     for b in blocks:
@@ -139,7 +140,7 @@ def _blocks(blocks: list[tuple], data: dict) -> str:
     return "\n".join(x for x in out if x)
 
 
-def to_html(data: dict) -> str:
+def to_html(data: dict[str, Any]) -> str:
     blocks = document(data)
     toc = [b for b in blocks if b[0] == "h" and b[1] == 2]
     nav = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from stallscan.report.document import document
 
@@ -14,7 +15,7 @@ def _cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def _blocks(blocks: list[tuple], out: list[str]) -> None:
+def _blocks(blocks: list[tuple[Any, ...]], out: list[str]) -> None:
     for b in blocks:
         kind = b[0]
         if kind == "h":
@@ -41,7 +42,7 @@ def _blocks(blocks: list[tuple], out: list[str]) -> None:
         # "cards" and "chart" are HTML only (the list and the tables carry the same figures)
 
 
-def to_markdown(data: dict) -> str:
+def to_markdown(data: dict[str, Any]) -> str:
     out = ["# stallscan report", ""]
     _blocks(document(data), out)
     return "\n".join(out).rstrip() + "\n"

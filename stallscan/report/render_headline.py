@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 
-def headline_renderable(h: dict) -> Group:
+def headline_renderable(h: dict[str, Any]) -> Group:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column()
     for it in h["items"]:
         grid.add_row(Text("▸", style="bold"), Text.assemble((f"{it['label']}: ", "bold"), it["text"]))
-    parts: list = [Text("stallscan: the answer first", style="bold underline"), grid]
+    parts: list[Any] = [Text("stallscan: the answer first", style="bold underline"), grid]
     if h["examples"]:
         ex = Table.grid(padding=(0, 1))
         ex.add_column(no_wrap=True)

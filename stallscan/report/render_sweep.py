@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from rich.console import Group
 
@@ -75,7 +77,7 @@ def sweep_renderable(res: SweepResult, compact: bool = False, population: str | 
         idx = [i for i, c in enumerate(cols) if c.header in keep]
         cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
         title = f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + {res.cost_human_as_auto:g} x human-as-auto)"
-    parts: list = [fit_table(cols, rows, title=title)]
+    parts: list[Any] = [fit_table(cols, rows, title=title)]
     parts.append(
         population
         or "prompts = user-role records that start a request, tool results left out (no threshold changes how "

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import duckdb
+from rich.console import RenderableType
 
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
@@ -60,7 +62,7 @@ def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
     )
 
 
-def session_refs(con: duckdb.DuckDBPyConnection, ids=None, min_len: int = 8) -> dict[str, str]:
+def session_refs(con: duckdb.DuckDBPyConnection, ids: list[str] | None = None, min_len: int = 8) -> dict[str, str]:
     """The shortest ref (at least `min_len` characters a part) that `resolve_session` opens as each
     session: a plain prefix, or for ids with a "/" (sidechains) HEAD/TAIL when that is shorter."""
     all_ids = _ids(con)
@@ -88,7 +90,7 @@ def _ref(all_ids: list[str], sid: str, min_len: int) -> str:
 
 def timeline(
     con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0, retry_bound: int = 3
-) -> tuple[str, list[dict]]:
+) -> tuple[str, list[dict[str, Any]]]:
     """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
@@ -107,7 +109,7 @@ def timeline(
     return sid, rows
 
 
-def timeline_table(sid: str, rows: list[dict]):
+def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
     """The timeline as a table that fits the terminal (columns dropped by priority, numbers never cut)."""
     from stallscan.report.fit import Col, fit_table
 
@@ -148,20 +150,21 @@ def timeline_table(sid: str, rows: list[dict]):
         Col("flag", "text", 95, min=12, max=40),
         Col("text", "text", 75, min=12, max=60),
     ]
-    return fit_table(spec, table, title=f"session {sid}", styles=styles)
+    out: RenderableType = fit_table(spec, table, title=f"session {sid}", styles=styles)
+    return out
 
 
-def flagged(r: dict) -> bool:
+def flagged(r: dict[str, Any]) -> bool:
     return r.get("error") in ("auto_as_human", "human_as_auto") or bool(r.get("stall_outcome"))
 
 
-def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, cap: int = 200) -> dict:
+def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, cap: int = 200) -> dict[str, Any]:
     """A session's timeline near what it flags (each flagged row with `context` rows either side), from
     the tables the report already built; `skipped` counts the rows left out."""
     cur = sql.query(con, "report/session_timeline", {"session": sid})
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
-    near = set()
+    near: set[int] = set()
     for i, r in enumerate(rows):
         if flagged(r):
             near.update(range(max(0, i - context), min(len(rows), i + context + 1)))

@@ -7,8 +7,10 @@ rich renderables, the CLI prints them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from stallscan.replay.boundaries import replay_boundaries
@@ -22,18 +24,18 @@ POLICIES = ("router", "gap_only", "header_only")
 DECIDERS = ("header", "first", "completion", "gap", "no_time")
 
 
-def _rows(cur) -> list[dict]:
+def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     label_events(con)
     replay_boundaries(con, opts.threshold)
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
-    matrix: dict = {p: {} for p in POLICIES}
-    errors: dict = {p: {"none": 0, "auto_as_human": 0, "human_as_auto": 0, "undecided": 0} for p in POLICIES}
+    matrix: dict[str, Any] = {p: {} for p in POLICIES}
+    errors: dict[str, Any] = {p: {"none": 0, "auto_as_human": 0, "human_as_auto": 0, "undecided": 0} for p in POLICIES}
     deciders = {d: {"n": 0, "auto_as_human": 0, "human_as_auto": 0} for d in DECIDERS}
     for r in conf:
         truth = "human" if r["is_human_turn"] else r["origin"]
@@ -46,7 +48,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
             if r["error"] in ("auto_as_human", "human_as_auto"):
                 deciders[r["decided_by"]][r["error"]] += r["n"]
     misread = _populations(conf)
-    hist: dict = {}
+    hist: dict[str, Any] = {}
     for r in _rows(sql.query(con, "report/boundaries_gap_histogram")):
         hist.setdefault(r["origin"], []).append({"lo": r["lo"], "hi": r["hi"], "n": r["n"]})
     worst = _rows(sql.query(con, "report/boundaries_errors", {"limit": opts.limit}))
@@ -74,7 +76,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     }
 
 
-def _populations(conf: list[dict]) -> dict:
+def _populations(conf: list[dict[str, Any]]) -> dict[str, Any]:
     """The router's errors over the two populations the tool reports, with one definition each.
 
     turns:   every user-role record that starts a model request, tool results included (a Cline tool
@@ -102,7 +104,7 @@ def _c(n: int) -> str:
     return f"{n:,}"
 
 
-def populations_note(data: dict) -> str:
+def populations_note(data: dict[str, Any]) -> str:
     m = data["misread"]
     t, p, tr = m["turns"], m["prompts"], m["tool_results"]
     return (
@@ -112,7 +114,7 @@ def populations_note(data: dict) -> str:
     )
 
 
-def _rules_table(data: dict):
+def _rules_table(data: dict[str, Any]) -> RenderableType:
     rows = [[k, _c(v["n"]), _c(v["auto_as_human"]), _c(v["human_as_auto"])] for k, v in data["decided_by"].items()]
     return fit_table(
         [Col("decided by", "id", 90), Col("records"), Col("auto as human"), Col("human as auto")],
@@ -121,12 +123,15 @@ def _rules_table(data: dict):
     )
 
 
-def summary(data: dict) -> Group:
+def summary(data: dict[str, Any]) -> Group:
     return Group(Text("Turn boundaries", style="bold"), populations_note(data), _rules_table(data))
 
 
-def render(data: dict) -> Group:
-    parts: list = [Text(f"Turn boundaries (threshold {data['threshold']:g} s)", style="bold"), populations_note(data)]
+def render(data: dict[str, Any]) -> Group:
+    parts: list[Any] = [
+        Text(f"Turn boundaries (threshold {data['threshold']:g} s)", style="bold"),
+        populations_note(data),
+    ]
     rows = [
         [r["harness"], r["origin"], _c(r["records"]), _c(r["requests"]), _c(r["not_requests"]), _c(r["human_content"])]
         for r in data["by_harness_origin"]

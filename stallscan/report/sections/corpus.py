@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 from rich.console import Group
 from rich.text import Text
@@ -11,7 +13,7 @@ from stallscan.report.registry import ReportOptions, Section, register
 from stallscan.store import sql
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     cur = sql.query(con, "report/corpus_summary")
     cols = [d[0] for d in cur.description]
     harnesses = [dict(zip(cols, r)) for r in cur.fetchall()]
@@ -26,7 +28,8 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
         for r, n in con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
     ]
     skipped = dict(con.execute("SELECT kind, count(*) FROM skipped GROUP BY ALL ORDER BY 2 DESC, 1").fetchall())
-    pending = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()[0]
+    row = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()
+    pending = row[0] if row else 0
     totals = {
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
@@ -41,7 +44,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
     }
 
 
-def _rows(data: dict) -> list[list]:
+def _rows(data: dict[str, Any]) -> list[list[Any]]:
     rows = [
         [
             h["harness"],
@@ -86,7 +89,7 @@ COLS = [
 ]
 
 
-def _line(data: dict) -> str:
+def _line(data: dict[str, Any]) -> str:
     status = ", ".join(f"{k} {v:,}" for k, v in data["files_by_status"].items())
     rej = sum(r["lines"] for r in data["rejects"])
     return (
@@ -100,7 +103,7 @@ def _line(data: dict) -> str:
     )
 
 
-def summary(data: dict) -> Group:
+def summary(data: dict[str, Any]) -> Group:
     tot = data["totals"]
     hs = sorted(data["by_harness"], key=lambda h: -(h["sessions"] or 0))
     first = min((h["first_ts"] for h in hs if h["first_ts"]), default=None)
@@ -115,7 +118,7 @@ def summary(data: dict) -> Group:
     )
 
 
-def render(data: dict) -> Group:
+def render(data: dict[str, Any]) -> Group:
     rows = _rows(data)
     parts = [fit_table(COLS, rows, title="Corpus", styles=[None] * (len(rows) - 1) + ["bold"]), _line(data)]
     for r in data["rejects"][:5]:
@@ -131,7 +134,7 @@ def render(data: dict) -> Group:
     return Group(*parts)
 
 
-def _c(n) -> str:
+def _c(n: int | None) -> str:
     return f"{n or 0:,}"
 
 

@@ -4,6 +4,8 @@ render() builds rich renderables; nothing here prints."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 from rich.console import Group
 from rich.text import Text
@@ -25,11 +27,11 @@ from stallscan.report.timeline import session_refs
 SWEEP_BOUNDS = [0, 1, 2, 3, 4, 5]
 
 
-def _iso(v):
+def _iso(v: Any) -> Any:
     return v.isoformat() if hasattr(v, "isoformat") else v
 
 
-def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict:
+def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     info = replay_stalls(con, retry_bound=opts.retry_bound)
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
@@ -57,7 +59,7 @@ def _one_line(s: str | None, n: int = 90) -> str:
     return s if len(s) <= n else "…" + s[-(n - 1) :]
 
 
-def _counts_rows(data: dict) -> list[list]:
+def _counts_rows(data: dict[str, Any]) -> list[list[Any]]:
     rows = []
     turns = {r["key"]: r["turns"] for r in data["rates"]["harness"]}
     for h, d in sorted(data["counts"].items()):
@@ -101,29 +103,29 @@ COUNT_COLS = [
 ]
 
 
-def _title(data: dict) -> str:
+def _title(data: dict[str, Any]) -> str:
     return (
         f"Stalls (retry bound {data['retry_bound']}, narrated bound {data['narrated_bound']}, "
         f"turns from {data['segmentation']})"
     )
 
 
-def summary(data: dict) -> Group:
+def summary(data: dict[str, Any]) -> Group:
     keep = ("harness", "turns", "dropped", "no tool", "narrated", "silent", "exhausted")
     idx = [i for i, c in enumerate(COUNT_COLS) if c.header in keep]
     stall_cols = [i for i, c in enumerate(COUNT_COLS) if c.header in keep[2:]]
     all_rows = _counts_rows(data)
     rows = [[r[i] for i in idx] for r in all_rows if any(r[i] != "0" for i in stall_cols)]
     quiet = [r for r in all_rows if all(r[i] == "0" for i in stall_cols)]
-    parts: list = [fit_table([COUNT_COLS[i] for i in idx], rows, title=_title(data))] if rows else []
+    parts: list[Any] = [fit_table([COUNT_COLS[i] for i in idx], rows, title=_title(data))] if rows else []
     if quiet:
         turns = sum(int(r[1]) for r in quiet)
         parts.append(f"no stall in {len(quiet)} other harness(es) ({turns:,} turns): " + ", ".join(r[0] for r in quiet))
     return Group(*parts)
 
 
-def render(data: dict) -> Group:
-    parts: list = [
+def render(data: dict[str, Any]) -> Group:
+    parts: list[Any] = [
         fit_table(COUNT_COLS, _counts_rows(data), title=_title(data)),
         Text(precision_line(data.get("precision"))),
     ]
@@ -259,7 +261,7 @@ def render(data: dict) -> Group:
     return Group(*parts)
 
 
-def _bound(v) -> str:
+def _bound(v: int | None) -> str:
     return "none" if v is None else str(v)
 
 

@@ -75,7 +75,7 @@ def render(data: dict[str, Any]) -> Group:
     return Group("[bold]Threshold[/]", sweep_renderable(data["_result"]))
 
 
-def summary(data: dict) -> Group:
+def summary(data: dict[str, Any]) -> Group:
     return Group("[bold]Threshold[/]", sweep_renderable(data["_result"], compact=True))
 
 
