@@ -61,7 +61,6 @@ def boundaries(
     if out == "json":
         for r in rows:
             r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
-            r["ref"] = refs[r["session_id"]]
         sys.stdout.write(
             json.dumps(
                 {"threshold": threshold, "counts": summary, "misread": counts, "decisions": rows}, indent=2, default=str

@@ -63,13 +63,7 @@ def stalls(
             "data_version": info.data_version,
             "endings_changed_by_bound": sweep,
             "precision": measured_precision(),
-            "stalls": [
-                {
-                    **{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()},
-                    "ref": refs[r["session_id"]],
-                }
-                for r in rows
-            ],
+            "stalls": [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rows],
         }
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         return
