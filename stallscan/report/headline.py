@@ -92,10 +92,12 @@ def _silent(data: dict[str, Any]) -> dict[str, Any] | None:
     text = f"{silent:,} of {turns:,} turns ({per:.1f} per 1,000) ended on a plan nobody re-prompted"
     if exhausted:
         text += f"; {exhausted:,} more ended on a plan after {st.get('retry_bound', 3)} re-prompts (bound exhausted)"
-    bits = []
+    bits: list[str] = []
     for label, w in (("harness", out["worst_harness"]), ("model", out["worst_model"])):
         if w:
-            bits.append(f"worst {label} {w['key']} ({w['silent']:,} of {w['turns']:,} turns)")
+            bits.append(
+                f"{'Worst' if not bits else 'worst'} {label} {w['key']} ({w['silent']:,} of {w['turns']:,} turns)"
+            )
     out["text"] = text + (". " + "; ".join(bits) if bits else "") + "."
     return out
 
