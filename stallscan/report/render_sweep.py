@@ -29,9 +29,9 @@ def sweep_renderable(res: SweepResult, compact: bool = False, population: str | 
     """The recommendation per policy; `compact` keeps the router and gap-only rows and the key columns."""
     rows = []
     for rec in res.recommendation.values():
+        if compact and rec["policy"] not in ("router", "gap-only"):
+            continue  # the default report keeps the router and gap-only; the variants are in --full
         if rec["policy"] == "labels":
-            if compact:
-                continue
             rows.append(
                 ["labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-"]
             )
