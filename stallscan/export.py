@@ -50,7 +50,12 @@ def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
         "tuple[Any, ...]",
         con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone(),
     )[0]
-    if exists or table in BASE:
+    if table in BASE:
+        return
+    if exists:
+        from stallscan.replay.derive import refresh
+
+        refresh(con, table)  # a stamped table behind the events: replay the changed sessions, same options
         return
     mod_name, fn_name = DERIVED[table]
     try:

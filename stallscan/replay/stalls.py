@@ -69,17 +69,49 @@ def replay_stalls(
     """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback."""
     if retry_bound < 0 or narrated_bound < 0:
         raise ValueError("bounds must be >= 0")
-    data = stall_data.install(con)
+    from stallscan.replay import derive
+    from stallscan.store import stamps
+
+    data = stall_data.load()
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'").fetchone()[0]:
+        stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
     labels = _labels_module() if segmentation in ("auto", "labels") else None
     if segmentation == "labels" and labels is None:
         raise RuntimeError("stallscan.labels is not installed")
     if labels is not None:
         labels.label_events(con)
-        sql.run(con, "replay/stall_turn_starts_labels")
         used = "labels"
+        st = stamps.get(con, "user_labels")
+        upstream: tuple[str, ...] = ("user_labels",)
+    else:
+        used, st, upstream = "fallback", None, ()
+    inputs = {
+        "retry_bound": int(retry_bound),
+        "narrated_bound": int(narrated_bound),
+        "segmentation": used,
+        "labels": st["key"] if st else None,
+    }
+    derive.run(
+        con,
+        "stalls",
+        inputs,
+        lambda c: _compute(c, retry_bound, narrated_bound, used),
+        ("rounds", "stalls", "turns"),
+        upstream=upstream,
+    )
+    counts = con.execute(
+        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
+    ).fetchone()
+    return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
+
+
+def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
+    """(Re)create `rounds`, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    data = stall_data.install(con)
+    if used == "labels":
+        sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
-        used = "fallback"
     sql.run(con, "replay/stall_rounds_prep")
     for i, sig in enumerate(data.signatures):
         sql.run(
@@ -95,12 +127,6 @@ def replay_stalls(
         "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
         {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
     )
-    counts = cast(
-        "tuple[int, int, int]",
-        con.execute(
-            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
-        ).fetchone(),
-    )
     for t in (
         "stall_ev",
         "stall_nudges",
@@ -112,7 +138,6 @@ def replay_stalls(
         "stall_turn_starts",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
