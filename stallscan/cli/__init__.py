@@ -5,15 +5,17 @@ Each command group lives in its own module and registers on `app` when imported 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
-import duckdb
 import typer
-from rich.console import Console
 
 from stallscan import __version__
 from stallscan.store.errors import EXIT_DB, StallscanError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -25,6 +27,8 @@ DbOpt = typer.Option(None, "--db", help="Database file (default: $STALLSCAN_DB o
 
 
 def _err_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None)
 
 
@@ -50,15 +54,21 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except StallscanError as exc:
             _fail(exc)
-        except duckdb.OutOfMemoryException as exc:
-            _fail(
-                StallscanError(
-                    f"out of memory: {str(exc).strip().splitlines()[0]}",
-                    hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
-                    exit_code=EXIT_DB,
+        except KeyboardInterrupt:
+            _err_console().print("interrupted")
+            raise typer.Exit(130)
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")  # imported lazily: no duckdb, no duckdb error
+            if duckdb is None or not isinstance(exc, duckdb.Error):
+                raise
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                _fail(
+                    StallscanError(
+                        f"out of memory: {str(exc).strip().splitlines()[0]}",
+                        hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
+                        exit_code=EXIT_DB,
+                    )
                 )
-            )
-        except duckdb.Error as exc:
             _fail(
                 StallscanError(
                     f"database error: {str(exc).strip().splitlines()[0]}",
@@ -66,9 +76,6 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
                     exit_code=EXIT_DB,
                 )
             )
-        except KeyboardInterrupt:
-            _err_console().print("interrupted")
-            raise typer.Exit(130)
 
     return wrapper
 
@@ -81,6 +88,9 @@ def main(version: bool = typer.Option(False, "--version", help="Print the versio
 
 
 def run() -> None:
+    if sys.argv[1:] == ["--version"]:  # answered before typer builds every command (it loads pydantic for that)
+        sys.stdout.write(f"stallscan {__version__}\n")
+        return
     app()
 
 

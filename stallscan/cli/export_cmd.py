@@ -6,11 +6,9 @@ import json
 import sys
 
 import typer
-from rich.console import Console
-
-from stallscan.store.db import connect, default_db_path
 
 from . import DbOpt, _guard, app
+from ._lazy import Console, connect, default_db_path
 
 
 @app.command()

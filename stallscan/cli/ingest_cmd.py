@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import sys
 
-import duckdb
 import typer
-from rich.console import Console
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 
 from . import DbOpt, _err_console, _guard, app
+from ._lazy import Console, connect, default_db_path
 
 
 @app.command()
@@ -88,6 +86,8 @@ def sql_cmd(
     out: str = typer.Option("table", "--format", help="table, json or csv."),
 ) -> None:
     """Run a query against the database and print the result."""
+    import duckdb
+
     from stallscan.report.render import table_from_rows
 
     con = connect(db or default_db_path(), read_only=True)

@@ -8,12 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
 from . import DbOpt, _err_console, _guard, app
+from ._lazy import Console, connect, default_db_path
 
 if TYPE_CHECKING:
     from stallscan.report.build import ReportOptions

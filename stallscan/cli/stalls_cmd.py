@@ -6,13 +6,11 @@ import json
 import sys
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from stallscan.store.db import connect, default_db_path
 from stallscan.store.errors import StallscanError
 
 from . import DbOpt, _err_console, _guard, app
+from ._lazy import Console, Table, connect, default_db_path
 
 
 @app.command()
