@@ -72,7 +72,6 @@ def replay_stalls(
     from stallscan.replay import derive
     from stallscan.store import stamps
 
-    data = stall_data.load()
     if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'").fetchone()[0]:
         stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
     labels = _labels_module() if segmentation in ("auto", "labels") else None
@@ -100,9 +99,11 @@ def replay_stalls(
         upstream=upstream,
     )
     counts = con.execute(
-        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
+        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+        "(SELECT any_value(data_version) FROM stall_replay_info)"
     ).fetchone()
-    return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
+    version = counts[3] or stall_data.load().version  # (reused tables: no need to parse the rule files)
+    return ReplayInfo(retry_bound, narrated_bound, used, version, *counts[:3])
 
 
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
