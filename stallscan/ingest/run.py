@@ -18,7 +18,6 @@ from typing import Any, cast
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stallscan.ingest.detect import FORMATS, SPECS, detect_format
 from stallscan.ingest.discover import discover
@@ -311,6 +310,8 @@ def _ingest_batch(
     )
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
+    import pyarrow.compute as pc  # (100 ms to import: only once there is something to read)
+
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
     parse_batch(con, batch[0].fmt, longest)
     con.execute("BEGIN TRANSACTION")
