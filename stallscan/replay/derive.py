@@ -22,6 +22,7 @@ import duckdb
 from stallscan.store import stamps
 
 SCRATCH = "stallscan_inc"
+GROUPS = ("user_labels", "turn_boundaries", "stalls")  # the stamped groups that replay from events_changes
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 
 
@@ -51,6 +52,8 @@ def run(
     elif mode == "incremental":
         _incremental(con, compute, outputs, upstream)
     stamps.put(con, name, key, inputs, mode, n_sessions)
+    if mode != "reused":
+        stamps.prune_changes(con, GROUPS)
     return mode
 
 

@@ -154,6 +154,18 @@ def put(
     )
 
 
+def prune_changes(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
+    """Drop the change log below the oldest stamp of `names` (no stamp needs it; an unstamped table
+    replays in full anyway)."""
+    if not (_has(con, CHANGES) and _has(con, STAMPS)):
+        return
+    con.execute(
+        f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS} "
+        "WHERE list_contains($n, name))",
+        {"n": list(names)},
+    )
+
+
 def forget(con: duckdb.DuckDBPyConnection, name: str) -> None:
     if _has(con, STAMPS):
         con.execute(f"DELETE FROM main.{STAMPS} WHERE name = ?", [name])
