@@ -3,10 +3,15 @@ duckdb, rich, numpy and pyarrow load when a command first needs them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
+    import rich.console
+    import rich.table
 
 
-def connect(*args: Any, **kwargs: Any):
+def connect(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
     from stallscan.store.db import connect as _connect
 
     return _connect(*args, **kwargs)
@@ -18,13 +23,13 @@ def default_db_path() -> str:
     return _default()
 
 
-def Console(*args: Any, **kwargs: Any):
+def Console(*args: Any, **kwargs: Any) -> rich.console.Console:
     from rich.console import Console as _Console
 
     return _Console(*args, **kwargs)
 
 
-def Table(*args: Any, **kwargs: Any):
+def Table(*args: Any, **kwargs: Any) -> rich.table.Table:
     from rich.table import Table as _Table
 
     return _Table(*args, **kwargs)

@@ -16,6 +16,7 @@ Sessions are independent in every replay rule, so the incremental result equals 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import duckdb
 
@@ -29,7 +30,7 @@ FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheap
 def run(
     con: duckdb.DuckDBPyConnection,
     name: str,
-    inputs: dict,
+    inputs: dict[str, Any],
     compute: Callable[[duckdb.DuckDBPyConnection], None],
     outputs: tuple[str, ...],
     upstream: tuple[str, ...] = (),
@@ -42,9 +43,9 @@ def run(
     key = stamps.key_of(inputs)
     mode, since = stamps.plan(con, name, key, outputs)
     n_sessions = None
-    if mode == "incremental":
+    if mode == "incremental" and since is not None:
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
-        total = con.execute("SELECT count(DISTINCT session_id) FROM main.events").fetchone()[0]
+        total = stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events")
         if n_sessions > FULL_SHARE * max(total, 1):
             mode = "full"
     if mode == "full":
@@ -59,15 +60,21 @@ def run(
 
 def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
     return bool(
-        con.execute(
+        stamps.one(
+            con,
             "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND schema_name = ? "
             "AND column_name = 'session_id' AND database_name = current_database()",
             [table, schema],
-        ).fetchone()[0]
+        )
     )
 
 
-def _incremental(con, compute, outputs: tuple[str, ...], upstream: tuple[str, ...]) -> None:
+def _incremental(
+    con: duckdb.DuckDBPyConnection,
+    compute: Callable[[duckdb.DuckDBPyConnection], None],
+    outputs: tuple[str, ...],
+    upstream: tuple[str, ...],
+) -> None:
     s = SCRATCH
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     con.execute(f"CREATE SCHEMA {s}")
@@ -82,7 +89,7 @@ def _incremental(con, compute, outputs: tuple[str, ...], upstream: tuple[str, ..
             else:
                 where = f"event_id IN (SELECT event_id FROM {s}.events)"
             con.execute(f"CREATE TABLE {s}.{t} AS SELECT * FROM main.{t} WHERE {where}")
-        saved = con.execute("SELECT current_setting('search_path')").fetchone()[0]
+        saved = stamps.one(con, "SELECT current_setting('search_path')")
         con.execute(f"SET search_path = '{s}'")
         try:
             compute(con)

@@ -211,7 +211,7 @@ def label_events(
     cfg = load_config(config)
     entries = library_entries(cfg)
     inputs = {"config": cfg, "overrides": _overrides_fingerprint(cfg)}
-    state = {"overrides": None}
+    state: dict[str, int | None] = {"overrides": None}
 
     def compute(c: duckdb.DuckDBPyConnection) -> None:
         state["overrides"] = _compute(c, cfg, entries)
@@ -234,7 +234,7 @@ def refresh_labels(con: duckdb.DuckDBPyConnection) -> None:
         label_events(con, st["inputs"].get("config") or {})
 
 
-def _overrides_fingerprint(cfg: dict) -> str | None:
+def _overrides_fingerprint(cfg: dict[str, Any]) -> str | None:
     """What the labels override file holds (sha256 of its bytes), so an edited file relabels."""
     import hashlib
 
@@ -250,7 +250,7 @@ def _overrides_fingerprint(cfg: dict) -> str | None:
         return f"{p}:unreadable"
 
 
-def _compute(con: duckdb.DuckDBPyConnection, cfg: dict, entries: list[dict]) -> int:
+def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[dict[str, Any]]) -> int:
     """(Re)create `user_labels` from `events` (in the schema the search path names). Returns override rows."""
     _load_library(con, entries)
     n_over = _load_overrides(con, cfg)

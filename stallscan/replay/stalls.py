@@ -72,7 +72,7 @@ def replay_stalls(
     from stallscan.replay import derive
     from stallscan.store import stamps
 
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'").fetchone()[0]:
+    if not stamps.one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'"):
         stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
     labels = _labels_module() if segmentation in ("auto", "labels") else None
     if segmentation == "labels" and labels is None:
@@ -98,12 +98,15 @@ def replay_stalls(
         ("rounds", "stalls", "turns"),
         upstream=upstream,
     )
-    counts = con.execute(
-        "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
-        "(SELECT any_value(data_version) FROM stall_replay_info)"
-    ).fetchone()
+    counts = cast(
+        "tuple[int, int, int, str | None]",
+        con.execute(
+            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+            "(SELECT any_value(data_version) FROM stall_replay_info)"
+        ).fetchone(),
+    )
     version = counts[3] or stall_data.load().version  # (reused tables: no need to parse the rule files)
-    return ReplayInfo(retry_bound, narrated_bound, used, version, *counts[:3])
+    return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
 
 
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:

@@ -23,6 +23,7 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 
@@ -48,17 +49,24 @@ def rules_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def key_of(inputs: dict) -> str:
+def one(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
+    """The first column of the first row of a query that always returns one row."""
+    row = con.execute(query, params).fetchone() if params is not None else con.execute(query).fetchone()
+    return cast("tuple[Any, ...]", row)[0]
+
+
+def key_of(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
 def _has(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
     return bool(
-        con.execute(
+        one(
+            con,
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND schema_name = ? AND NOT temporary "
             "AND database_name = current_database()",
             [table, schema],
-        ).fetchone()[0]
+        )
     )
 
 
@@ -80,7 +88,7 @@ def record_changes(con: duckdb.DuckDBPyConnection, sessions_sql: str) -> int:
     return v
 
 
-def get(con: duckdb.DuckDBPyConnection, name: str) -> dict | None:
+def get(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
     if not _has(con, STAMPS):
         return None
     cur = con.execute(f"SELECT * FROM main.{STAMPS} WHERE name = ?", [name])
@@ -93,7 +101,7 @@ def get(con: duckdb.DuckDBPyConnection, name: str) -> dict | None:
 
 
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
-    return con.execute("SELECT count(*) FROM main.events").fetchone()[0]
+    return int(one(con, "SELECT count(*) FROM main.events"))
 
 
 def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
@@ -109,9 +117,9 @@ def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str
         return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
     if since > ev or not _has(con, CHANGES):
         return "full", None
-    logged = con.execute(
-        f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
-    ).fetchone()[0]
+    logged = one(
+        con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
+    )
     return ("incremental", since) if logged == ev - since else ("full", None)
 
 
@@ -121,11 +129,16 @@ def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> i
         f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
         [since],
     )
-    return con.execute(f"SELECT count(*) FROM {into}").fetchone()[0]
+    return int(one(con, f"SELECT count(*) FROM {into}"))
 
 
 def put(
-    con: duckdb.DuckDBPyConnection, name: str, key: str, inputs: dict, mode: str, n_sessions: int | None = None
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    key: str,
+    inputs: dict[str, Any],
+    mode: str,
+    n_sessions: int | None = None,
 ) -> None:
     """Record that `name` now reflects the current events (after a full / incremental run, or a reuse)."""
     if not _has(con, "stallscan_meta"):  # not a stallscan database (e.g. a bare connection holding events)
