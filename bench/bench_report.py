@@ -183,7 +183,10 @@ def bench_one_session(work: Path, events: str, repeat: int) -> None:
     for f in (db, Path(str(db) + ".wal")):
         f.unlink(missing_ok=True)
     con = connect(str(db))
-    con.execute(br.GEN.replace("$per", "60").replace("$n", str(n)))
+    gen = br.GEN.replace("$per", "60").replace("$n", str(n))
+    con.execute(gen.replace("CREATE OR REPLACE TABLE events AS", "CREATE OR REPLACE TEMP TABLE events_gen AS"))
+    con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen")  # the schema's column types
+    con.execute("DROP TABLE events_gen")
     stamps.record_changes(con, "SELECT session_id FROM events")
     con.close()
     t0 = time.perf_counter()
