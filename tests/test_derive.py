@@ -268,4 +268,3 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     con.close()
     fresh.close()
     shutil.rmtree(corpus)
-

@@ -23,6 +23,7 @@ import duckdb
 from stallscan.store import stamps
 
 SCRATCH = "stallscan_inc"
+EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
 GROUPS = ("user_labels", "turn_boundaries", "stalls")  # the stamped groups that replay from events_changes
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 
@@ -100,12 +101,16 @@ def _incremental(
             for t in outputs:
                 if _has_session(con, t):
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
-                else:  # keyed by event: the changed sessions' events, and events that no longer exist
-                    con.execute(
-                        f"DELETE FROM main.{t} WHERE event_id IN (SELECT event_id FROM {s}.events) "
-                        "OR event_id NOT IN (SELECT event_id FROM main.events)"
-                    )
+                    con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
+                    continue
+                # keyed by event (user_labels: one row per user / tool event): the changed sessions' events,
+                # then rows of events that no longer exist, looked for only when the row count says so
+                con.execute(f"DELETE FROM main.{t} WHERE event_id IN (SELECT event_id FROM {s}.events)")
                 con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
+                rows = stamps.one(con, f"SELECT count(*) FROM main.{t}")
+                want = stamps.one(con, f"SELECT count(*) FROM main.events WHERE {EVENT_ROWS.get(t, 'true')}")
+                if rows != want:
+                    con.execute(f"DELETE FROM main.{t} WHERE event_id NOT IN (SELECT event_id FROM main.events)")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
