@@ -268,3 +268,31 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     con.close()
     fresh.close()
     shutil.rmtree(corpus)
+
+
+def test_incremental_after_a_file_shrinks(tmp_path, monkeypatch):
+    """A rewritten, shorter file removes events: their labels and rows go too (no orphans)."""
+    files = _real_line_files()
+    if not files:
+        pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
+    monkeypatch.chdir(tmp_path)
+    from stallscan.replay import derive
+
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
+    for i, f in enumerate(big):
+        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    lines = big[0].read_bytes().splitlines(keepends=True)
+    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    assert _stamp(con, "user_labels")["mode"] in ("incremental", "reused")
+    assert _stamp(con, "stalls")["mode"] == "incremental"
+    got = {t: _fingerprint(con, t) for t in DERIVED}
+    assert got == _full_fingerprints(con)
+    con.close()

@@ -120,6 +120,7 @@ def _incremental(
 
 
 GROUP = {"user_labels": "user_labels", "turn_boundaries": "turn_boundaries", "rounds": "stalls"}
+GROUP |= {"turn_boundary_variants": "turn_boundaries"}
 GROUP |= {"stalls": "stalls", "turns": "stalls"}
 
 
