@@ -23,7 +23,7 @@ from stallscan.store import stamps
 from stallscan.store.db import connect
 from tests.conftest import SAMPLES, claude_line, write_lines
 
-DERIVED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
+DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
 
 def _stamp(con, name) -> dict:
