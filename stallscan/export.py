@@ -1,8 +1,16 @@
-"""Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB."""
+"""Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB.
+
+The export is also the hand-off to other engines (stallscan.spark): every export writes a manifest,
+`_stallscan_layout.json`, naming LAYOUT_VERSION, the schema version, and per table its columns with
+DuckDB types, its partition columns and row count. Partitioning by `session_bucket` (a stable bucket of
+session_id: md5 -> 0..buckets-1) keeps every session inside one partition; the manifest counts, for the
+events, the sessions another partitioning (e.g. `date`) splits across partitions (`sessions_split`).
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +18,7 @@ from typing import Any, cast
 
 import duckdb
 
+from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store.errors import StallscanError
 
 # table -> how to make sure it exists (module, function) before exporting it
@@ -23,6 +32,10 @@ DERIVED = {
     "sweep": ("stallscan.sweep.core", "sweep_table"),
 }
 BASE = ("events", "files", "skipped", "rejects")
+LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misread
+LAYOUT_FILE = "_stallscan_layout.json"
+DEFAULT_BUCKETS = 64
+SESSION_BUCKET = "(md5_number(session_id) % {b})::INTEGER"  # stable across DuckDB versions (md5, not hash())
 DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
 TEXT_COLUMNS = {
     "events": ("text", "tool_calls"),
@@ -38,6 +51,7 @@ class ExportResult:
     path: str
     rows: int
     partitioned_by: list[str]
+    sessions_split: int | None = None  # sessions whose rows landed in more than one partition
 
 
 def available_tables() -> list[str]:
@@ -74,12 +88,16 @@ def export_tables(
     tables: list[str],
     partition_by: list[str] | None = None,
     redact: str = "none",
+    buckets: int = DEFAULT_BUCKETS,
 ) -> list[ExportResult]:
     """Write each table as parquet under out_dir/<table>/ (hive partitions when partition_by is given).
 
     redact: "none"; "mask" (secret shapes in text columns replaced, see stallscan.redact); "drop" (text
-    columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`.
+    columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`;
+    `session_bucket` is a stable bucket (0..buckets-1) of session_id, so a session never spans partitions.
     """
+    if buckets < 1:
+        raise StallscanError(f"--buckets must be >= 1, not {buckets}", hint="e.g. --buckets 64")
     unknown = [t for t in tables if t not in available_tables()]
     if unknown:
         raise StallscanError(f"unknown table(s): {', '.join(unknown)}", hint="one of: " + ", ".join(available_tables()))
@@ -88,13 +106,27 @@ def export_tables(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results = []
+    manifest: dict = {
+        "layout_version": LAYOUT_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "writer": f"stallscan {__version__}",
+        "buckets": int(buckets),
+        "session_bucket": SESSION_BUCKET.format(b=int(buckets)),
+        "tables": {},
+    }
     for table in tables:
         ensure_table(con, table)
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
-        parts = [p for p in (partition_by or []) if p in cols or (p == "date" and "ts" in cols)]
+        parts = [
+            p
+            for p in (partition_by or [])
+            if p in cols or (p == "date" and "ts" in cols) or (p == "session_bucket" and "session_id" in cols)
+        ]
         if parts and "date" in parts:
             select = f"SELECT *, CAST(ts AS DATE) AS date FROM ({select})"
+        if parts and "session_bucket" in parts:
+            select = f"SELECT *, {SESSION_BUCKET.format(b=int(buckets))} AS session_bucket FROM ({select})"
         target = out / table
         if parts:
             con.execute(
@@ -105,8 +137,35 @@ def export_tables(
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
         rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}").fetchone())[0]
-        results.append(ExportResult(table, str(target), rows, parts))
+        split: int | None = None
+        if "session_id" in cols:
+            split = 0
+            if parts:
+                split = con.execute(
+                    f"SELECT count(*) FROM (SELECT session_id FROM ({select}) GROUP BY session_id "
+                    f"HAVING count(DISTINCT ({', '.join(parts)})) > 1)"
+                ).fetchall()[0][0]
+        results.append(ExportResult(table, str(target), rows, parts, split))
+        manifest["tables"][table] = {
+            "columns": {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()},
+            "partitioned_by": parts,
+            "rows": rows,
+            "sessions_split": split,
+            "redact": redact,
+        }
+    _write_manifest(out, manifest)
     return results
+
+
+def _write_manifest(out: Path, manifest: dict) -> None:
+    """Merge into an existing manifest (exports of other tables into the same folder keep theirs)."""
+    path = out / LAYOUT_FILE
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = {}
+    tables = {**(old.get("tables") or {}), **manifest["tables"]}
+    path.write_text(json.dumps({**manifest, "tables": tables}, indent=2) + "\n", encoding="utf-8")
 
 
 def _select(table: str, cols: list[str], redact: str) -> str:

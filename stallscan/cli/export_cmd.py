@@ -22,7 +22,13 @@ def export(
         help="Comma-separated tables (events, files, skipped, rejects, user_labels, "
         "turn_boundaries, turn_boundary_variants, stalls, turns, rounds, sweep).",
     ),
-    partition_by: str = typer.Option("", "--partition-by", help="Comma-separated columns, e.g. source_format,date."),
+    partition_by: str = typer.Option(
+        "",
+        "--partition-by",
+        help="Comma-separated columns, e.g. session_bucket (keeps each session in one partition: the hand-off "
+        "layout for `stallscan spark replay`), source_format, date.",
+    ),
+    buckets: int = typer.Option(64, "--buckets", help="Number of session buckets for --partition-by session_bucket."),
     redact: str = typer.Option(
         "none", "--redact", help="none, mask (secret shapes in text) or drop (text columns removed)."
     ),
@@ -34,8 +40,17 @@ def export(
     con = connect(db or default_db_path())
     wanted = [t.strip() for t in tables.split(",") if t.strip()]
     parts = [p.strip() for p in partition_by.split(",") if p.strip()]
-    results = export_tables(con, out_dir, wanted, parts, redact)
+    results = export_tables(con, out_dir, wanted, parts, redact, buckets)
     con.close()
+    for r in results:
+        if r.sessions_split:
+            from . import _err_console
+
+            _err_console().print(
+                f"warning: {r.sessions_split:,} session(s) of {r.table} span more than one partition "
+                f"(by {', '.join(r.partitioned_by)}); add session_bucket first for a per-partition replay",
+                highlight=False,
+            )
     if as_json:
         sys.stdout.write(json.dumps([r.__dict__ for r in results], indent=2) + "\n")
     else:

@@ -64,9 +64,16 @@ def _labels_module() -> ModuleType | None:
 
 
 def replay_stalls(
-    con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated_bound: int = 2, segmentation: str = "auto"
+    con: duckdb.DuckDBPyConnection,
+    retry_bound: int = 3,
+    narrated_bound: int = 2,
+    segmentation: str = "auto",
+    config=None,
 ) -> ReplayInfo:
-    """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback."""
+    """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback.
+
+    config: passed to label_events (a dict, a stallscan.toml path, or None for $STALLSCAN_CONFIG /
+    ./stallscan.toml); stallscan.spark passes the driver's config so executors never look for a file."""
     if retry_bound < 0 or narrated_bound < 0:
         raise ValueError("bounds must be >= 0")
     from stallscan.replay import derive
@@ -78,7 +85,7 @@ def replay_stalls(
     if segmentation == "labels" and labels is None:
         raise RuntimeError("stallscan.labels is not installed")
     if labels is not None:
-        labels.label_events(con)
+        labels.label_events(con, config)
         used = "labels"
         st = stamps.get(con, "user_labels")
         upstream: tuple[str, ...] = ("user_labels",)
