@@ -9,6 +9,7 @@ events, the sessions another partitioning (e.g. `date`) splits across partitions
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -199,3 +200,81 @@ def _importable(table: str) -> bool:
 
 def _q(s: str) -> str:
     return s.replace("'", "''")
+
+
+# ---------------------------------------------------------------------------------------------- reading back
+REPLAYED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
+PSEUDO_COLUMNS = ("date", "session_bucket")  # partition columns export adds; not part of any table
+
+
+def connect_parquet(
+    out_dir: str | os.PathLike, events: str | os.PathLike | None = None
+) -> tuple[duckdb.DuckDBPyConnection, dict]:
+    """An in-memory stallscan database holding parquet outputs as tables: the replayed tables of
+    `out_dir` (a `stallscan spark replay` OUTPUT or an export folder), `events` from `events` (else
+    out_dir/events/, else the Spark run's input when it is a local folder), files/skipped/rejects when
+    exported. Returns (connection, manifest): the manifest holds threshold / retry_bound / replay_info when
+    a Spark run wrote it."""
+    from stallscan.store.db import connect
+
+    root = Path(out_dir)
+    manifest: dict = {}
+    for name in ("_stallscan.json", LAYOUT_FILE):
+        with contextlib.suppress(OSError, ValueError):
+            manifest = {**json.loads((root / name).read_text(encoding="utf-8")), **manifest}
+    missing = [t for t in REPLAYED if not _parquet_files(root / t)]
+    if missing:
+        raise StallscanError(
+            f"{root} lacks replayed table(s): {', '.join(missing)}",
+            hint="point at the OUTPUT of `stallscan spark replay`, or export those tables",
+        )
+    ev = Path(events) if events else root / "events"
+    if not _parquet_files(ev) and not events and str(manifest.get("input", "")).find("://") < 0:
+        ev = Path(str(manifest.get("input", "")).removeprefix("file:"))
+    if not _parquet_files(ev):
+        raise StallscanError(
+            f"no events parquet found for {root} (looked in {ev})", hint="pass --events PATH (the replay's INPUT)"
+        )
+    con = connect(":memory:")
+    cols = [r[0] for r in con.execute("DESCRIBE events").fetchall()]
+    con.execute(
+        f"INSERT INTO events BY NAME SELECT {', '.join(cols)} FROM read_parquet($p, hive_partitioning = true)",
+        {"p": _glob(ev)},
+    )
+    for t in REPLAYED:
+        src = f"read_parquet('{_q(_glob(root / t))}', hive_partitioning = true, union_by_name = true)"
+        drop = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall() if r[0] in PSEUDO_COLUMNS]
+        exclude = f"EXCLUDE ({', '.join(drop)})" if drop else ""
+        con.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * {exclude} FROM {src}")
+    for t in ("files", "skipped", "rejects"):
+        if _parquet_files(root / t):
+            con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})
+    info = manifest.get("replay_info") or {}
+    retry = info.get("retry_bound", manifest.get("retry_bound"))
+    if retry is None:
+        retry = con.execute("SELECT max(episode_nudges) FROM stalls").fetchone()[0]  # unknown: at least this
+    from stallscan.replay import stall_data
+
+    stall_data.install(con)  # the signature / prompt tables the stall sections join with
+    con.execute(
+        "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, $n::INTEGER AS "
+        "narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+        {
+            "r": retry,
+            "n": info.get("narrated_bound", 2),
+            "s": info.get("segmentation", "labels"),
+            "v": info.get("data_version", stall_data.load().version),
+        },
+    )
+    if "threshold" not in manifest:
+        manifest["threshold"] = con.execute("SELECT any_value(threshold) FROM turn_boundaries").fetchone()[0]
+    manifest["retry_bound"] = retry
+    return con, manifest
+
+
+def _parquet_files(p: Path) -> bool:
+    return (p.is_dir() and any(p.rglob("*.parquet"))) or (p.is_file() and p.suffix == ".parquet")
+
+
+def _glob(p: Path) -> str:
+    return str(p / "**" / "*.parquet") if p.is_dir() else str(p)

@@ -104,4 +104,5 @@ from . import sweep_cmd  # noqa: E402, F401
 from . import stalls_cmd  # noqa: E402, F401
 from . import show_cmd  # noqa: E402, F401
 from . import guard_cmd  # noqa: E402, F401
+from . import spark_cmd  # noqa: E402, F401
 # isort: on

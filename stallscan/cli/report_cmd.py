@@ -64,6 +64,14 @@ def report(
     harness: list[str] | None = typer.Option(None, "--harness", help="Only this source format (repeatable)."),
     model: list[str] | None = typer.Option(None, "--model", help="Only sessions using this model (repeatable)."),
     limit: int = typer.Option(20, "--limit", help="Rows in the worst-first lists."),
+    from_parquet: str | None = typer.Option(
+        None,
+        "--from-parquet",
+        help="Report from parquet outputs (a `stallscan spark replay` OUTPUT or an export folder), no database file.",
+    ),
+    events: str | None = typer.Option(
+        None, "--events", help="With --from-parquet: the events parquet (default: DIR/events, else the replay's INPUT)."
+    ),
 ) -> None:
     """How bad is it here: corpus, stalls, turn boundaries, threshold."""
     from stallscan.report.build import build_report, public, render_report
@@ -73,7 +81,19 @@ def report(
         raise StallscanError(f"unknown --format {out!r}", hint="table, json, markdown or html")
     opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
     opts.bootstrap = bootstrap
-    con = connect(db or default_db_path())
+    if from_parquet:
+        if paths:
+            raise StallscanError("--from-parquet takes no transcripts", hint="ingest them, then export or replay")
+        from stallscan.export import connect_parquet
+
+        # an in-memory database holding the parquet as tables; the report reads the replayed tables as
+        # given (their threshold and retry bound are the run's, not --threshold / --retry-bound)
+        con, manifest = connect_parquet(from_parquet, events)
+        opts.replayed = True
+        opts.threshold = float(manifest.get("threshold") or threshold)
+        opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
+    else:
+        con = connect(db or default_db_path())
     if paths:
         from stallscan.ingest.run import ingest_paths
 

@@ -24,6 +24,9 @@ class ReportOptions:
     model: list[str] = field(default_factory=list)
     limit: int = 20  # rows in "worst first" lists
     bootstrap: int = 1000  # session resamples for the threshold interval
+    # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
+    # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
+    replayed: bool = False
 
 
 @dataclass

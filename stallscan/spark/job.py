@@ -83,7 +83,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     b = SparkSession.builder.appName("stallscan")
     if master:
         b = b.master(master)
-    for k, v in {**SPARK_DEFAULTS, **(conf or {})}.items():
+    for k, v in {**SPARK_DEFAULTS, "spark.ui.showConsoleProgress": "false", **(conf or {})}.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
     for k, v in SPARK_DEFAULTS.items():  # a session made before us (spark-submit, notebooks) gets them too

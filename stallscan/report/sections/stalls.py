@@ -13,6 +13,7 @@ from rich.text import Text
 
 from stallscan.replay.stall_data import measured_precision, precision_line
 from stallscan.replay.stalls import (
+    ReplayInfo,
     bound_sweep,
     list_stalls,
     recovery,
@@ -31,7 +32,13 @@ def _iso(v: Any) -> Any:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    info = replay_stalls(con, retry_bound=opts.retry_bound)
+    if opts.replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
+        r = con.execute(
+            "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
+        ).fetchone()
+        info = ReplayInfo(r[0], r[1], r[2], r[3], 0, 0, 0)
+    else:
+        info = replay_stalls(con, retry_bound=opts.retry_bound)
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
     bounds = sorted(set(SWEEP_BOUNDS + [opts.retry_bound]))
