@@ -89,7 +89,7 @@ def report(
         # an in-memory database holding the parquet as tables; the report reads the replayed tables as
         # given (their threshold and retry bound are the run's, not --threshold / --retry-bound)
         con, manifest = connect_parquet(from_parquet, events)
-        opts.replayed = True
+        opts._replayed = True
         opts.threshold = float(manifest.get("threshold") or threshold)
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
     else:

@@ -26,7 +26,7 @@ class ReportOptions:
     bootstrap: int = 1000  # session resamples for the threshold interval
     # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
     # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
-    replayed: bool = False
+    _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
 
 
 @dataclass

@@ -28,7 +28,7 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    if not opts.replayed:  # given tables (report --from-parquet) are read as they are
+    if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con)
         replay_boundaries(con, opts.threshold)
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))

@@ -32,7 +32,7 @@ def _iso(v: Any) -> Any:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    if opts.replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
+    if opts._replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
         r = con.execute(
             "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
         ).fetchone()
