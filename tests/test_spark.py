@@ -2,7 +2,7 @@
 
 One SparkSession and one Spark run for the whole module: the corpus is ingested into DuckDB, exported in
 the hand-off layout (events partitioned by session_bucket), replayed locally by the same stallscan.replay
-functions over the whole database, and on Spark in many small groups (group_events=600, so sessions of
+functions over the whole database, and on Spark in many small groups (group_events=1500, so sessions of
 different buckets meet and part in groups). Skips, saying why, only without pyspark or a Java runtime.
 """
 
@@ -79,7 +79,7 @@ def run(spark, tmp_path_factory):
     local_sweep = run_sweep(con, GRID, bootstrap=BOOT, seed=0)
     con.close()
     res = spark_replay(
-        spark, str(tmp / "export" / "events"), str(tmp / "out"), config={}, group_events=600, bootstrap=BOOT, seed=0
+        spark, str(tmp / "export" / "events"), str(tmp / "out"), config={}, group_events=1500, bootstrap=BOOT, seed=0
     )
     return {"db": db, "out": tmp / "out", "res": res, "local_sweep": local_sweep, "real": real.is_dir(), "tmp": tmp}
 
@@ -87,7 +87,7 @@ def run(spark, tmp_path_factory):
 def test_the_run_covers_both_corpora_in_many_groups(run):
     assert run["real"], f"real transcripts not found at {real_root()}: set STALLSCAN_REAL_DATA"
     res = run["res"]
-    assert res.groups >= 5 and res.sessions > 50
+    assert res.groups >= 3 and res.sessions > 50
     manifest = json.loads((run["out"] / "_stallscan.json").read_text())
     assert manifest["layout_version"] == 1 and manifest["tables"]["turns"] == res.tables["turns"]
 

@@ -178,10 +178,16 @@ def spark_replay(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
+        t_a = time.perf_counter()
         counts = {r["_table"]: int(r["count"]) for r in union.groupBy("_table").count().collect()}
+        if os.environ.get("STALLSCAN_SPARK_TIMING"):
+            print(f"replay stage {time.perf_counter() - t_a:.1f} s", file=sys.stderr)
         out = output.rstrip("/")
         for t in task.TABLES:
+            t_a = time.perf_counter()
             union.where(F.col("_table") == t).select(f"{t}.*").write.mode("overwrite").parquet(f"{out}/{t}")
+            if os.environ.get("STALLSCAN_SPARK_TIMING"):
+                print(f"write {t} {time.perf_counter() - t_a:.1f} s", file=sys.stderr)
         keys = [c for c in task.CELL_SCHEMA.names if c != "n"]
         cells = (
             union.where(F.col("_table") == task.CELLS)

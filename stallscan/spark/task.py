@@ -22,7 +22,6 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.replay.boundaries import replay_boundaries
-from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
@@ -62,10 +61,11 @@ class TaskParams:
 def replay_tables(con: duckdb.DuckDBPyConnection, threshold: float, retry_bound: int, config: Any = None) -> None:
     """The full replay over `events`: labels, boundaries at `threshold`, stalls at `retry_bound`.
 
-    The Spark task and the local reference the tests compare it with both call this."""
-    label_events(con, config)
-    replay_boundaries(con, threshold)
+    The Spark task and the local reference the tests compare it with both call this. replay_stalls
+    labels the events first (with `config`); replay_boundaries then finds user_labels and keeps it, so
+    the labels are built once (calling label_events first as well would build them twice)."""
     replay_stalls(con, retry_bound=retry_bound, config=config)
+    replay_boundaries(con, threshold)
 
 
 def events_columns() -> list[str]:
