@@ -39,6 +39,9 @@ def spark_replay_cmd(
     max_session_events: int = typer.Option(
         2_000_000, "--max-session-events", help="Refuse a session larger than this (it must fit one task)."
     ),
+    partitions: int = typer.Option(
+        0, "--partitions", help="Shuffle partitions for the replay (0: one per group, at least one per core)."
+    ),
     task_memory: str | None = typer.Option(None, "--task-memory", help="DuckDB memory limit per task, e.g. 2GB."),
     by: str = typer.Option("none", "--by", help="Sweep groups: none, harness, source_format or model."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
@@ -67,6 +70,7 @@ def spark_replay_cmd(
         bootstrap=bootstrap,
         seed=seed,
         duckdb_memory=task_memory,
+        partitions=partitions,
     )
     recs = [dict(v) for v in res.sweep.recommendation.values()] if res.sweep else []
     if out == "json":

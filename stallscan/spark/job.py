@@ -107,6 +107,7 @@ def spark_replay(
     cost_auto_as_human: float = 1.0,
     cost_human_as_auto: float = 1.0,
     duckdb_memory: str | None = None,
+    partitions: int = 0,
 ) -> SparkReplayResult:
     """Replay the events at `input_path` on Spark and write the derived tables under `output`."""
     from pyspark import StorageLevel
@@ -114,6 +115,7 @@ def spark_replay(
     from pyspark.sql.pandas.types import from_arrow_schema
 
     t0 = time.perf_counter()
+    _lap.t = t0  # type: ignore[attr-defined]
     if threshold is None or not threshold >= 0:
         raise StallscanError(f"threshold must be >= 0 s, not {threshold!r}", hint="e.g. --threshold 2.0")
     if retry_bound < 0:
@@ -137,6 +139,10 @@ def spark_replay(
             hint="write it with `stallscan export --tables events` (layout v1)",
         )
     df = df.select(*cols)
+    # shuffle partitions: Spark's default of 200 costs minutes of empty tasks on small inputs; the size
+    # aggregate gets one per core (or input file), the replay one per group, so each task replays one group
+    par = spark.sparkContext.defaultParallelism
+    spark.conf.set("spark.sql.shuffle.partitions", str(max(par, min(200, len(df.inputFiles())))))
 
     sizes = (
         df.groupBy("session_id")
@@ -167,6 +173,7 @@ def spark_replay(
         by=by,
         duckdb_memory=duckdb_memory,
     )
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions or max(par, min(groups, 20_000))))
     key = F.pmod(F.xxhash64("session_id"), F.lit(groups)) if group_events else F.col("session_id")
 
     def run(tbl):  # executes in the Python worker of each task
@@ -178,16 +185,13 @@ def spark_replay(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
-        t_a = time.perf_counter()
+        _lap("sizes")
         counts = {r["_table"]: int(r["count"]) for r in union.groupBy("_table").count().collect()}
-        if os.environ.get("STALLSCAN_SPARK_TIMING"):
-            print(f"replay stage {time.perf_counter() - t_a:.1f} s", file=sys.stderr)
+        _lap("replay (groups)")
         out = output.rstrip("/")
         for t in task.TABLES:
-            t_a = time.perf_counter()
             union.where(F.col("_table") == t).select(f"{t}.*").write.mode("overwrite").parquet(f"{out}/{t}")
-            if os.environ.get("STALLSCAN_SPARK_TIMING"):
-                print(f"write {t} {time.perf_counter() - t_a:.1f} s", file=sys.stderr)
+            _lap(f"write {t}")
         keys = [c for c in task.CELL_SCHEMA.names if c != "n"]
         cells = (
             union.where(F.col("_table") == task.CELLS)
@@ -197,6 +201,7 @@ def spark_replay(
         )
         cells.write.mode("overwrite").parquet(f"{out}/{task.CELLS}")
         cell_tbl = spark.read.parquet(f"{out}/{task.CELLS}").toArrow()
+        _lap("sweep cells")
     finally:
         union.unpersist()
     res = SparkReplayResult(
@@ -208,6 +213,7 @@ def spark_replay(
         tables={t: counts.get(t, 0) for t in task.TABLES},
     )
     res.sweep = sweep_from_arrow(cell_tbl, grid, cost_auto_as_human, cost_human_as_auto, by, POLICIES, bootstrap, seed)
+    _lap("sweep (driver)")
     res.seconds = time.perf_counter() - t0
     res.manifest = {
         "layout_version": LAYOUT_VERSION,
@@ -224,6 +230,14 @@ def spark_replay(
     }
     _write_text(spark, f"{out}/{MANIFEST}", json.dumps(res.manifest, indent=2) + "\n")
     return res
+
+
+def _lap(what: str) -> None:
+    """STALLSCAN_SPARK_TIMING=1: seconds per step on stderr."""
+    now = time.perf_counter()
+    if os.environ.get("STALLSCAN_SPARK_TIMING"):
+        print(f"  {what:24} {now - getattr(_lap, 't', now):7.1f} s", file=sys.stderr, flush=True)
+    _lap.t = now  # type: ignore[attr-defined]
 
 
 def sweep_from_arrow(cell_tbl, grid, a, b, by, policies, bootstrap, seed) -> SweepResult:
