@@ -55,10 +55,11 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """(wall s, peak tree RSS bytes, stdout) of a command."""
+def run_measured(cmd: list[str], log: Path, env: dict | None = None) -> tuple[float, int, str]:
+    """(wall s, peak tree RSS bytes, stdout) of a command; its stderr goes to `log`."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    err = open(log, "w")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     peak = [0]
 
     def sample():
@@ -70,8 +71,10 @@ def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, int, s
     th.start()
     out, _ = proc.communicate()
     th.join()
+    err.close()
     if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed with exit {proc.returncode}")
+        tail = "".join(log.read_text(errors="replace").splitlines(True)[-15:])
+        raise SystemExit(f"{' '.join(cmd)} failed with exit {proc.returncode}:\n{tail}")
     return time.perf_counter() - t0, peak[0], out
 
 
@@ -119,11 +122,16 @@ def main() -> None:
     work = Path(args.keep or tempfile.mkdtemp(prefix="stallscan-bench-spark-"))
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    con = connect(":memory:")
-    con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
-    export_tables(con, work / "export", ["events"], ["session_bucket"], buckets=64)
-    sessions = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()[0]
-    con.close()
+    stamp = work / "export" / f"generated-{n}-{args.per_session}"
+    if stamp.exists():  # --keep DIR of an earlier run with the same arguments: reuse its parquet
+        sessions = -(-n // args.per_session)
+    else:
+        con = connect(":memory:")
+        con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
+        export_tables(con, work / "export", ["events"], ["session_bucket"], buckets=64)
+        sessions = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchall()[0][0]
+        con.close()
+        stamp.touch()
     size = sum(f.stat().st_size for f in (work / "export" / "events").rglob("*.parquet"))
     print(
         f"wrote {n:,} events in {sessions:,} sessions as parquet ({size / 1e6:,.0f} MB) "
@@ -133,13 +141,14 @@ def main() -> None:
     events = str(work / "export" / "events")
     py = sys.executable
     lw, lm, lout = run_measured(
-        [py, __file__, "--bootstrap", str(args.bootstrap), "--_local", events, str(work / "local")]
+        [py, __file__, "--bootstrap", str(args.bootstrap), "--_local", events, str(work / "local")], work / "local.log"
     )
     print(f"local DuckDB replay   {lw:8.1f} s  {n / lw:>12,.0f} events/s  peak {lm / 2**20:8,.0f} MiB", flush=True)
     env = {**os.environ, "PYSPARK_PYTHON": py}
     sw, sm, sout = run_measured(
         [py, "-m", "stallscan", "spark", "replay", events, str(work / "spark"), "--master", args.master,
          "--group-events", str(args.group_events), "--bootstrap", str(args.bootstrap), "--format", "json"],
+        work / "spark.log",
         env,
     )  # fmt: skip
     print(

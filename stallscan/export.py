@@ -107,7 +107,7 @@ def export_tables(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results = []
-    manifest: dict = {
+    manifest: dict[str, Any] = {
         "layout_version": LAYOUT_VERSION,
         "schema_version": SCHEMA_VERSION,
         "writer": f"stallscan {__version__}",
@@ -158,7 +158,7 @@ def export_tables(
     return results
 
 
-def _write_manifest(out: Path, manifest: dict) -> None:
+def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     """Merge into an existing manifest (exports of other tables into the same folder keep theirs)."""
     path = out / LAYOUT_FILE
     try:
@@ -208,8 +208,8 @@ PSEUDO_COLUMNS = ("date", "session_bucket")  # partition columns export adds; no
 
 
 def connect_parquet(
-    out_dir: str | os.PathLike, events: str | os.PathLike | None = None
-) -> tuple[duckdb.DuckDBPyConnection, dict]:
+    out_dir: str | os.PathLike[str], events: str | os.PathLike[str] | None = None
+) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
     """An in-memory stallscan database holding parquet outputs as tables: the replayed tables of
     `out_dir` (a `stallscan spark replay` OUTPUT or an export folder), `events` from `events` (else
     out_dir/events/, else the Spark run's input when it is a local folder), files/skipped/rejects when
@@ -218,7 +218,7 @@ def connect_parquet(
     from stallscan.store.db import connect
 
     root = Path(out_dir)
-    manifest: dict = {}
+    manifest: dict[str, Any] = {}
     for name in ("_stallscan.json", LAYOUT_FILE):
         with contextlib.suppress(OSError, ValueError):
             manifest = {**json.loads((root / name).read_text(encoding="utf-8")), **manifest}
@@ -252,7 +252,7 @@ def connect_parquet(
     info = manifest.get("replay_info") or {}
     retry = info.get("retry_bound", manifest.get("retry_bound"))
     if retry is None:
-        retry = con.execute("SELECT max(episode_nudges) FROM stalls").fetchone()[0]  # unknown: at least this
+        retry = con.execute("SELECT max(episode_nudges) FROM stalls").fetchall()[0][0]  # unknown: at least this
     from stallscan.replay import stall_data
 
     stall_data.install(con)  # the signature / prompt tables the stall sections join with
@@ -267,7 +267,7 @@ def connect_parquet(
         },
     )
     if "threshold" not in manifest:
-        manifest["threshold"] = con.execute("SELECT any_value(threshold) FROM turn_boundaries").fetchone()[0]
+        manifest["threshold"] = con.execute("SELECT any_value(threshold) FROM turn_boundaries").fetchall()[0][0]
     manifest["retry_bound"] = retry
     return con, manifest
 

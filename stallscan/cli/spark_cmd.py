@@ -86,5 +86,6 @@ def spark_replay_cmd(
         c.print(f"{t:16} {n:>10,} rows  {res.output}/{t}", highlight=False)
     from stallscan.report.render_sweep import sweep_renderable
 
-    c.print(sweep_renderable(res.sweep))
+    if res.sweep is not None:
+        c.print(sweep_renderable(res.sweep))
     _err_console().print(f"report: stallscan report --from-parquet {res.output}", highlight=False)

@@ -68,7 +68,7 @@ def replay_stalls(
     retry_bound: int = 3,
     narrated_bound: int = 2,
     segmentation: str = "auto",
-    config=None,
+    config: Any = None,
 ) -> ReplayInfo:
     """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback.
 

@@ -26,17 +26,21 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from stallscan import SCHEMA_VERSION, __version__
+from stallscan.export import LAYOUT_VERSION  # the hand-off layout (README "Beyond one machine")
 from stallscan.replay.labels import load_config
 from stallscan.spark import task
 from stallscan.store.errors import InputError, StallscanError
 from stallscan.sweep.core import POLICIES, SweepResult, sweep_from_cells, thresholds_grid
 
-LAYOUT_VERSION = 1  # the hand-off layout (README "Beyond one machine"); bump on any incompatible change
+if TYPE_CHECKING:  # pyspark is optional: imported for real inside the functions
+    from pyspark.sql import SparkSession
+
 MANIFEST = "_stallscan.json"
 SPARK_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",  # Arrow timestamps reach DuckDB as UTC
@@ -50,11 +54,11 @@ class SparkReplayResult:
     events: int
     sessions: int
     groups: int
-    largest_session: dict
+    largest_session: dict[str, Any]
     tables: dict[str, int]
     sweep: SweepResult | None = None
     seconds: float = 0.0
-    manifest: dict = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
 
 
 def require_pyspark() -> Any:
@@ -72,7 +76,7 @@ def require_pyspark() -> Any:
     return pyspark
 
 
-def spark_session(master: str | None = None, conf: dict[str, str] | None = None):
+def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """A SparkSession with stallscan's settings (UTC, micro-second parquet timestamps); master None keeps
     whatever spark-submit set."""
     require_pyspark()
@@ -92,7 +96,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
 
 
 def spark_replay(
-    spark,
+    spark: SparkSession,
     input_path: str,
     output: str,
     threshold: float = 2.0,
@@ -176,7 +180,7 @@ def spark_replay(
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions or max(par, min(groups, 20_000))))
     key = F.pmod(F.xxhash64("session_id"), F.lit(groups)) if group_events else F.col("session_id")
 
-    def run(tbl):  # executes in the Python worker of each task
+    def run(tbl: pa.Table) -> pa.Table:  # executes in the Python worker of each task
         return task.replay_group(tbl, params)
 
     union = (
@@ -240,7 +244,16 @@ def _lap(what: str) -> None:
     _lap.t = now  # type: ignore[attr-defined]
 
 
-def sweep_from_arrow(cell_tbl, grid, a, b, by, policies, bootstrap, seed) -> SweepResult:
+def sweep_from_arrow(
+    cell_tbl: pa.Table,
+    grid: np.ndarray,
+    a: float,
+    b: float,
+    by: str,
+    policies: tuple[str, ...],
+    bootstrap: int,
+    seed: int,
+) -> SweepResult:
     """The driver's half of the sweep: cells (session_id named) -> dense session index -> the local code.
 
     The index follows session_id in DuckDB's string order, which is the order the local sweep_input.sql
@@ -263,7 +276,7 @@ def sweep_from_arrow(cell_tbl, grid, a, b, by, policies, bootstrap, seed) -> Swe
     return sweep_from_cells(cells, grid, a, b, by, policies, bootstrap, seed)
 
 
-def _replay_info(retry_bound: int) -> dict:
+def _replay_info(retry_bound: int) -> dict[str, Any]:
     from stallscan.replay import stall_data
 
     return {
@@ -274,10 +287,12 @@ def _replay_info(retry_bound: int) -> dict:
     }
 
 
-def _write_text(spark, path: str, text: str) -> None:
+def _write_text(spark: SparkSession, path: str, text: str) -> None:
     """Write one small file through Hadoop's FileSystem (so s3a:// and hdfs:// work like local paths)."""
     try:
         jvm = spark._jvm
+        if jvm is None:
+            raise AttributeError("no JVM")
         p = jvm.org.apache.hadoop.fs.Path(path)
         fs = p.getFileSystem(spark._jsc.hadoopConfiguration())
         stream = fs.create(p, True)

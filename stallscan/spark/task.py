@@ -51,7 +51,7 @@ CELL_SCHEMA = pa.schema(
 class TaskParams:
     threshold: float = 2.0
     retry_bound: int = 3
-    config: dict = field(default_factory=dict)  # load_config() result, resolved on the driver
+    config: dict[str, Any] = field(default_factory=dict)  # load_config() result, resolved on the driver
     thresholds: list[float] = field(default_factory=list)  # sorted unique sweep grid; empty: no cells
     by: str = "none"
     duckdb_threads: int = 1  # one Spark task per core: DuckDB should not fan out under it

@@ -35,7 +35,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     if opts._replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
         r = con.execute(
             "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
-        ).fetchone()
+        ).fetchall()[0]
         info = ReplayInfo(r[0], r[1], r[2], r[3], 0, 0, 0)
     else:
         info = replay_stalls(con, retry_bound=opts.retry_bound)
