@@ -107,6 +107,7 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--group-events", type=int, default=200_000)
     ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--driver-memory", default="6g", help="local mode: the JVM heap the tasks share")
     ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
     ap.add_argument("--_local", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -143,11 +144,13 @@ def main() -> None:
     lw, lm, lout = run_measured(
         [py, __file__, "--bootstrap", str(args.bootstrap), "--_local", events, str(work / "local")], work / "local.log"
     )
+    (work / "local.json").write_text(lout)
     print(f"local DuckDB replay   {lw:8.1f} s  {n / lw:>12,.0f} events/s  peak {lm / 2**20:8,.0f} MiB", flush=True)
     env = {**os.environ, "PYSPARK_PYTHON": py}
     sw, sm, sout = run_measured(
         [py, "-m", "stallscan", "spark", "replay", events, str(work / "spark"), "--master", args.master,
-         "--group-events", str(args.group_events), "--bootstrap", str(args.bootstrap), "--format", "json"],
+         "--group-events", str(args.group_events), "--bootstrap", str(args.bootstrap), "--format", "json",
+         "--conf", f"spark.driver.memory={args.driver_memory}"],
         work / "spark.log",
         env,
     )  # fmt: skip

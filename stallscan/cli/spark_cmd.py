@@ -46,6 +46,9 @@ def spark_replay_cmd(
     by: str = typer.Option("none", "--by", help="Sweep groups: none, harness, source_format or model."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    conf: list[str] | None = typer.Option(
+        None, "--conf", help="Spark setting KEY=VALUE (repeatable), e.g. spark.driver.memory=8g in local mode."
+    ),
     out: str = typer.Option("table", "--format", help="table or json."),
 ) -> None:
     """Replay events parquet on Spark; write the derived tables as parquet and print the sweep's answer."""
@@ -55,7 +58,18 @@ def spark_replay_cmd(
         raise StallscanError(f"unknown --format {out!r}", hint="table or json")
     import os
 
-    spark = spark_session(master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]"))
+    settings = {}
+    for kv in conf or []:
+        if "=" not in kv:
+            raise StallscanError(f"--conf takes KEY=VALUE, not {kv!r}", hint="e.g. --conf spark.driver.memory=8g")
+        k, v = kv.split("=", 1)
+        settings[k.strip()] = v.strip()
+    chosen = master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]")
+    if (chosen or "").startswith("local"):
+        # local mode runs the tasks inside the driver's JVM: Spark's 1g default heap is too small for
+        # 200,000-event groups (OutOfMemoryError: Java heap space, seen at 10 M events)
+        settings.setdefault("spark.driver.memory", "4g")
+    spark = spark_session(chosen, settings)
     spark.sparkContext.setLogLevel("ERROR")
     res = spark_replay(
         spark,
