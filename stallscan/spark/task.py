@@ -124,7 +124,7 @@ def replay_group(table: pa.Table, params: TaskParams) -> pa.Table:
 
 
 def _cells(con: duckdb.DuckDBPyConnection, params: TaskParams) -> pa.Table:
-    rows = load_rows(con, params.by)  # the local sweep's rows (sweep_input.sql), this group's sessions
+    rows = load_rows(con, params.by, variants=False)  # the local sweep's rows (sweep_input.sql), this group's sessions
     c = sweep_cells(rows, np.asarray(params.thresholds, dtype=float))
     data = {k: c[k] for k in CELL_SCHEMA.names if k != "session_id"}
     data["session_id"] = rows["session_id"]

@@ -208,6 +208,8 @@ def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -
 
 def _policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
     """(gap-decided mask, fixed decision for the others: True = called human)."""
+    if "n" not in cells:  # rows of sweep_input.sql (stallscan.sweep.variants passes those)
+        cells = sweep_cells(cells, np.zeros(0))
     if policy == "vgr":
         decided_by_gap = cells["vgr_gap"]
         fixed_human = cells["decided_human"]
