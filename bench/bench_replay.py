@@ -77,13 +77,16 @@ def main() -> None:
     t0 = time.perf_counter()
     con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
     print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s")
+    from stallscan.store import stamps
+
+    stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: the events change counter
 
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
     from stallscan.sweep.core import run_sweep
 
-    timed("labels (user_labels)", lambda: label_events(con), n)
+    tl = timed("labels (user_labels)", lambda: label_events(con), n)
     tb = timed("turn boundaries at 2.0 s (with rule variants)", lambda: replay_boundaries(con, 2.0), n)
     from stallscan.replay.boundary_variants import replay_variants
 
@@ -99,7 +102,7 @@ def main() -> None:
     tw = timed("  rule variants, a marker on every prompt", every_session_marked, n)
     print(f"  rule variants (marker on every prompt) / whole boundary replay: {tw / tb:.2f}x")
     replay_variants(con)
-    timed("stall replay (rounds, stalls, turns)", lambda: replay_stalls(con), n)
+    ts = timed("stall replay (rounds, stalls, turns)", lambda: replay_stalls(con), n)
     con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     grid = np.linspace(0, 30, args.thresholds)
     many = timed(
@@ -113,11 +116,23 @@ def main() -> None:
         n,
     )
     print(f"ratio {args.thresholds} thresholds / 1 threshold: {many / one:.2f}x (target <= ~1.5x)")
+    total = tl + tb + ts + many
+    print(f"labels + boundaries + stalls + {args.thresholds}-threshold sweep: {total:.2f} s in-process")
+    timed(
+        "repeat, nothing changed (stamps reused)",
+        lambda: (label_events(con), replay_boundaries(con, 2.0), replay_stalls(con)),
+        n,
+    )
+    import resource
+
+    print(
+        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB (whole process: /usr/bin/time -v)"
+    )
     from stallscan.replay.boundary_variants import VARIANTS
 
     allp = timed(
         f"sweep {args.thresholds} thresholds, router + {len(VARIANTS)} variants",
-        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("vgr", *VARIANTS)),
+        lambda: run_sweep(con, grid, bootstrap=args.bootstrap, policies=("router", *VARIANTS)),
         n,
     )
     print(f"ratio router + {len(VARIANTS)} variants / router alone: {allp / many:.2f}x (four sweeps + the comparison)")

@@ -35,6 +35,9 @@ def run() -> None:
     import sys
 
     argv = sys.argv[1:]
+    if argv == ["--version"]:  # answered before typer builds every command (typer 0.29 loads pydantic for that)
+        sys.stdout.write(f"stallscan {__version__}\n")
+        return
     if argv[:1] == ["guard"] and not any(a in _GUARD_SUBCOMMANDS for a in argv[1:2]):
         from stallscan.guard.hook import main
 

@@ -1,8 +1,17 @@
-"""Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB."""
+"""Export tables to parquet (zstd) for notebooks: the same rows back from polars, pyarrow and DuckDB.
+
+The export is also the hand-off to other engines (stallscan.spark): every export writes a manifest,
+`_stallscan_layout.json`, naming LAYOUT_VERSION, the schema version, and per table its columns with
+DuckDB types, its partition columns and row count. Partitioning by `session_bucket` (a stable bucket of
+session_id: md5 -> 0..buckets-1) keeps every session inside one partition; the manifest counts, for the
+events, the sessions another partitioning (e.g. `date`) splits across partitions (`sessions_split`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +19,7 @@ from typing import Any, cast
 
 import duckdb
 
+from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store.errors import InputError, StallscanError
 
 # table -> how to make sure it exists (module, function) before exporting it
@@ -23,6 +33,10 @@ DERIVED = {
     "sweep": ("stallscan.sweep.core", "sweep_table"),
 }
 BASE = ("events", "files", "skipped", "rejects")
+LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misread
+LAYOUT_FILE = "_stallscan_layout.json"
+DEFAULT_BUCKETS = 64
+SESSION_BUCKET = "(md5_number(session_id) % {b})::INTEGER"  # stable across DuckDB versions (md5, not hash())
 DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
 TEXT_COLUMNS = {
     "events": ("text", "tool_calls"),
@@ -38,6 +52,7 @@ class ExportResult:
     path: str
     rows: int
     partitioned_by: list[str]
+    sessions_split: int | None = None  # sessions whose rows landed in more than one partition
 
 
 def available_tables() -> list[str]:
@@ -50,7 +65,12 @@ def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
         "tuple[Any, ...]",
         con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone(),
     )[0]
-    if exists or table in BASE:
+    if table in BASE:
+        return
+    if exists:
+        from stallscan.replay.derive import refresh
+
+        refresh(con, table)  # a stamped table behind the events: replay the changed sessions, same options
         return
     mod_name, fn_name = DERIVED[table]
     try:
@@ -69,12 +89,16 @@ def export_tables(
     tables: list[str],
     partition_by: list[str] | None = None,
     redact: str = "none",
+    buckets: int = DEFAULT_BUCKETS,
 ) -> list[ExportResult]:
     """Write each table as parquet under out_dir/<table>/ (hive partitions when partition_by is given).
 
     redact: "none"; "mask" (secret shapes in text columns replaced, see stallscan.redact); "drop" (text
-    columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`.
+    columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`;
+    `session_bucket` is a stable bucket (0..buckets-1) of session_id, so a session never spans partitions.
     """
+    if buckets < 1:
+        raise StallscanError(f"--buckets must be >= 1, not {buckets}", hint="e.g. --buckets 64")
     unknown = [t for t in tables if t not in available_tables()]
     if unknown:
         raise StallscanError(f"unknown table(s): {', '.join(unknown)}", hint="one of: " + ", ".join(available_tables()))
@@ -91,21 +115,35 @@ def export_tables(
     for table in tables:
         ensure_table(con, table)
     if partition_by:
-        have = {"date"} | {r[0] for t in tables for r in con.execute(f"DESCRIBE {t}").fetchall()}
+        have = {"date", "session_bucket"} | {r[0] for t in tables for r in con.execute(f"DESCRIBE {t}").fetchall()}
         bad = [p for p in partition_by if p not in have]
         if bad:
             raise StallscanError(
                 f"unknown --partition-by column {bad[0]!r} (not in {', '.join(tables)})",
-                hint="e.g. source_format, session_id or date (the UTC day of ts)",
+                hint="e.g. source_format, session_bucket (keeps each session in one partition) or date (the UTC day of ts)",
             )
     out.mkdir(parents=True, exist_ok=True)
     results = []
+    manifest: dict[str, Any] = {
+        "layout_version": LAYOUT_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "writer": f"stallscan {__version__}",
+        "buckets": int(buckets),
+        "session_bucket": SESSION_BUCKET.format(b=int(buckets)),
+        "tables": {},
+    }
     for table in tables:
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
-        parts = [p for p in (partition_by or []) if p in cols or (p == "date" and "ts" in cols)]
+        parts = [
+            p
+            for p in (partition_by or [])
+            if p in cols or (p == "date" and "ts" in cols) or (p == "session_bucket" and "session_id" in cols)
+        ]
         if parts and "date" in parts:
             select = f"SELECT *, CAST(ts AS DATE) AS date FROM ({select})"
+        if parts and "session_bucket" in parts:
+            select = f"SELECT *, {SESSION_BUCKET.format(b=int(buckets))} AS session_bucket FROM ({select})"
         target = out / table
         if parts:
             con.execute(
@@ -116,8 +154,35 @@ def export_tables(
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
         rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}").fetchone())[0]
-        results.append(ExportResult(table, str(target), rows, parts))
+        split: int | None = None
+        if "session_id" in cols:
+            split = 0
+            if parts:
+                split = con.execute(
+                    f"SELECT count(*) FROM (SELECT session_id FROM ({select}) GROUP BY session_id "
+                    f"HAVING count(DISTINCT ({', '.join(parts)})) > 1)"
+                ).fetchall()[0][0]
+        results.append(ExportResult(table, str(target), rows, parts, split))
+        manifest["tables"][table] = {
+            "columns": {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()},
+            "partitioned_by": parts,
+            "rows": rows,
+            "sessions_split": split,
+            "redact": redact,
+        }
+    _write_manifest(out, manifest)
     return results
+
+
+def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    """Merge into an existing manifest (exports of other tables into the same folder keep theirs)."""
+    path = out / LAYOUT_FILE
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = {}
+    tables = {**(old.get("tables") or {}), **manifest["tables"]}
+    path.write_text(json.dumps({**manifest, "tables": tables}, indent=2) + "\n", encoding="utf-8")
 
 
 def _select(table: str, cols: list[str], redact: str) -> str:
@@ -151,3 +216,81 @@ def _importable(table: str) -> bool:
 
 def _q(s: str) -> str:
     return s.replace("'", "''")
+
+
+# ---------------------------------------------------------------------------------------------- reading back
+REPLAYED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
+PSEUDO_COLUMNS = ("date", "session_bucket")  # partition columns export adds; not part of any table
+
+
+def connect_parquet(
+    out_dir: str | os.PathLike[str], events: str | os.PathLike[str] | None = None
+) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
+    """An in-memory stallscan database holding parquet outputs as tables: the replayed tables of
+    `out_dir` (a `stallscan spark replay` OUTPUT or an export folder), `events` from `events` (else
+    out_dir/events/, else the Spark run's input when it is a local folder), files/skipped/rejects when
+    exported. Returns (connection, manifest): the manifest holds threshold / retry_bound / replay_info when
+    a Spark run wrote it."""
+    from stallscan.store.db import connect
+
+    root = Path(out_dir)
+    manifest: dict[str, Any] = {}
+    for name in ("_stallscan.json", LAYOUT_FILE):
+        with contextlib.suppress(OSError, ValueError):
+            manifest = {**json.loads((root / name).read_text(encoding="utf-8")), **manifest}
+    missing = [t for t in REPLAYED if not _parquet_files(root / t)]
+    if missing:
+        raise StallscanError(
+            f"{root} lacks replayed table(s): {', '.join(missing)}",
+            hint="point at the OUTPUT of `stallscan spark replay`, or export those tables",
+        )
+    ev = Path(events) if events else root / "events"
+    if not _parquet_files(ev) and not events and str(manifest.get("input", "")).find("://") < 0:
+        ev = Path(str(manifest.get("input", "")).removeprefix("file:"))
+    if not _parquet_files(ev):
+        raise StallscanError(
+            f"no events parquet found for {root} (looked in {ev})", hint="pass --events PATH (the replay's INPUT)"
+        )
+    con = connect(":memory:")
+    cols = [r[0] for r in con.execute("DESCRIBE events").fetchall()]
+    con.execute(
+        f"INSERT INTO events BY NAME SELECT {', '.join(cols)} FROM read_parquet($p, hive_partitioning = true)",
+        {"p": _glob(ev)},
+    )
+    for t in REPLAYED:
+        src = f"read_parquet('{_q(_glob(root / t))}', hive_partitioning = true, union_by_name = true)"
+        drop = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall() if r[0] in PSEUDO_COLUMNS]
+        exclude = f"EXCLUDE ({', '.join(drop)})" if drop else ""
+        con.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * {exclude} FROM {src}")
+    for t in ("files", "skipped", "rejects"):
+        if _parquet_files(root / t):
+            con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})
+    info = manifest.get("replay_info") or {}
+    retry = info.get("retry_bound", manifest.get("retry_bound"))
+    if retry is None:
+        retry = con.execute("SELECT max(episode_nudges) FROM stalls").fetchall()[0][0]  # unknown: at least this
+    from stallscan.replay import stall_data
+
+    stall_data.install(con)  # the signature / prompt tables the stall sections join with
+    con.execute(
+        "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, $n::INTEGER AS "
+        "narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+        {
+            "r": retry,
+            "n": info.get("narrated_bound", 2),
+            "s": info.get("segmentation", "labels"),
+            "v": info.get("data_version", stall_data.load().version),
+        },
+    )
+    if "threshold" not in manifest:
+        manifest["threshold"] = con.execute("SELECT any_value(threshold) FROM turn_boundaries").fetchall()[0][0]
+    manifest["retry_bound"] = retry
+    return con, manifest
+
+
+def _parquet_files(p: Path) -> bool:
+    return (p.is_dir() and any(p.rglob("*.parquet"))) or (p.is_file() and p.suffix == ".parquet")
+
+
+def _glob(p: Path) -> str:
+    return str(p / "**" / "*.parquet") if p.is_dir() else str(p)

@@ -1,6 +1,10 @@
 -- Replace the rows of the batch's files from each file's start line on, then insert the new rows.
 -- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates. Runs inside one
 -- transaction with the `files` upsert, so a file's events, skips, rejects and bookkeeping land together.
+-- sessions whose rows are about to be replaced or removed (logged as changed, with `touched`, below)
+CREATE OR REPLACE TEMP TABLE removed AS
+SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line;
+
 DELETE FROM events e USING batch_files b WHERE e.file = b.file AND e.line >= b.start_line;
 DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.start_line;
 DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line;

@@ -22,7 +22,7 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
 -- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
 -- no reply text is copied)
 CREATE OR REPLACE TEMP TABLE tb_replies AS
-SELECT event_id, ts_end, ts_quality,
+SELECT event_id, session_id, seq, ts_end, ts_quality,
        CASE WHEN finish_norm = 'length' THEN 'truncated'
             WHEN finish_norm = 'cancelled' OR regexp_matches(coalesce(text, ''), '^\s*Operation interrupted: ') THEN 'cancelled'
             WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
@@ -33,16 +33,15 @@ SELECT event_id, ts_end, ts_quality,
             ELSE 'final' END AS status
 FROM events WHERE role = 'assistant';
 
+-- the previous reply: the last assistant event of the session with a smaller seq (seq is unique inside a
+-- session), found by one sort-merge ASOF join instead of a window over every event
 CREATE OR REPLACE TEMP TABLE tb_rows AS
-SELECT x.*, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
+SELECT x.*, r.event_id AS prev_event_id, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
        CASE WHEN x.ts_quality = 'per_message' AND r.ts_quality = 'per_message' AND x.ts IS NOT NULL AND r.ts_end IS NOT NULL
             THEN (epoch_us(x.ts) - epoch_us(r.ts_end)) / 1e6 END AS gap_raw_s
-FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-             last_value(CASE WHEN e.role = 'assistant' THEN e.event_id END IGNORE NULLS) OVER (
-                 PARTITION BY e.session_id ORDER BY e.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_event_id
-      FROM events e) x
-LEFT JOIN tb_replies r ON r.event_id = x.prev_event_id
-WHERE x.role IN ('user', 'tool');
+FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator
+      FROM events e WHERE e.role IN ('user', 'tool')) x
+ASOF LEFT JOIN tb_replies r ON r.session_id = x.session_id AND r.seq < x.seq;
 
 CREATE OR REPLACE TABLE turn_boundaries AS
 WITH d AS (

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
-import duckdb
 import typer
-from rich.console import Console
 from typer.core import TyperArgument
 
 from stallscan import __version__
@@ -25,6 +24,10 @@ def _no_type_label(self: TyperArgument, ctx: object) -> None:
 
 
 setattr(TyperArgument, "display_type_rich", _no_type_label)  # noqa: B010  (mypy: no method assignment)
+
+if TYPE_CHECKING:
+    import duckdb
+    from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -121,6 +124,8 @@ def write_output(text: str, path: str) -> None:
 
 
 def _err_console() -> Console:
+    from rich.console import Console
+
     # soft_wrap: messages are never broken inside a path or a command the user may copy
     return Console(
         stderr=True,
@@ -145,8 +150,8 @@ def _closing(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     try:
         return fn(*args, **kwargs)
     finally:
-        while _OPEN:
-            with contextlib.suppress(duckdb.Error):
+        while _OPEN:  # a connection exists only once duckdb was imported
+            with contextlib.suppress(sys.modules["duckdb"].Error):
                 _OPEN.pop().close()
 
 
@@ -160,22 +165,9 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
             return _closing(fn, *args, **kwargs)
         except StallscanError as exc:
             _fail(exc)
-        except duckdb.OutOfMemoryException as exc:
-            _fail(
-                StallscanError(
-                    f"out of memory: {str(exc).strip().splitlines()[0]}",
-                    hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
-                    exit_code=EXIT_DB,
-                )
-            )
-        except duckdb.Error as exc:
-            _fail(
-                StallscanError(
-                    f"database error: {str(exc).strip().splitlines()[0]}",
-                    hint="re-run with a fresh --db if the file is damaged",
-                    exit_code=EXIT_DB,
-                )
-            )
+        except KeyboardInterrupt:
+            _err_console().print("interrupted")
+            raise typer.Exit(130)
         except OSError as exc:  # a path the user gave: missing folder, permissions, disk full
             _fail(
                 StallscanError(
@@ -184,9 +176,25 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
                     exit_code=EXIT_INPUT,
                 )
             )
-        except KeyboardInterrupt:
-            _err_console().print("interrupted")
-            raise typer.Exit(130)
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")  # imported lazily: no duckdb, no duckdb error
+            if duckdb is None or not isinstance(exc, duckdb.Error):
+                raise
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                _fail(
+                    StallscanError(
+                        f"out of memory: {str(exc).strip().splitlines()[0]}",
+                        hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
+                        exit_code=EXIT_DB,
+                    )
+                )
+            _fail(
+                StallscanError(
+                    f"database error: {str(exc).strip().splitlines()[0]}",
+                    hint="re-run with a fresh --db if the file is damaged",
+                    exit_code=EXIT_DB,
+                )
+            )
 
     return wrapper
 
@@ -199,6 +207,9 @@ def main(version: bool = typer.Option(False, "--version", help="Print the versio
 
 
 def run() -> None:
+    if sys.argv[1:] == ["--version"]:  # answered before typer builds every command (it loads pydantic for that)
+        sys.stdout.write(f"stallscan {__version__}\n")
+        return
     app()
 
 
@@ -213,4 +224,5 @@ from . import stalls_cmd  # noqa: E402, F401
 from . import show_cmd  # noqa: E402, F401
 from . import sessions_cmd  # noqa: E402, F401
 from . import guard_cmd  # noqa: E402, F401
+from . import spark_cmd  # noqa: E402, F401
 # isort: on

@@ -6,11 +6,11 @@ import json
 import sys
 
 import typer
-from rich.console import Console
 
 from stallscan.store.errors import StallscanError
 
 from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
+from ._lazy import Console
 
 
 @app.command()

@@ -6,11 +6,11 @@ import json
 import sys
 
 import typer
-from rich.console import Console
 
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
+from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
+from ._lazy import Console
 
 
 @app.command()
@@ -26,7 +26,14 @@ def export(
         "turn_boundaries, turn_boundary_variants, stalls, turns, rounds, sweep).",
     ),
     partition_by: str = typer.Option(
-        "", "--partition-by", metavar="LIST", help="Comma-separated columns, e.g. source_format,date."
+        "",
+        "--partition-by",
+        metavar="LIST",
+        help="Comma-separated columns, e.g. session_bucket (keeps each session in one partition: the hand-off "
+        "layout for `stallscan spark replay`), source_format, date.",
+    ),
+    buckets: int = typer.Option(
+        64, "--buckets", metavar="N", help="Number of session buckets for --partition-by session_bucket."
     ),
     redact: str = typer.Option(
         "none", "--redact", metavar="<none|mask|drop>", help="mask: secret shapes in text; drop: text columns removed."
@@ -43,8 +50,17 @@ def export(
     con = open_db(db)
     wanted = [t.strip() for t in tables.split(",") if t.strip()]
     parts = [p.strip() for p in partition_by.split(",") if p.strip()]
-    results = export_tables(con, out_dir, wanted, parts, redact)
+    if buckets < 1:
+        raise StallscanError(f"--buckets must be at least 1, not {buckets}", hint="e.g. --buckets 64")
+    results = export_tables(con, out_dir, wanted, parts, redact, buckets)
     con.close()
+    for r in results:
+        if r.sessions_split:
+            _err_console().print(
+                f"warning: {r.sessions_split:,} session(s) of {r.table} span more than one partition "
+                f"(by {', '.join(r.partitioned_by)}); add session_bucket first for a per-partition replay",
+                highlight=False,
+            )
     if out == "json":
         sys.stdout.write(json.dumps([r.__dict__ for r in results], indent=2) + "\n")
     else:

@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from stallscan.store.db import default_db_path
 from stallscan.store.errors import StallscanError
 
 from . import _guard, app
+from ._lazy import Console, default_db_path
 
 guard_app = typer.Typer(
     help="Live guard: a Stop hook for Claude Code and Codex that re-prompts a silent plan-as-answer ending.",

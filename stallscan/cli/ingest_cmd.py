@@ -7,18 +7,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import typer
-from rich.console import Console
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.store.db import connect
 from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 
 if TYPE_CHECKING:
+    import duckdb
+
     from stallscan.ingest.run import IngestResult
 
 from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
+from ._lazy import Console, connect
 
 
 @app.command()
@@ -160,7 +160,7 @@ def sql_cmd(
     con = open_db(db, read_only=True)
     try:
         cur = con.execute(query)
-    except duckdb.Error as exc:
+    except sys.modules["duckdb"].Error as exc:  # (duckdb is loaded: a connection is open)
         raise StallscanError(
             f"query failed: {str(exc).strip().splitlines()[0]}",
             hint="tables: events, files, skipped, rejects; views: sessions",

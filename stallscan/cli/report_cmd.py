@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
 
-from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
 
 if TYPE_CHECKING:
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
     from stallscan.report.registry import ReportOptions
 
 from . import DbOpt, JsonOpt, _err_console, _guard, app, db_path, missing_db_hint, open_db, out_format, write_output
+from ._lazy import Console, connect
 
 T = TypeVar("T")
 
@@ -104,6 +103,18 @@ def report(
         None, "--model", metavar="NAME", help="Only sessions using this model (repeatable)."
     ),
     limit: int = typer.Option(20, "--limit", metavar="N", help="Rows in the worst-first lists."),
+    from_parquet: str | None = typer.Option(
+        None,
+        "--from-parquet",
+        metavar="DIR",
+        help="Report from parquet outputs (a `stallscan spark replay` OUTPUT or an export folder), no database file.",
+    ),
+    events: str | None = typer.Option(
+        None,
+        "--events",
+        metavar="PATH",
+        help="With --from-parquet: the events parquet (default: DIR/events, else the replay's INPUT).",
+    ),
 ) -> None:
     """The answer first (silent endings, misread turns, the threshold to use), then the details."""
     from stallscan.report.build import build_report, public, render_report
@@ -125,7 +136,19 @@ def report(
     extra = (f" --db {shlex.quote(path)}" if db else "") + (f" --threshold {threshold:g}" if threshold != 2.0 else "")
     opts.show_args = extra
     err = _err_console()
-    if not paths and not Path(path).exists() and path != ":memory:":
+    if from_parquet:
+        if paths:
+            raise StallscanError("--from-parquet takes no transcripts", hint="ingest them, then export or replay")
+        from stallscan.export import connect_parquet
+
+        # an in-memory database holding the parquet as tables; the report reads the replayed tables as
+        # given (their threshold and retry bound are the run's, not --threshold / --retry-bound)
+        con, manifest = connect_parquet(from_parquet, events)
+        opts._replayed = True
+        opts.threshold = float(manifest.get("threshold") or threshold)
+        opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
+        opts.show_args = ""  # `show` needs a database; the examples name sessions only
+    elif not paths and not Path(path).exists() and path != ":memory:":
         _discover_and_ingest(path, err)
     elif paths:
         from stallscan.ingest.run import ingest_paths
@@ -138,7 +161,8 @@ def report(
             f"({res.unchanged} unchanged, {res.rejects} rejected lines)",
             highlight=False,
         )
-    con = open_db(db)
+    if not from_parquet:
+        con = open_db(db)
     _check_filters(con, opts)
     data = _with_steps(err, lambda cb: build_report(con, opts, progress=cb))
     con.close()

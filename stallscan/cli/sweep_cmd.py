@@ -8,11 +8,11 @@ import sys
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from stallscan.store.errors import StallscanError
 
 from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
+from ._lazy import Console
 
 if TYPE_CHECKING:
     import numpy as np

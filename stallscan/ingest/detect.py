@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stallscan.ingest.reader import read_first_line, read_head
-
 HEAD = 65536
 
 
@@ -66,6 +64,8 @@ CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "co
 
 def detect_format(path: Path) -> str | None:
     """Return a format name, or None when no known format matches."""
+    from stallscan.ingest.reader import read_first_line, read_head  # numpy / pyarrow: only when detecting
+
     head = read_head(path)
     fmt = _classify_head(head, path.name)
     if fmt:

@@ -18,13 +18,12 @@ from typing import Any, cast
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stallscan.ingest.detect import FORMATS, SPECS, detect_format
 from stallscan.ingest.discover import discover
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.reader import ReadState, compression_of, iter_lines, read_whole
-from stallscan.store import sql
+from stallscan.store import sql, stamps
 from stallscan.store.errors import StallscanError
 
 # bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
@@ -311,6 +310,8 @@ def _ingest_batch(
     )
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
+    import pyarrow.compute as pc  # (100 ms to import: only once there is something to read)
+
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
     parse_batch(con, batch[0].fmt, longest)
     con.execute("BEGIN TRANSACTION")
@@ -319,6 +320,8 @@ def _ingest_batch(
         if batch[0].fmt == "openai_chat":
             sql.run(con, "ingest/openai_chat_ts_quality")
         _update_files(con, batch, states)
+        # the events change counter and the sessions this batch changed: derived tables replay only those
+        stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

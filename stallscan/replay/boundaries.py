@@ -61,14 +61,31 @@ def replay_boundaries(
         raise StallscanError(
             f"threshold must be a number of seconds >= 0, not {threshold!r}", hint="e.g. --threshold 2.0"
         )
+    from stallscan.replay import derive
+    from stallscan.replay.labels import label_events, refresh_labels
+    from stallscan.store import stamps
+
     if relabel or not _has_table(con, "user_labels"):
-        from stallscan.replay.labels import label_events
-
         label_events(con, config)
-    sql.run(con, "replay/turn_boundaries", {"threshold": float(threshold)})
-    from stallscan.replay.boundary_variants import replay_variants
+    else:
+        refresh_labels(con)  # stamped labels behind the events: relabel the changed sessions, same config
+    labels = stamps.get(con, "user_labels")
+    inputs = {"threshold": float(threshold), "labels": labels["key"] if labels else None}
 
-    replay_variants(con)  # the rule variants beside the router order (turn_boundary_variants)
+    def compute(c: duckdb.DuckDBPyConnection) -> None:
+        from stallscan.replay.boundary_variants import replay_variants
+
+        sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold)})
+        replay_variants(c)  # the rule variants beside the router order (turn_boundary_variants)
+
+    derive.run(
+        con,
+        "turn_boundaries",
+        inputs,
+        compute,
+        ("turn_boundaries", "turn_boundary_variants"),
+        upstream=("user_labels",),
+    )
     decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from stallscan.replay.stall_rules import DATA, STRIP_RE, Prompt, Signature, StallData, load, strip
 
@@ -58,6 +57,8 @@ def precision_line(p: dict[str, Any] | None) -> str:
 
 def install(con: duckdb.DuckDBPyConnection) -> StallData:
     """(Re)create the tables stall_signatures, stall_prompts, stall_providers, stall_settings from the files."""
+    import pyarrow as pa  # only when the rule tables are (re)installed
+
     d = load()
     tables = {
         "stall_signatures": pa.table(

@@ -64,22 +64,65 @@ def _labels_module() -> ModuleType | None:
 
 
 def replay_stalls(
-    con: duckdb.DuckDBPyConnection, retry_bound: int = 3, narrated_bound: int = 2, segmentation: str = "auto"
+    con: duckdb.DuckDBPyConnection,
+    retry_bound: int = 3,
+    narrated_bound: int = 2,
+    segmentation: str = "auto",
+    config: Any = None,
 ) -> ReplayInfo:
-    """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback."""
+    """(Re)create `rounds`, `stalls` and `turns` from `events`. segmentation: auto | labels | fallback.
+
+    config: passed to label_events (a dict, a stallscan.toml path, or None for $STALLSCAN_CONFIG /
+    ./stallscan.toml); stallscan.spark passes the driver's config so executors never look for a file."""
     if retry_bound < 0 or narrated_bound < 0:
         raise ValueError("bounds must be >= 0")
-    data = stall_data.install(con)
+    from stallscan.replay import derive
+    from stallscan.store import stamps
+
+    if not stamps.one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'"):
+        stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
     labels = _labels_module() if segmentation in ("auto", "labels") else None
     if segmentation == "labels" and labels is None:
         raise RuntimeError("stallscan.labels is not installed")
     if labels is not None:
-        labels.label_events(con)
-        sql.run(con, "replay/stall_turn_starts_labels")
+        labels.label_events(con, config)
         used = "labels"
+        st = stamps.get(con, "user_labels")
+        upstream: tuple[str, ...] = ("user_labels",)
+    else:
+        used, st, upstream = "fallback", None, ()
+    inputs = {
+        "retry_bound": int(retry_bound),
+        "narrated_bound": int(narrated_bound),
+        "segmentation": used,
+        "labels": st["key"] if st else None,
+    }
+    derive.run(
+        con,
+        "stalls",
+        inputs,
+        lambda c: _compute(c, retry_bound, narrated_bound, used),
+        ("rounds", "stalls", "turns"),
+        upstream=upstream,
+    )
+    counts = cast(
+        "tuple[int, int, int, str | None]",
+        con.execute(
+            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+            "(SELECT any_value(data_version) FROM stall_replay_info)"
+        ).fetchone(),
+    )
+    version = counts[3] or stall_data.load().version  # (reused tables: no need to parse the rule files)
+    return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
+
+
+def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
+    """(Re)create `rounds`, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    data = stall_data.install(con)
+    if used == "labels":
+        sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
-        used = "fallback"
     sql.run(con, "replay/stall_rounds_prep")
     for i, sig in enumerate(data.signatures):
         sql.run(
@@ -95,12 +138,6 @@ def replay_stalls(
         "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
         {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
     )
-    counts = cast(
-        "tuple[int, int, int]",
-        con.execute(
-            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns)"
-        ).fetchone(),
-    )
     for t in (
         "stall_ev",
         "stall_nudges",
@@ -112,7 +149,6 @@ def replay_stalls(
         "stall_turn_starts",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    return ReplayInfo(retry_bound, narrated_bound, used, data.version, *counts)
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -26,6 +26,9 @@ class ReportOptions:
     bootstrap: int = 1000  # session resamples for the threshold interval
     timelines: bool = False  # also collect the listed sessions' timelines (the HTML links to them)
     show_args: str = ""  # appended to the `stallscan show` commands printed (e.g. " --db x.duckdb")
+    # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
+    # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
+    _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
 
 
 @dataclass

@@ -111,18 +111,9 @@ def run_sweep(
         policies = ("router", *policies)  # the variants are measured against the router order
     rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
     t = np.unique(np.asarray(thresholds, dtype=float))
-    res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
-    groups = sorted(set(rows["grp"].tolist())) if len(rows["grp"]) else []
-    for policy in policies:
-        for g in ["all"] if by == "none" else groups:
-            sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
-            part = {k: v[sel] for k, v in rows.items()}
-            curve, rec = _sweep_one(part, t, policy, g, cost_auto_as_human, cost_human_as_auto, bootstrap, seed)
-            res.curves.append(curve)
-            res.recommendation[(policy, g)] = rec
-    for g in ["all"] if by == "none" else groups:
-        sel = np.ones(len(rows["grp"]), bool) if by == "none" else rows["grp"] == g
-        res.recommendation[("labels", g)] = _labels_ceiling(rows, sel, g)
+    res = sweep_from_cells(
+        sweep_cells(rows, t), t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed
+    )
     if any(p in VARIANTS for p in policies):
         from stallscan.sweep.variants import compare_variants, rule_advice
 
@@ -131,10 +122,80 @@ def run_sweep(
     return res
 
 
-def _labels_ceiling(rows: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
+# The sweep needs, per event, only its session, its gap bin and five flags. `sweep_cells` reduces the
+# local rows to that (n = 1 a row); stallscan.spark aggregates the same columns per (session, bin, flags)
+# with n = the count, and both engines finish in `sweep_from_cells`, so recommendation and interval are
+# computed by one piece of code. `sess` is any order-preserving session key (the dense index below
+# follows the session_id order, which the bootstrap's resampling depends on).
+CELL_COLUMNS = ("grp", "sess", "bin", "human", "vgr_gap", "decided_human", "has_gap", "first_in_session", "by_fallback")
+
+
+def gap_bins(t: np.ndarray, gap_s: np.ndarray) -> np.ndarray:
+    """Bin k of a gap = the number of thresholds <= gap (no gap: bin of 0 s, never read for it)."""
+    bins: np.ndarray = np.searchsorted(t, np.nan_to_num(np.asarray(gap_s, dtype=float), nan=0.0), side="right")
+    return bins
+
+
+def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of sweep_input.sql as cells (CELL_COLUMNS + n), one a row."""
+    gap = rows["gap_s"]
+    has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
+    n = len(rows["human"])
+    if "sess" in rows:  # dense session index from SQL (np.unique over strings costs seconds at 10M events)
+        sess = np.asarray(rows["sess"])
+    else:
+        sess = np.unique(rows["session_id"], return_inverse=True)[1] if n else np.zeros(0, int)
+    variant_flags = {  # the router's rule variants (stallscan.replay.boundary_variants), when loaded
+        f"{col}_{k}": np.asarray(v, bool)
+        for col in VARIANTS.values()
+        if f"{col}_decided_by" in rows
+        for k, v in (("gap", rows[f"{col}_decided_by"] == "gap"), ("decided_human", rows[f"{col}_decided_human"]))
+    }
+    return {
+        **variant_flags,
+        "grp": rows["grp"] if "grp" in rows else np.array(["all"] * n, dtype=object),
+        "sess": sess,
+        "bin": gap_bins(t, gap),
+        "human": rows["human"].astype(bool),
+        "vgr_gap": np.asarray(rows["decided_by"] == "gap", bool),
+        "decided_human": rows["decided_human"].astype(bool),
+        "has_gap": has_gap,
+        "first_in_session": rows["first_in_session"].astype(bool),
+        "by_fallback": np.asarray(rows["by_fallback"], bool) if "by_fallback" in rows else np.zeros(n, bool),
+        "n": np.ones(n, float),
+    }
+
+
+def sweep_from_cells(
+    cells: dict[str, np.ndarray],
+    t: np.ndarray,
+    cost_auto_as_human: float = 1.0,
+    cost_human_as_auto: float = 1.0,
+    by: str = "none",
+    policies: tuple[str, ...] = POLICIES,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> SweepResult:
+    """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells)."""
+    res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
+    groups = sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
+    for policy in policies:
+        for g in ["all"] if by == "none" else groups:
+            sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
+            part = {k: v[sel] for k, v in cells.items()}
+            curve, rec = _sweep_one(part, t, policy, g, cost_auto_as_human, cost_human_as_auto, bootstrap, seed)
+            res.curves.append(curve)
+            res.recommendation[(policy, g)] = rec
+    for g in ["all"] if by == "none" else groups:
+        sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
+        res.recommendation[("labels", g)] = _labels_ceiling(cells, sel, g)
+    return res
+
+
+def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
     """The marker-based labels as a policy: the truth itself, so no errors; what it cannot vouch for is
     the events no marker decided (labelled human by default), reported as `by_fallback`."""
-    fallback = int(np.asarray(rows["by_fallback"], bool)[sel].sum()) if "by_fallback" in rows else None
+    n = cells["n"][sel]
     return {
         "policy": "labels",
         "group": group,
@@ -142,29 +203,29 @@ def _labels_ceiling(rows: dict[str, np.ndarray], sel: np.ndarray, group: str) ->
         "cost": 0.0,
         "auto_as_human": 0,
         "human_as_auto": 0,
-        "n_events": int(sel.sum()),
+        "n_events": int(n.sum()),
         "n_gap_decided": 0,
-        "by_fallback": fallback,
+        "by_fallback": int(n[cells["by_fallback"][sel]].sum()),
         "at_2s": None,
         "interval": None,
         "bootstrap": 0,
     }
 
 
-def _policy_split(rows: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
+def _policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
     """(gap-decided mask, fixed decision for the others: True = called human)."""
-    gap = rows["gap_s"]
-    has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
+    if "n" not in cells:  # rows of sweep_input.sql (stallscan.sweep.variants passes those)
+        cells = sweep_cells(cells, np.zeros(0))
     policy = policy_name(policy)
     if policy == "router":
-        decided_by_gap = rows["decided_by"] == "gap"
-        fixed_human = rows["decided_human"].astype(bool)
+        decided_by_gap = cells["vgr_gap"]
+        fixed_human = cells["decided_human"]
     elif policy in VARIANTS:  # the router's order with one rule added (turn_boundary_variants)
-        decided_by_gap = rows[f"{VARIANTS[policy]}_decided_by"] == "gap"
-        fixed_human = rows[f"{VARIANTS[policy]}_decided_human"].astype(bool)
+        decided_by_gap = cells[f"{VARIANTS[policy]}_gap"]
+        fixed_human = cells[f"{VARIANTS[policy]}_decided_human"]
     elif policy == "gap-only":
-        decided_by_gap = has_gap & ~rows["first_in_session"].astype(bool)
-        fixed_human = np.ones(len(gap), bool)  # first message of a session, or no usable gap: human
+        decided_by_gap = cells["has_gap"] & ~cells["first_in_session"]
+        fixed_human = np.ones(len(decided_by_gap), bool)  # first message of a session, or no usable gap: human
     else:
         raise StallscanError(
             f"unknown policy {policy!r}", hint="router (or vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
@@ -182,28 +243,24 @@ def _sweep_one(
     n_boot: int,
     seed: int,
 ) -> tuple[Curve, dict[str, Any]]:
-    human = rows["human"].astype(bool)
-    by_gap, fixed_human = _policy_split(rows, policy)
-    gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
-    bins = np.searchsorted(t, gaps, side="right")  # thresholds <= gap: called human for those
-    if "sess" in rows:  # dense session index from SQL (np.unique over strings costs seconds at 10M events)
-        sess = np.unique(rows["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
-    else:
-        sess = np.unique(rows["session_id"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
+    c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
+    human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
+    by_gap, fixed_human = _policy_split(c, policy)
+    sess = np.unique(c["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
     n_sess = int(sess.max()) + 1 if len(sess) else 0
     nb = len(t) + 1
 
     # everything a resample needs, aggregated once: (session, bin) counts per class for the gap-decided
     # events, and per-session counts of each fixed cell; a resample only re-weights sessions
     def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key, cnt = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_counts=True)
-        return key // nb, key % nb, cnt.astype(float)
+        key, inv = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_inverse=True)
+        return key // nb, key % nb, np.bincount(inv, w[mask], minlength=len(key))
 
     gh, go = pairs(by_gap & human), pairs(by_gap & ~human)
     fx = ~by_gap
     cells = np.stack(
         [
-            np.bincount(sess[m], minlength=n_sess).astype(float)
+            np.bincount(sess[m], w[m], minlength=n_sess)
             for m in (
                 fx & human & fixed_human,
                 fx & human & ~fixed_human,
@@ -226,7 +283,8 @@ def _sweep_one(
     g, fixed = counts(np.ones(n_sess))
     allp = {k: g[k] + fixed[k] for k in g}
     cost = a * allp["fp"] + b * allp["fn"]
-    curve = Curve(policy, group, t, g, allp, cost, int(by_gap.sum()), len(human))
+    n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
+    curve = Curve(policy, group, t, g, allp, cost, n_gap, n_events)
     best = int(np.argmin(cost)) if len(t) else 0  # argmin: the first (smallest) threshold on ties
     at2 = int(np.searchsorted(t, 2.0)) if len(t) and t[min(int(np.searchsorted(t, 2.0)), len(t) - 1)] == 2.0 else None
     rec: dict[str, Any] = {
@@ -236,8 +294,8 @@ def _sweep_one(
         "cost": float(cost[best]) if len(t) else None,
         "auto_as_human": int(allp["fp"][best]) if len(t) else 0,
         "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
-        "n_events": len(human),
-        "n_gap_decided": int(by_gap.sum()),
+        "n_events": n_events,
+        "n_gap_decided": n_gap,
         "at_2s": _point(allp, cost, at2),
         "interval": None,
         "bootstrap": 0,

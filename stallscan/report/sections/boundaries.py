@@ -30,8 +30,9 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    label_events(con)
-    replay_boundaries(con, opts.threshold)
+    if not opts._replayed:  # given tables (report --from-parquet) are read as they are
+        label_events(con)
+        replay_boundaries(con, opts.threshold)
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
     matrix: dict[str, Any] = {p: {} for p in POLICIES}

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from stallscan.replay.stall_data import measured_precision, precision_line
 from stallscan.replay.stalls import (
+    ReplayInfo,
     bound_sweep,
     list_stalls,
     recovery,
@@ -32,7 +33,13 @@ def _iso(v: Any) -> Any:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    info = replay_stalls(con, retry_bound=opts.retry_bound)
+    if opts._replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
+        r = con.execute(
+            "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
+        ).fetchall()[0]
+        info = ReplayInfo(r[0], r[1], r[2], r[3], 0, 0, 0)
+    else:
+        info = replay_stalls(con, retry_bound=opts.retry_bound)
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
     refs = session_refs(con, [r["session_id"] for r in worst])

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Whole-process report timings on a real-shaped Claude tree, beside ccusage, all figures from one run.
+
+    python bench/bench_report.py --sizes 300M,1G --repeat 3 [--ccusage PATH] [--work /tmp/stallscan-bench]
+
+1. Builds (once, cached under --work) a Claude Code tree `<tree>/projects/<project>-c<k>/<file>.jsonl`
+   from ../shared/data/real/claude-code: copy k of every file gets fresh ids (every UUID, msg_/req_/toolu_
+   id) and times shifted by k days, until the tree holds the requested bytes.
+2. Finds ccusage: on PATH, or --ccusage, or `npm install ccusage@20.0.24` into a temp prefix; says so
+   when none can be had, and then prints stallscan's figures alone.
+3. Per size, interleaved --repeat times: `ccusage daily --offline --json` (CLAUDE_CONFIG_DIR=tree), the
+   first `stallscan report TREE --format json` into a new database (ingest + full replay), and a repeat
+   `stallscan report TREE --format json` on the unchanged tree (stamps reused). Ratios per pair.
+4. A database of --events generated events (1M by default, as bench_replay.py makes them), fully derived,
+   then `stallscan report NEW --format json` after one new real session: wall time beyond start-up
+   (start-up = the same command's imports and database open, measured alone).
+Targets (issue 13): repeat <= 0.1x ccusage; first <= 3x ccusage (300 MB); one-session report <= 1 s beyond start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = Path(os.environ.get("STALLSCAN_REAL_DATA") or ROOT.parent / "shared" / "data" / "real") / "claude-code"
+CCUSAGE_VERSION = "20.0.24"
+UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-([0-9a-f]{12})")
+NATIVE_ID = re.compile(rb"\b((?:msg|req|toolu)_[A-Za-z0-9]+)")
+TS = re.compile(rb"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})((?:\.\d+)?Z)")
+
+
+def parse_size(s: str) -> int:
+    s = s.strip().upper()
+    mult = {"K": 10**3, "M": 10**6, "G": 10**9}.get(s[-1], 1)
+    return int(float(s[:-1] if s[-1] in "KMG" else s) * mult)
+
+
+def fresh(data: bytes, k: int) -> bytes:
+    """Copy k of a transcript: fresh ids (consistently across files), times k days later."""
+    if k == 0:
+        return data
+    data = UUID.sub(lambda m: m.group(0)[:24] + b"%012x" % ((int(m.group(1), 16) + k * 7919) % 16**12), data)
+    data = NATIVE_ID.sub(lambda m: m.group(1) + b"c%d" % k, data)
+
+    def shift(m: re.Match) -> bytes:
+        try:
+            t = datetime.fromisoformat(m.group(1).decode()) + timedelta(days=k)
+        except ValueError:
+            return m.group(0)
+        return t.strftime("%Y-%m-%dT%H:%M:%S").encode() + m.group(2)
+
+    return TS.sub(shift, data)
+
+
+def build_tree(out: Path, target: int) -> tuple[int, int]:
+    """(bytes, files) of a tree holding at least `target` bytes (cached: built once per size)."""
+    done = out / ".complete"
+    if done.exists():
+        b, f = done.read_text().split()
+        return int(b), int(f)
+    if out.exists():
+        shutil.rmtree(out)
+    sources = sorted(p for p in REAL.rglob("*.jsonl") if p.stat().st_size > 0)
+    if not sources:
+        raise SystemExit(f"no Claude Code files under {REAL}: set STALLSCAN_REAL_DATA")
+    blobs = [(p, p.read_bytes()) for p in sources]
+    total = files = k = 0
+    t0 = time.perf_counter()
+    while total < target:
+        for p, data in blobs:
+            rel = p.relative_to(REAL)
+            project = "-".join(rel.parts[:-1]) or "root"
+            name = fresh(p.name.encode(), k).decode()
+            dst = out / "projects" / f"{project}-c{k}" / name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            body = fresh(data, k)
+            dst.write_bytes(body)
+            total += len(body)
+            files += 1
+        k += 1
+    done.write_text(f"{total} {files}")
+    print(f"  built {out}: {total / 1e6:,.0f} MB in {files:,} files ({k} copies) in {time.perf_counter() - t0:.0f} s")
+    return total, files
+
+
+def find_ccusage(explicit: str | None, work: Path) -> list[str] | None:
+    if explicit:
+        return [explicit]
+    on_path = shutil.which("ccusage")
+    if on_path:
+        return [on_path]
+    local = work / "npm" / "node_modules" / ".bin" / "ccusage"
+    if local.exists():
+        return [str(local)]
+    if not shutil.which("npm"):
+        print("ccusage: not on PATH and npm is not installed: stallscan figures only")
+        return None
+    print(f"ccusage: not on PATH; trying `npm install ccusage@{CCUSAGE_VERSION}` into {work / 'npm'}")
+    r = subprocess.run(
+        ["npm", "install", "--prefix", str(work / "npm"), f"ccusage@{CCUSAGE_VERSION}"], capture_output=True, text=True
+    )
+    if r.returncode != 0 or not local.exists():
+        print(f"ccusage: npm install failed ({r.stderr.strip().splitlines()[-1:]}): stallscan figures only")
+        return None
+    return [str(local)]
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
+    """(wall seconds, peak RSS MiB) of one whole process (RSS from /usr/bin/time when present)."""
+    full = (["/usr/bin/time", "-f", "%M"] + cmd) if Path("/usr/bin/time").exists() else cmd
+    t0 = time.perf_counter()
+    r = subprocess.run(full, capture_output=True, env=env, cwd=ROOT)
+    dt = time.perf_counter() - t0
+    if r.returncode not in (0, 1, 3):
+        raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
+    rss = 0
+    if full is not cmd:
+        tail = r.stderr.decode().strip().splitlines()
+        rss = int(tail[-1]) // 1024 if tail and tail[-1].isdigit() else 0
+    return dt, rss
+
+
+def med(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def stallscan(*args: str) -> list[str]:
+    return [sys.executable, "-m", "stallscan", *args]
+
+
+def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, repeat: int) -> None:
+    tree = work / f"claude_{label}"
+    nbytes, nfiles = build_tree(tree, size)
+    print(f"\n## {label} tree: {nbytes / 1e6:,.0f} MB, {nfiles:,} files ({tree})")
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tree)}
+    cc, first, rep, rss = [], [], [], {}
+    db = work / f"report_{label}.duckdb"
+    for r in range(repeat):
+        if ccusage:
+            dt, m = timed([*ccusage, "daily", "--offline", "--json"], env)
+            cc.append(dt)
+            rss["ccusage"] = max(rss.get("ccusage", 0), m)
+        for f in (db, Path(str(db) + ".wal")):
+            f.unlink(missing_ok=True)
+        dt, m = timed(stallscan("report", str(tree), "--format", "json", "--db", str(db)), env)
+        first.append(dt)
+        rss["first"] = max(rss.get("first", 0), m)
+        dt, m = timed(stallscan("report", str(tree), "--format", "json", "--db", str(db)), env)
+        rep.append(dt)
+        rss["repeat"] = max(rss.get("repeat", 0), m)
+        print(
+            f"  run {r + 1}: ccusage {cc[-1] if cc else float('nan'):.2f} s, first {first[-1]:.2f} s, repeat {rep[-1]:.2f} s"
+        )
+    print("| command | wall s, median (min-max) | peak MiB | x ccusage (per-pair median) |")
+    print("|---|---|---|---|")
+    if cc:
+        print(f"| `ccusage daily --offline --json` | {med(cc)} | {rss['ccusage']} | 1 |")
+    for name, xs, target in (("first", first, 3.0), ("repeat", rep, 0.1)):
+        ratio = f"{statistics.median([x / c for x, c in zip(xs, cc)]):.2f} (target <= {target})" if cc else "n/a"
+        what = "report TREE --format json, new db" if name == "first" else "report TREE --format json, unchanged"
+        print(f"| `stallscan {what}` | {med(xs)} | {rss[name]} | {ratio} |")
+
+
+def bench_one_session(work: Path, events: str, repeat: int) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_replay as br
+
+    from stallscan.store import stamps
+    from stallscan.store.db import connect
+
+    n = br.parse_n(events)
+    db = work / f"events_{events}.duckdb"
+    for f in (db, Path(str(db) + ".wal")):
+        f.unlink(missing_ok=True)
+    con = connect(str(db))
+    gen = br.GEN.replace("$per", "60").replace("$n", str(n))
+    con.execute(gen.replace("CREATE OR REPLACE TABLE events AS", "CREATE OR REPLACE TEMP TABLE events_gen AS"))
+    con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen")  # the schema's column types
+    con.execute("DROP TABLE events_gen")
+    stamps.record_changes(con, "SELECT session_id FROM events")
+    con.close()
+    t0 = time.perf_counter()
+    timed(stallscan("report", "--format", "json", "--db", str(db)))  # the full derive, stamped
+    print(f"\n## one new session into a database of {n:,} events (full derive first: {time.perf_counter() - t0:.1f} s)")
+    src = max(REAL.rglob("*.jsonl"), key=lambda p: p.stat().st_size if p.stat().st_size < 300_000 else 0)
+    startup = [
+        timed(
+            [
+                sys.executable,
+                "-c",
+                "import stallscan.cli, stallscan.report.build, stallscan.ingest.run\n"
+                "from stallscan.store.db import connect\nconnect(" + repr(str(db)) + ").close()",
+            ]
+        )[0]
+        for _ in range(repeat)
+    ]
+    walls = []
+    for r in range(repeat):
+        new = work / f"new_session_{r}"
+        shutil.rmtree(new, ignore_errors=True)
+        new.mkdir()
+        (new / f"s{r}.jsonl").write_bytes(fresh(src.read_bytes(), 1000 + r))
+        walls.append(timed(stallscan("report", str(new), "--format", "json", "--db", str(db)))[0])
+    beyond = [w - statistics.median(startup) for w in walls]
+    print(f"  start-up (imports + open): {med(startup)}")
+    print(f"  report NEW (ingest 1 session + incremental replay + report): {med(walls)}")
+    print(f"  beyond start-up: {statistics.median(beyond):.2f} s (target <= 1 s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="300M,1G")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--events", default="1M", help="events in the one-new-session database ('0' skips it)")
+    ap.add_argument("--ccusage", help="path of the ccusage executable")
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "stallscan-bench"))
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    cc = find_ccusage(args.ccusage, work)
+    if cc:
+        v = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"ccusage: {' '.join(cc)} ({v})")
+    print(f"machine load average: {os.getloadavg()[0]:.1f} (2 CPUs here are shared: compare ratios, not seconds)")
+    for s in args.sizes.split(","):
+        if s.strip():
+            bench_size(parse_size(s), s.strip(), work, cc, args.repeat)
+    if args.events != "0":
+        bench_one_session(work, args.events, args.repeat)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

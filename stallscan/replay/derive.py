@@ -1,0 +1,149 @@
+"""Derive once: bring a derived table group up to date with `events`, doing only the work that changed.
+
+`run(con, name, inputs, compute, outputs)` compares the group's stamp (stallscan.store.stamps) with the
+inputs and the events change counter, then either
+
+* reuses the tables (same inputs, no event changed since),
+* replays incrementally: the sessions changed since the stamp are copied (with the upstream rows they
+  need) into a scratch schema, `compute` runs there unchanged (the same SQL, resolved through the
+  search path), and their rows replace those sessions' rows in the main tables; or
+* runs `compute` on everything (new inputs, no stamp, no change counter, or most sessions changed).
+
+Sessions are independent in every replay rule, so the incremental result equals a full replay
+(tests/test_derive.py holds the two equal on the real files split into random appends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from stallscan.store import stamps
+
+SCRATCH = "stallscan_inc"
+EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
+GROUPS = ("user_labels", "turn_boundaries", "stalls")  # the stamped groups that replay from events_changes
+FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
+
+
+def run(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    inputs: dict[str, Any],
+    compute: Callable[[duckdb.DuckDBPyConnection], None],
+    outputs: tuple[str, ...],
+    upstream: tuple[str, ...] = (),
+) -> str:
+    """Bring `outputs` up to date; returns the mode used: reused / incremental / full.
+
+    upstream: derived tables `compute` reads besides `events` (already up to date), copied for the changed
+    sessions. A table without a session_id column (user_labels) is matched by event_id."""
+    inputs = {**inputs, "rules": stamps.rules_hash()}
+    key = stamps.key_of(inputs)
+    mode, since = stamps.plan(con, name, key, outputs)
+    n_sessions = None
+    if mode == "incremental" and since is not None:
+        n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
+        total = stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events")
+        if n_sessions > FULL_SHARE * max(total, 1):
+            mode = "full"
+    if mode == "full":
+        compute(con)
+    elif mode == "incremental":
+        _incremental(con, compute, outputs, upstream)
+    stamps.put(con, name, key, inputs, mode, n_sessions)
+    if mode != "reused":
+        stamps.prune_changes(con, GROUPS)
+    return mode
+
+
+def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
+    return bool(
+        stamps.one(
+            con,
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND schema_name = ? "
+            "AND column_name = 'session_id' AND database_name = current_database()",
+            [table, schema],
+        )
+    )
+
+
+def _incremental(
+    con: duckdb.DuckDBPyConnection,
+    compute: Callable[[duckdb.DuckDBPyConnection], None],
+    outputs: tuple[str, ...],
+    upstream: tuple[str, ...],
+) -> None:
+    s = SCRATCH
+    con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
+    con.execute(f"CREATE SCHEMA {s}")
+    try:
+        con.execute(
+            f"CREATE TABLE {s}.events AS SELECT * FROM main.events "
+            "WHERE session_id IN (SELECT session_id FROM derive_sessions)"
+        )
+        for t in upstream:
+            if _has_session(con, t):
+                where = "session_id IN (SELECT session_id FROM derive_sessions)"
+            else:
+                where = f"event_id IN (SELECT event_id FROM {s}.events)"
+            con.execute(f"CREATE TABLE {s}.{t} AS SELECT * FROM main.{t} WHERE {where}")
+        saved = stamps.one(con, "SELECT current_setting('search_path')")
+        con.execute(f"SET search_path = '{s}'")
+        try:
+            compute(con)
+        finally:
+            con.execute(f"SET search_path = '{saved}'" if saved else "RESET search_path")
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for t in outputs:
+                if _has_session(con, t):
+                    con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
+                    con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
+                    continue
+                # keyed by event (user_labels: one row per user / tool event): the changed sessions' events,
+                # then rows of events that no longer exist, looked for only when the row count says so
+                con.execute(f"DELETE FROM main.{t} WHERE event_id IN (SELECT event_id FROM {s}.events)")
+                con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
+                rows = stamps.one(con, f"SELECT count(*) FROM main.{t}")
+                want = stamps.one(con, f"SELECT count(*) FROM main.events WHERE {EVENT_ROWS.get(t, 'true')}")
+                if rows != want:
+                    con.execute(f"DELETE FROM main.{t} WHERE event_id NOT IN (SELECT event_id FROM main.events)")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
+
+
+GROUP = {"user_labels": "user_labels", "turn_boundaries": "turn_boundaries", "rounds": "stalls"}
+GROUP |= {"turn_boundary_variants": "turn_boundaries"}
+GROUP |= {"stalls": "stalls", "turns": "stalls"}
+
+
+def refresh(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Bring an existing derived table up to date with the events, with the options it was made with
+    (its stamp's inputs). False when the table has no stamp (nothing to refresh it from)."""
+    name = GROUP.get(table)
+    st = stamps.get(con, name) if name else None
+    if st is None:
+        return False
+    if st["events_version"] == stamps.events_version(con) and st["n_events"] == stamps.n_events(con):
+        return True
+    inp = st["inputs"]
+    if name == "user_labels":
+        from stallscan.replay.labels import label_events
+
+        label_events(con, inp.get("config") or {})
+    elif name == "turn_boundaries":
+        from stallscan.replay.boundaries import replay_boundaries
+
+        replay_boundaries(con, inp["threshold"])
+    else:
+        from stallscan.replay.stalls import replay_stalls
+
+        replay_stalls(con, inp["retry_bound"], inp["narrated_bound"], segmentation=inp["segmentation"])
+    return True

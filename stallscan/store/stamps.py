@@ -1,0 +1,184 @@
+"""Derivation stamps: what each derived table was computed from, and the log of changed sessions.
+
+The events change counter is `stallscan_meta['events_version']`. Every committed ingest batch bumps it and
+writes the sessions it touched (rows added, replaced or removed) to `events_changes(version, session_id)`.
+A database whose events were never written by ingest (a test's hand-made `events`, a fresh in-memory
+connection holding only `events`) has no counter: nothing is ever reused there.
+
+`derive_stamps` holds one row per derived table group:
+
+    name            user_labels / turn_boundaries / stalls (rounds, stalls, turns) / sweep_bins
+    key             sha256 of the inputs (options, rule-library and SQL hash, upstream stamp keys)
+    inputs          the inputs as JSON (so a stale table can be brought up to date with its own options)
+    events_version  the events change counter the table reflects
+    n_events        count(*) of events then (catches writes that bypassed ingest: rows added or removed)
+    mode            how it was last brought up to date: full / incremental / reused
+    n_full, n_incremental, n_reused   how many times each happened (observable: a repeat command reuses)
+    n_sessions      sessions recomputed by the last incremental run
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+import duckdb
+
+from stallscan import __version__
+
+VERSION_KEY = "events_version"
+STAMPS = "derive_stamps"
+CHANGES = "events_changes"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@cache
+def rules_hash() -> str:
+    """sha256 over the rule libraries (stallscan/data/*) and the replay/sweep SQL, and the version."""
+    from stallscan.store.sql import queries_dir
+
+    h = hashlib.sha256(__version__.encode())
+    q = queries_dir()
+    files = sorted((ROOT / "data").rglob("*")) + sorted(q.glob("replay/*.sql")) + sorted(q.glob("sweep/*.sql"))
+    for p in files:
+        if p.is_file():
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def one(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
+    """The first column of the first row of a query that always returns one row."""
+    row = con.execute(query, params).fetchone() if params is not None else con.execute(query).fetchone()
+    return cast("tuple[Any, ...]", row)[0]
+
+
+def key_of(inputs: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _has(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
+    return bool(
+        one(
+            con,
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND schema_name = ? AND NOT temporary "
+            "AND database_name = current_database()",
+            [table, schema],
+        )
+    )
+
+
+def events_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The events change counter, or None when events were never written by ingest."""
+    if not _has(con, "stallscan_meta"):
+        return None
+    row = con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]).fetchone()
+    return int(row[0]) if row else None
+
+
+def record_changes(con: duckdb.DuckDBPyConnection, sessions_sql: str) -> int:
+    """Inside an ingest transaction: bump the counter and log the sessions `sessions_sql` selects
+    (a query with a session_id column). Returns the new version."""
+    v = (events_version(con) or 0) + 1
+    con.execute(f"CREATE TABLE IF NOT EXISTS main.{CHANGES} (version BIGINT NOT NULL, session_id VARCHAR NOT NULL)")
+    con.execute(f"INSERT INTO main.{CHANGES} SELECT DISTINCT $v::BIGINT, session_id FROM ({sessions_sql})", {"v": v})
+    con.execute("INSERT OR REPLACE INTO main.stallscan_meta VALUES ($k, $v)", {"k": VERSION_KEY, "v": str(v)})
+    return v
+
+
+def get(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
+    if not _has(con, STAMPS):
+        return None
+    cur = con.execute(f"SELECT * FROM main.{STAMPS} WHERE name = ?", [name])
+    row = cur.fetchone()
+    if row is None:
+        return None
+    out = dict(zip([d[0] for d in cur.description], row))
+    out["inputs"] = json.loads(out["inputs"])
+    return out
+
+
+def n_events(con: duckdb.DuckDBPyConnection) -> int:
+    return int(one(con, "SELECT count(*) FROM main.events"))
+
+
+def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
+    """('reused' | 'incremental' | 'full', the events version the incremental run starts from)."""
+    ev = events_version(con)
+    st = get(con, name)
+    if ev is None or st is None or st["key"] != key or st["events_version"] is None:
+        return "full", None
+    if not all(_has(con, t) for t in outputs):
+        return "full", None
+    since = st["events_version"]
+    if since == ev:
+        return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
+    if since > ev or not _has(con, CHANGES):
+        return "full", None
+    logged = one(
+        con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
+    )
+    return ("incremental", since) if logged == ev - since else ("full", None)
+
+
+def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
+    """Temp table `into` (session_id): the sessions changed after version `since`. Returns how many."""
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
+        [since],
+    )
+    return int(one(con, f"SELECT count(*) FROM {into}"))
+
+
+def put(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    key: str,
+    inputs: dict[str, Any],
+    mode: str,
+    n_sessions: int | None = None,
+) -> None:
+    """Record that `name` now reflects the current events (after a full / incremental run, or a reuse)."""
+    if not _has(con, "stallscan_meta"):  # not a stallscan database (e.g. a bare connection holding events)
+        return
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
+        "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
+        "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
+    )
+    old = get(con, name) or {}
+    counts = {m: (old.get(f"n_{m}") or 0) + (1 if mode == m else 0) for m in ("full", "incremental", "reused")}
+    con.execute(
+        f"INSERT OR REPLACE INTO main.{STAMPS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
+        [
+            name,
+            key,
+            json.dumps(inputs, sort_keys=True, default=str),
+            events_version(con),
+            n_events(con),
+            mode,
+            counts["full"],
+            counts["incremental"],
+            counts["reused"],
+            n_sessions,
+        ],
+    )
+
+
+def prune_changes(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
+    """Drop the change log below the oldest stamp of `names` (no stamp needs it; an unstamped table
+    replays in full anyway)."""
+    if not (_has(con, CHANGES) and _has(con, STAMPS)):
+        return
+    con.execute(
+        f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS} "
+        "WHERE list_contains($n, name))",
+        {"n": list(names)},
+    )
+
+
+def forget(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    if _has(con, STAMPS):
+        con.execute(f"DELETE FROM main.{STAMPS} WHERE name = ?", [name])
