@@ -72,3 +72,50 @@ def test_report_snapshot(db, fmt, name):
         if not os.environ.get("STALLSCAN_UPDATE_SNAPSHOTS"):
             pytest.fail(f"snapshot {name} was missing and has been written; re-run")
     assert got == path.read_text(encoding="utf-8")
+
+
+def test_html_tags_balance_and_every_section_sits_in_main(db):
+    """An unclosed or extra </div> pushes the sections after it out of the dashboard's column (it did once)."""
+    from html.parser import HTMLParser
+
+    p = subprocess.run(
+        [sys.executable, "-m", "stallscan", "report", "--db", str(db), "--format", "html", "--bootstrap", "50"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    page = p.stdout
+
+    class Walk(HTMLParser):
+        VOID = frozenset(
+            {"meta", "br", "img", "hr", "input", "link", "col", "wbr", "circle", "line", "rect", "path", "polyline"}
+        )
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[str] = []
+            self.errors: list[str] = []
+            self.h2_outside_main = 0
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "h2" and "main" not in self.stack:
+                self.h2_outside_main += 1
+            if tag not in self.VOID:
+                self.stack.append(tag)
+
+        def handle_startendtag(self, tag, attrs):
+            pass
+
+        def handle_endtag(self, tag):
+            if tag in self.VOID:
+                return
+            if not self.stack or self.stack[-1] != tag:
+                self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}>")
+            else:
+                self.stack.pop()
+
+    w = Walk()
+    w.feed(page)
+    assert w.errors == [] and w.stack == [], (w.errors[:5], w.stack[-5:])
+    assert w.h2_outside_main == 0

@@ -17,6 +17,7 @@ from stallscan.store.errors import StallscanError
 
 if TYPE_CHECKING:
     import duckdb
+    from rich.console import Console as RichConsole
 
     from stallscan.report.registry import ReportOptions
 
@@ -214,7 +215,7 @@ def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
             raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
 
 
-def _discover_and_ingest(path: str, err: Console) -> None:
+def _discover_and_ingest(path: str, err: RichConsole) -> None:
     """`report` with no PATH and no database: read the usual log folders, as `ingest` does, and say so."""
     from stallscan.ingest.discover import default_roots
     from stallscan.ingest.run import ingest_paths
@@ -241,7 +242,7 @@ def _drop_empty(path: str) -> None:
             p.unlink()
 
 
-def _with_bar(err: Console, label: str, run: Callable[[Any], T]) -> T:
+def _with_bar(err: RichConsole, label: str, run: Callable[[Any], T]) -> T:
     if not err.is_terminal:
         return run(None)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
@@ -258,7 +259,7 @@ def _with_bar(err: Console, label: str, run: Callable[[Any], T]) -> T:
         return run(lambda d, t: bar.update(task, completed=d, total=t))
 
 
-def _with_steps(err: Console, run: Callable[[Any], T]) -> T:
+def _with_steps(err: RichConsole, run: Callable[[Any], T]) -> T:
     """The report's sections as progress steps on stderr (only when stderr is a terminal)."""
     if not err.is_terminal:
         return run(None)

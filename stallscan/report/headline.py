@@ -258,6 +258,17 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
     return picked
 
 
+def _precision_note(p: dict[str, Any] | None) -> str | None:
+    """The detector's measured false-alarm rate, short (stallscan/data/precision.toml via the stalls data)."""
+    if not p:
+        return None
+    stale = "" if p.get("current", True) else ", on older signatures"
+    return (
+        f"(Detector measured on {_n(p['real_genuine'])} hand-labelled real endings: "
+        f"{_n(p['false_alarms_real'])} false alarms, 95% bound {p['false_alarm_upper95_per_1000']:g} per 1,000{stale}.)"
+    )
+
+
 def headline(data: dict[str, Any]) -> dict[str, Any]:
     """The opening block: items in order (each with `text`) and the worst examples."""
     silent = _silent(data)
@@ -265,11 +276,17 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     rec = _recommendation(data, misread)
     items = []
     if silent:
+        trust = _precision_note((data.get("stalls") or {}).get("precision"))
+        if trust:
+            silent = {**silent, "text": f"{silent['text']} {trust}", "precision": trust}
         items.append({"key": "silent", "label": "Silent plan-as-answer endings", **silent})
     if misread:
         items.append({"key": "misread", "label": "Misread turns (router order)", **misread})
     if rec:
         items.append({"key": "recommendation", "label": "Threshold", **rec})
+    advice = (data.get("threshold") or {}).get("rule_advice")
+    if advice:  # the router rule variants (stallscan.sweep.variants): the one rule change worth making
+        items.append({"key": "rule_change", "label": "Rule change", "text": advice})
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}

@@ -53,7 +53,9 @@ def _table(head: list[str], rows: list[list[Any]], opts: dict[str, Any]) -> str:
     flag_col = opts.get("flag_col")
     cls = " class='wide'" if opts.get("wide") else ""
     out = [
-        f"<table{cls}><thead><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr></thead><tbody>"
+        f"<div class='tw'><table{cls}><thead><tr>"
+        + "".join(f"<th>{html.escape(str(h))}</th>" for h in head)
+        + "</tr></thead><tbody>"
     ]
     for r in rows:
         flagged = flag_col is not None and r[flag_col]

@@ -34,10 +34,10 @@ def _iso(v: Any) -> Any:
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     if opts._replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
-        r = con.execute(
+        row = con.execute(
             "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
         ).fetchall()[0]
-        info = ReplayInfo(r[0], r[1], r[2], r[3], 0, 0, 0)
+        info = ReplayInfo(row[0], row[1], row[2], row[3], 0, 0, 0)
     else:
         info = replay_stalls(con, retry_bound=opts.retry_bound)
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
