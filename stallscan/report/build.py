@@ -103,7 +103,9 @@ def render_report(data: dict[str, Any], full: bool = False, only: list[str] | No
         elif full or s.summary is None:
             parts.append(s.render(data[s.name]) if full else f"[bold]{s.title}[/]: stallscan report --section {s.name}")
         else:
-            parts.append(s.summary(data[s.name]))
+            short = s.summary(data[s.name])
+            if short is not None:  # a section with nothing to say stays out of the default report
+                parts.append(short)
     if not full and not only:
         parts.append(
             "Details: --full (every section) or --section NAME ("

@@ -258,14 +258,32 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
     return picked
 
 
+def _best_variant(data: dict[str, Any]) -> dict[str, Any]:
+    """The single rule variant with the largest net error reduction (summed over groups), for the card."""
+    net: dict[str, list[int]] = {}
+    for v in (data.get("threshold") or {}).get("variants") or []:
+        if "+" in v["policy"]:  # combinations are not a single rule change
+            continue
+        n = net.setdefault(v["policy"], [0, 0])
+        n[0] += v["removed"]
+        n[1] += v["added"]
+    if not net:
+        return {}
+    best = max(net, key=lambda k: net[k][0] - net[k][1])
+    removed, added = net[best]
+    if removed - added <= 0:
+        return {"value": "keep the order", "removed": 0, "added": 0}
+    return {"value": best, "removed": removed, "added": added}
+
+
 def _precision_note(p: dict[str, Any] | None) -> str | None:
     """The detector's measured false-alarm rate, short (stallscan/data/precision.toml via the stalls data)."""
     if not p:
         return None
     stale = "" if p.get("current", True) else ", on older signatures"
     return (
-        f"(Detector measured on {_n(p['real_genuine'])} hand-labelled real endings: "
-        f"{_n(p['false_alarms_real'])} false alarms, 95% bound {p['false_alarm_upper95_per_1000']:g} per 1,000{stale}.)"
+        f"(Detector: {_n(p['false_alarms_real'])} false alarms in {_n(p['real_genuine'])} hand-labelled real "
+        f"endings, at most {p['false_alarm_upper95_per_1000']:g} per 1,000 at 95%{stale}.)"
     )
 
 
@@ -286,7 +304,7 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         items.append({"key": "recommendation", "label": "Threshold", **rec})
     advice = (data.get("threshold") or {}).get("rule_advice")
     if advice:  # the router rule variants (stallscan.sweep.variants): the one rule change worth making
-        items.append({"key": "rule_change", "label": "Rule change", "text": advice})
+        items.append({"key": "rule_change", "label": "Rule change", "text": advice, **_best_variant(data)})
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}

@@ -94,8 +94,16 @@ def _cards(items: list[dict[str, Any]]) -> str:
             sub = f"lowest cost at {it['threshold']:.2f} s" + (f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else "")
             sub += f": {num(it['errors'])} errors vs {num(it['errors_at_current'])} at {num(it['current_threshold'])} s"
             cls = " " + it.get("verdict", "")
+        elif it["key"] == "rule_change":
+            big = str(it.get("value", ""))
+            sub = (
+                f"removes {num(it['removed'])} of the router's errors, adds {num(it['added'])}"
+                if it.get("removed")
+                else "no variant lowers the router's cost"
+            )
+            cls = ""
         else:
-            big, sub, cls = html.escape(str(it.get("value", ""))), "", ""
+            big, sub, cls = str(it.get("value", "")), "", ""
         out.append(
             f"<div class='card{cls}'><div class='label'>{html.escape(it['label'])}</div>"
             f"<div class='big'>{html.escape(big)}</div><div class='sub'>{html.escape(sub)}</div></div>"

@@ -83,9 +83,7 @@ def sweep_renderable(res: SweepResult, compact: bool = False, population: str | 
         or "prompts = user-role records that start a request, tool results left out (no threshold changes how "
         "the router decides a tool result); by gap = how many of them the gap rule decides."
     )
-    if compact:
-        if res.rule_advice:
-            parts.append(res.rule_advice)
+    if compact:  # the report's summary: the rule advice is already in the headline above it
         return Group(*parts)
     fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
     parts.append(

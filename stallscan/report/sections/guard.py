@@ -74,4 +74,13 @@ def render(data: dict[str, Any]) -> Group:
     return Group(title, t, a)
 
 
-register(Section("guard", "Guard", collect, render))
+def summary(data: dict[str, Any]) -> str | None:
+    """One line for the default report; nothing when no guard log was ingested."""
+    if not data["records"]:
+        return None
+    d = data["decisions"]
+    parts = ", ".join(f"{n:,} {k}" for k, n in sorted(d.items()))
+    return f"[bold]Guard[/]: {data['records']:,} decisions ({parts}); details: stallscan report --section guard"
+
+
+register(Section("guard", "Guard", collect, render, summary))
