@@ -8,6 +8,9 @@ from pathlib import Path
 
 from stallscan.ingest.detect import SPECS
 
+# formats whose file is one JSON object: the list inside it whose elements are numbered as lines
+RECORD_LISTS = {"opencode": "messages", "swe_agent": "history", "gemini_cli_json": "messages"}
+
 TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects": "file, line"}
 
 
@@ -87,8 +90,9 @@ def accounting_errors(con, check_files: bool = True, only: str | None = None) ->
                 try:
                     doc = json.loads(data)
                     expect = len(doc) if isinstance(doc, list) else 1
-                    if fmt == "opencode" and isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-                        expect = len(doc["messages"])  # an `opencode export` document: its messages are the records
+                    inner = RECORD_LISTS.get(fmt)
+                    if inner and isinstance(doc, dict) and isinstance(doc.get(inner), list):
+                        expect = len(doc[inner])  # a single-object document: its record list holds the lines
                 except (ValueError, RecursionError):
                     expect = None
                 if expect is not None and expect != n_lines:

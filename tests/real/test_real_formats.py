@@ -404,3 +404,18 @@ def test_mixed_folder_one_command(tmp_path):
         "openai_chat",
     }
     con.close()
+
+
+def test_every_real_line_is_an_event_a_skip_or_a_reject():
+    """The whole real corpus, every format at once: per file, lines on disk (or a document's records) =
+    event lines + skipped + rejects, and every table row belongs to a files row (tests/hostile.py)."""
+    from tests.hostile import accounting_errors
+
+    con = connect(":memory:")
+    ingest_paths(con, [str(REAL)])
+    assert accounting_errors(con) == []
+    n_lines, n_ev, n_sk, n_rj = con.execute(
+        "SELECT sum(n_lines), sum(n_event_lines), sum(n_skipped), sum(n_rejects) FROM files"
+    ).fetchone()
+    assert n_lines == n_ev + n_sk + n_rj and n_ev > 0
+    con.close()
