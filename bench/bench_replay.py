@@ -4,7 +4,9 @@
     python bench/bench_replay.py --events 10M
 
 Builds an `events` table directly in DuckDB (sessions of human prompts, tool rounds, tool results,
-automatic nudges and stop-hook prompts at sub-second gaps, dropped tool calls, finals), then times:
+automatic nudges and stop-hook prompts at sub-second gaps, dropped tool calls, finals) in a database
+file (--db, default a temporary file: as a user's database is; --db :memory: for an in-memory one),
+then times:
 labels + turn boundaries, the stall replay, a 1,000-threshold sweep with 1,000 session-bootstrap
 resamples, and the same sweep at a single threshold. Prints events/s and the sweep's cost ratio
 1,000 thresholds : 1 threshold (target: about 1.5x or less).
@@ -13,6 +15,8 @@ resamples, and the same sweep at a single threshold. Prints events/s and the swe
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -71,12 +75,22 @@ def main() -> None:
     ap.add_argument("--per-session", type=int, default=60)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--thresholds", type=int, default=1000)
+    ap.add_argument("--db", help="database file to build (default: a temporary file; ':memory:' for none)")
     args = ap.parse_args()
     n = parse_n(args.events)
-    con = connect(":memory:")
+    tmp = None
+    if args.db is None:
+        tmp = tempfile.TemporaryDirectory(prefix="stallscan-bench-replay-")
+        args.db = os.path.join(tmp.name, "bench.duckdb")
+    con = connect(args.db)
     t0 = time.perf_counter()
-    con.execute(GEN.replace("$per", str(args.per_session)).replace("$n", str(n)))
-    print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s")
+    gen = GEN.replace("$per", str(args.per_session)).replace("$n", str(n))
+    con.execute(gen.replace("CREATE OR REPLACE TABLE events AS", "CREATE OR REPLACE TEMP TABLE events_gen AS"))
+    con.execute("DELETE FROM events")
+    con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen")  # the schema's own column types
+    con.execute("DROP TABLE events_gen")
+    con.execute("CHECKPOINT")
+    print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s into {args.db}")
     from stallscan.store import stamps
 
     stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: the events change counter

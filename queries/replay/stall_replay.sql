@@ -20,21 +20,21 @@ WITH f AS (
            CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
                 WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,
            CASE WHEN r.round_kind IN ('tool_round', 'final') THEN 1 ELSE 0 END AS brk,
-           row_number() OVER (PARTITION BY r.session_id, r.turn_id ORDER BY r.seq DESC, r.event_id DESC) = 1 AS delivered
+           row_number() OVER (PARTITION BY r.session_id, r.turn_id ORDER BY r.seq DESC) = 1 AS delivered
     FROM rounds r
     -- only turns with a stall need the walk (stalls are rare: the windows below run on a small part)
     SEMI JOIN (SELECT DISTINCT session_id, turn_id FROM rounds
                WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) s USING (session_id, turn_id)
 ), e AS (
     SELECT f.*,
-           sum(brk) OVER (PARTITION BY session_id, turn_id ORDER BY seq, event_id ROWS UNBOUNDED PRECEDING) - brk AS episode
+           sum(brk) OVER (PARTITION BY session_id, turn_id ORDER BY seq ROWS UNBOUNDED PRECEDING) - brk AS episode
     FROM f
 ), g AS (
     SELECT e.*,
            CASE WHEN family = 'dropped' THEN sum(CASE WHEN family = 'dropped' THEN 1 ELSE 0 END) OVER
-                    (PARTITION BY session_id, turn_id, episode ORDER BY seq, event_id ROWS UNBOUNDED PRECEDING)
+                    (PARTITION BY session_id, turn_id, episode ORDER BY seq ROWS UNBOUNDED PRECEDING)
                 WHEN family = 'narrated' THEN sum(CASE WHEN family = 'narrated' THEN 1 ELSE 0 END) OVER
-                    (PARTITION BY session_id, turn_id ORDER BY seq, event_id ROWS UNBOUNDED PRECEDING) END AS stall_index,
+                    (PARTITION BY session_id, turn_id ORDER BY seq ROWS UNBOUNDED PRECEDING) END AS stall_index,
            max(CASE WHEN brk = 1 THEN round_kind END) OVER (PARTITION BY session_id, turn_id, episode) AS resolved_by,
            sum(CASE WHEN is_stall AND nudge_id IS NOT NULL THEN 1 ELSE 0 END) OVER
                (PARTITION BY session_id, turn_id, episode) AS episode_nudges,
@@ -60,5 +60,4 @@ SELECT session_id, turn_id, seq, event_id, ts, source_format, model, provider, r
        finish_reason, stall_index::INTEGER AS stall_index, would_do,
        nudge_id IS NOT NULL AS nudged, nudge_id, episode::INTEGER AS episode,
        episode_nudges::INTEGER AS episode_nudges, delivered, outcome, excerpt
-FROM stall_walk WHERE is_stall
-ORDER BY session_id, seq, event_id;
+FROM stall_walk WHERE is_stall;

@@ -1,40 +1,39 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind.
--- Input: stall_ev, stall_nudges, stall_sig_matches (steps 1-2), stall_prompts, stall_providers.
+-- Input: stall_ev, stall_atext, stall_nudges, stall_sig_matches (steps 1-2), stall_providers.
+-- The signature hits of a reply, in signature order (list_sort on (ord, id): no ordered aggregate)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
-SELECT event_id,
-       list(id ORDER BY ord) FILTER (WHERE kind = 'intent') AS sig_hits,
-       list(id ORDER BY ord) FILTER (WHERE kind <> 'intent') AS veto_hits
-FROM stall_sig_matches GROUP BY event_id;
+SELECT rid,
+       list_transform(list_sort(list((ord, id)) FILTER (WHERE kind = 'intent')), lambda x: x[2]) AS sig_hits,
+       list_transform(list_sort(list((ord, id)) FILTER (WHERE kind <> 'intent')), lambda x: x[2]) AS veto_hits
+FROM stall_sig_matches GROUP BY rid;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
 SELECT m.model, arg_min(p.provider, p.ord) AS provider
-FROM (SELECT DISTINCT model FROM stall_ev WHERE model IS NOT NULL) m
+FROM (SELECT DISTINCT model FROM stall_atext WHERE model IS NOT NULL) m
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
 CREATE OR REPLACE TABLE rounds AS
-WITH a AS (
-    SELECT v.*,
-           row_number() OVER t AS round_in_turn,
-           coalesce(bool_or(v.n_tool_calls > 0) OVER (t ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false)
-             AS after_tool_round,
-           coalesce(v.finish_norm, CASE v.meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
-                                                           WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
-           coalesce(v.finish_reason, 'phase=' || (v.meta ->> 'phase')) AS finish_evidence
-    FROM stall_ev v
+WITH base AS (   -- per turn: the rounds and tool rounds of the session before it (running counts)
+    SELECT session_id, turn_id,
+           min(round_no - CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS rounds_before,
+           min(tool_rounds - CASE WHEN role = 'assistant' AND n_tool_calls > 0 THEN 1 ELSE 0 END) AS tools_before
+    FROM stall_ev GROUP BY ALL
+), a AS (   -- a reply's place in its turn, from the session's running counts (no second window pass)
+    SELECT v.rid, v.event_id, v.session_id, v.seq, v.turn_id, v.round_no,
+           v.round_no - t.rounds_before AS round_in_turn,
+           -- a tool round earlier in the turn
+           v.tool_rounds - (v.n_tool_calls > 0)::INTEGER - t.tools_before > 0 AS after_tool_round
+    FROM stall_ev v JOIN base t USING (session_id, turn_id)
     WHERE v.role = 'assistant'
-    WINDOW t AS (PARTITION BY v.session_id, v.turn_id ORDER BY v.seq, v.event_id)
 ), b AS (
-    SELECT a.*,
-           (SELECT arg_min(p.reacts_to, p.ord) FROM stall_prompts p WHERE p.role = 'sentinel'
-              AND CASE p.match WHEN 'exact' THEN a.stripped = p.text
-                               WHEN 'prefix' THEN starts_with(a.stripped, p.text)
-                               ELSE contains(a.stripped, p.text) END) AS sentinel_kind,
+    SELECT a.*, x.* EXCLUDE (rid, tail),
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
            coalesce(n.interrupted, false) AS interrupted
     FROM a
-    LEFT JOIN stall_sig_hits h USING (event_id)
+    JOIN stall_atext x USING (rid)
+    LEFT JOIN stall_sig_hits h USING (rid)
     LEFT JOIN stall_nudges n ON n.session_id = a.session_id AND n.turn_id = a.turn_id AND n.round_no = a.round_no
 ), c AS (
     SELECT b.*, CASE
@@ -43,7 +42,7 @@ WITH a AS (
         WHEN interrupted THEN 'cancelled'
         WHEN finish_eff IN ('error', 'content_filter') THEN 'failed'
         WHEN finish_eff = 'cancelled' THEN 'cancelled'
-        WHEN coalesce(stripped, '') = '' THEN CASE WHEN finish_eff = 'length' THEN 'truncated' ELSE 'empty' END
+        WHEN blank THEN CASE WHEN finish_eff = 'length' THEN 'truncated' ELSE 'empty' END
         WHEN finish_eff = 'length' THEN 'truncated'
         WHEN finish_eff = 'tool_calls' THEN 'dropped_tool_call'
         WHEN after_tool_round AND len(sig_hits) > 0 AND len(veto_hits) = 0 THEN 'narrated_intent'
@@ -54,8 +53,8 @@ WITH a AS (
 )
 SELECT c.event_id, c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGER AS turn_id,
        c.round_in_turn::INTEGER AS round_in_turn, c.model,
-       coalesce(c.meta ->> 'provider', c.meta ->> 'model_provider', c.meta ->> 'providerId', mp.provider, 'unknown') AS provider,
-       c.finish_reason, c.finish_eff, c.n_tool_calls, length(c.stripped) AS text_chars, c.after_tool_round,
+       coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
+       c.finish_reason, c.finish_eff, c.n_tool_calls, c.text_chars, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
@@ -63,6 +62,5 @@ SELECT c.event_id, c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGE
                                             THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
        c.sig_hits, c.veto_hits, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted,
-       CASE WHEN length(c.stripped) <= 240 THEN c.stripped ELSE '…' || right(c.stripped, 239) END AS excerpt
-FROM c LEFT JOIN stall_model_provider mp USING (model)
-ORDER BY c.session_id, c.seq, c.event_id;
+       c.excerpt
+FROM c LEFT JOIN stall_model_provider mp USING (model);

@@ -1,44 +1,74 @@
--- Stall replay, step 1: events with their turn and round number, nudges after each round, and the
+-- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
 -- text-only replies the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
 -- Input: events, stall_turn_starts (a row per event that starts a human turn), stall_prompts,
--- stall_settings (stallscan/stall_data.py installs the last two).
--- Order inside a session is (seq, event_id) everywhere, here and in the reference walk.
+-- stall_settings (stallscan/replay/stall_data.py installs the last two).
+-- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
+-- Texts never go through a sort: the one window pass carries narrow columns only, and each text-derived
+-- column is computed by a plain projection of the events that need it. Steps join on the events' rowid
+-- (`rid`, a BIGINT) rather than on event_id (a 32-character string): the tables of one replay are all
+-- read from the same `events` table.
 
 -- every event with its turn (human turn starts so far) and round number (assistant events so far)
 CREATE OR REPLACE TEMP TABLE stall_ev AS
-SELECT e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.model,
-       e.finish_reason, e.finish_norm, e.n_tool_calls, e.meta,
-       -- trimmed text of messages only: tool results (often the bulk of the bytes) are never matched
-       CASE WHEN e.role IN ('user', 'assistant') AND e.kind <> 'tool_result'
-            THEN regexp_replace(e.text, '^[ \t\n\r]+|[ \t\n\r]+$', '', 'g') END AS stripped,
+SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
        sum(CASE WHEN s.event_id IS NOT NULL THEN 1 ELSE 0 END) OVER w AS turn_id,
        sum(CASE WHEN e.role = 'assistant' THEN 1 ELSE 0 END) OVER w AS round_no,
+       sum(CASE WHEN e.role = 'assistant' AND e.n_tool_calls > 0 THEN 1 ELSE 0 END) OVER w AS tool_rounds,
        s.event_id IS NOT NULL AS starts_turn
 FROM events e LEFT JOIN stall_turn_starts s USING (event_id)
-WINDOW w AS (PARTITION BY e.session_id ORDER BY e.seq, e.event_id ROWS UNBOUNDED PRECEDING);
+WINDOW w AS (PARTITION BY e.session_id ORDER BY e.seq ROWS UNBOUNDED PRECEDING);
+
+-- user messages that are a known nudge or an interrupt marker (text with leading/trailing [ \t\n\r] removed)
+CREATE OR REPLACE TEMP TABLE stall_prompt_hits AS
+SELECT u.rid, p.id, p.ord, p.role AS prompt_role, p.reacts_to
+FROM (SELECT rowid AS rid, trim(text, chr(32) || chr(9) || chr(10) || chr(13)) AS stripped
+      FROM events WHERE role = 'user' AND kind <> 'tool_result') u
+JOIN stall_prompts p ON p.role IN ('nudge', 'interrupt')
+ AND CASE p.match WHEN 'exact' THEN u.stripped = p.text
+                  WHEN 'prefix' THEN starts_with(u.stripped, p.text)
+                  ELSE contains(u.stripped, p.text) END;
 
 -- after each round, before the next round of the same turn: the first known nudge, and whether the
 -- person interrupted it (interrupt marker or a Codex turn_aborted event)
 CREATE OR REPLACE TEMP TABLE stall_nudges AS
 SELECT v.session_id, v.turn_id, v.round_no,
-       arg_min(p.id, v.seq::BIGINT * 100000 + p.ord) FILTER (WHERE p.role = 'nudge') AS nudge_id,
-       arg_min(p.reacts_to, v.seq::BIGINT * 100000 + p.ord) FILTER (WHERE p.role = 'nudge') AS nudge_reacts_to,
-       count(DISTINCT v.event_id) FILTER (WHERE p.role = 'nudge') AS n_nudges,
-       bool_or(p.role = 'interrupt' OR v.kind = 'turn_aborted') AS interrupted
-FROM (SELECT * FROM stall_ev   -- only the rows that can be a nudge or an interrupt (before the join)
-      WHERE round_no > 0 AND ((role = 'user' AND kind <> 'tool_result') OR kind = 'turn_aborted')) v
-LEFT JOIN stall_prompts p ON p.role IN ('nudge', 'interrupt') AND v.role = 'user'
- AND CASE p.match WHEN 'exact' THEN v.stripped = p.text
-                  WHEN 'prefix' THEN starts_with(v.stripped, p.text)
-                  ELSE contains(v.stripped, p.text) END
-WHERE (v.role = 'user' AND p.id IS NOT NULL) OR v.kind = 'turn_aborted'
+       arg_min(h.id, v.seq::BIGINT * 100000 + h.ord) FILTER (WHERE h.prompt_role = 'nudge') AS nudge_id,
+       arg_min(h.reacts_to, v.seq::BIGINT * 100000 + h.ord) FILTER (WHERE h.prompt_role = 'nudge') AS nudge_reacts_to,
+       count(DISTINCT v.rid) FILTER (WHERE h.prompt_role = 'nudge') AS n_nudges,
+       bool_or(h.prompt_role = 'interrupt' OR v.kind = 'turn_aborted') AS interrupted
+FROM (SELECT rid, session_id, seq, kind, turn_id, round_no FROM stall_ev
+      WHERE round_no > 0 AND (kind = 'turn_aborted' OR rid IN (SELECT rid FROM stall_prompt_hits))) v
+LEFT JOIN stall_prompt_hits h USING (rid)
 GROUP BY ALL;
 
--- the tail of every text-only reply (signatures look at its last tail_chars characters)
-CREATE OR REPLACE TEMP TABLE stall_text AS
-SELECT event_id, length(stripped) AS n_chars,
-       right(stripped, (SELECT value::INTEGER FROM stall_settings WHERE key = 'tail_chars')) AS tail
-FROM stall_ev
-WHERE role = 'assistant' AND n_tool_calls = 0 AND coalesce(stripped, '') <> '';
+-- every reply's own fields: its finish, provider, and what its text says (length, excerpt, the sentinel it
+-- is, and for a text-only reply the tail the signatures look at: its last tail_chars characters); text
+-- with leading/trailing [ \t\n\r] removed
+CREATE OR REPLACE TEMP TABLE stall_atext AS
+WITH a AS (
+    SELECT rowid AS rid, source_format, ts, model, finish_reason, n_tool_calls,
+           coalesce(finish_norm, CASE meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
+                                                     WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
+           coalesce(finish_reason, 'phase=' || (meta ->> 'phase')) AS finish_evidence,
+           coalesce(meta ->> 'provider', meta ->> 'model_provider', meta ->> 'providerId') AS meta_provider,
+           trim(text, chr(32) || chr(9) || chr(10) || chr(13)) AS stripped
+    FROM events WHERE role = 'assistant'
+)
+SELECT a.* EXCLUDE (stripped), length(a.stripped) AS text_chars, coalesce(a.stripped, '') = '' AS blank,
+       CASE WHEN length(a.stripped) <= 240 THEN a.stripped ELSE '…' || right(a.stripped, 239) END AS excerpt,
+       CASE WHEN a.n_tool_calls = 0 AND coalesce(a.stripped, '') <> ''
+            THEN right(a.stripped, (SELECT value::INTEGER FROM stall_settings WHERE key = 'tail_chars')) END AS tail,
+       s.sentinel_kind
+FROM a LEFT JOIN (
+    SELECT a.rid, arg_min(p.reacts_to, p.ord) AS sentinel_kind
+    FROM a JOIN stall_prompts p ON p.role = 'sentinel'
+     AND CASE p.match WHEN 'exact' THEN a.stripped = p.text
+                      WHEN 'prefix' THEN starts_with(a.stripped, p.text)
+                      ELSE contains(a.stripped, p.text) END
+    GROUP BY a.rid) s USING (rid);
 
-CREATE OR REPLACE TEMP TABLE stall_sig_matches (event_id VARCHAR, ord INTEGER, id VARCHAR, kind VARCHAR);
+-- the text-only replies, with their tails
+CREATE OR REPLACE TEMP TABLE stall_text AS
+SELECT rid, text_chars AS n_chars, tail FROM stall_atext WHERE tail IS NOT NULL;
+
+CREATE OR REPLACE TEMP TABLE stall_sig_matches (rid BIGINT, ord INTEGER, id VARCHAR, kind VARCHAR);

@@ -3,7 +3,7 @@
 -- compile the regex once. Parameters: $ord, $id, $kind, $regex (RE2), $max_chars (INTEGER or NULL).
 -- Input: stall_text. Output: rows appended to stall_sig_matches.
 INSERT INTO stall_sig_matches
-SELECT event_id, $ord::INTEGER, $id::VARCHAR, $kind::VARCHAR
+SELECT rid, $ord::INTEGER, $id::VARCHAR, $kind::VARCHAR
 FROM stall_text
 WHERE ($max_chars::INTEGER IS NULL OR n_chars <= $max_chars::INTEGER)
   AND regexp_matches(tail, $regex::VARCHAR);

@@ -19,9 +19,9 @@ WITH ev AS (
                                   AND nudge_id IS NOT NULL) AS n_nudged,
                  arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
                  arg_max(provider, seq) AS provider,
-                 arg_max(event_id, (seq, event_id)) AS delivered_event_id,
-                 arg_max(round_kind, (seq, event_id)) AS delivered_round_kind,
-                 arg_max(finish_reason, (seq, event_id)) AS delivered_finish
+                 arg_max(event_id, seq) AS delivered_event_id,
+                 arg_max(round_kind, seq) AS delivered_round_kind,
+                 arg_max(finish_reason, seq) AS delivered_finish
           FROM rounds GROUP BY ALL) r
     LEFT JOIN stall_walk w ON w.event_id = r.delivered_event_id
 )
@@ -36,5 +36,4 @@ SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provid
             WHEN rd.delivered_round_kind = 'tool_round' THEN 'open'
             ELSE rd.delivered_round_kind END AS outcome
 FROM ev LEFT JOIN rd USING (session_id, turn_id)
-WHERE ev.turn_id > 0 OR rd.n_rounds > 0
-ORDER BY ev.session_id, ev.turn_id;
+WHERE ev.turn_id > 0 OR rd.n_rounds > 0;

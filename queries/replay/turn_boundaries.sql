@@ -76,8 +76,7 @@ SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decid
        boundary_error(starts_request, is_human_turn, header_only_decision) AS header_only_error,
        source_format, role, kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
        ts_quality, $threshold::DOUBLE AS threshold
-FROM p
-ORDER BY session_id, seq;
+FROM p;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
 DROP TABLE IF EXISTS tb_replies;
 DROP TABLE IF EXISTS tb_rows;

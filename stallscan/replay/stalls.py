@@ -141,6 +141,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     for t in (
         "stall_ev",
         "stall_nudges",
+        "stall_prompt_hits",
+        "stall_atext",
         "stall_text",
         "stall_sig_matches",
         "stall_sig_hits",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,17 @@ def load(name: str) -> list[str]:
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
-    """Run every statement of a query file; each gets only the parameters it names."""
-    for stmt in load(name):
+    """Run every statement of a query file; each gets only the parameters it names.
+
+    STALLSCAN_SQL_TIMING=1 prints each statement's seconds to stderr (file, statement number, first line)."""
+    timing = bool(os.environ.get("STALLSCAN_SQL_TIMING"))
+    for i, stmt in enumerate(load(name), 1):
         used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
+        t0 = time.perf_counter() if timing else 0.0
         con.execute(stmt, used) if used else con.execute(stmt)
+        if timing:
+            head = next((l for l in stmt.splitlines() if l.strip() and not l.lstrip().startswith("--")), "")
+            print(f"sql {time.perf_counter() - t0:8.3f} s  {name}#{i}  {head.strip()[:70]}", file=sys.stderr)
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
