@@ -19,32 +19,32 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
     WHEN NOT is_human AND decision = 'human' THEN 'auto_as_human'
     ELSE 'none' END;
 
--- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
--- no reply text is copied)
-CREATE OR REPLACE TEMP TABLE tb_replies AS
-SELECT event_id, session_id, seq, ts_end, ts_quality,
-       CASE WHEN finish_norm = 'length' THEN 'truncated'
-            WHEN finish_norm = 'cancelled' OR regexp_matches(coalesce(text, ''), '^\s*Operation interrupted: ') THEN 'cancelled'
-            WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
-                 OR regexp_matches(coalesce(text, ''), '^\s*API Error')
-                 OR regexp_full_match(coalesce(text, ''), '\s*Failure: I did not provide a response\.\s*') THEN 'failed'
-            WHEN n_tool_calls > 0 THEN 'tool_calls'
-            WHEN text IS NULL OR regexp_full_match(text, '\s*(\(empty\))?\s*') THEN 'empty'
-            ELSE 'final' END AS status
-FROM events WHERE role = 'assistant';
-
--- the previous reply: the last assistant event of the session with a smaller seq (seq is unique inside a
--- session), found by one sort-merge ASOF join instead of a window over every event
-CREATE OR REPLACE TEMP TABLE tb_rows AS
-SELECT x.*, r.event_id AS prev_event_id, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
-       CASE WHEN x.ts_quality = 'per_message' AND r.ts_quality = 'per_message' AND x.ts IS NOT NULL AND r.ts_end IS NOT NULL
-            THEN (epoch_us(x.ts) - epoch_us(r.ts_end)) / 1e6 END AS gap_raw_s
-FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator
-      FROM events e WHERE e.role IN ('user', 'tool')) x
-ASOF LEFT JOIN tb_replies r ON r.session_id = x.session_id AND r.seq < x.seq;
-
+-- One statement, one pipeline: the replies' completion reports, the as-of join to each user-role event's
+-- previous reply and the labels are never materialised as tables of their own.
 CREATE OR REPLACE TABLE turn_boundaries AS
-WITH d AS (
+WITH tb_replies AS (
+    -- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
+    -- no reply text is copied)
+    SELECT event_id, session_id, seq, ts_end, ts_quality,
+           CASE WHEN finish_norm = 'length' THEN 'truncated'
+                WHEN finish_norm = 'cancelled' OR regexp_matches(coalesce(text, ''), '^\s*Operation interrupted: ') THEN 'cancelled'
+                WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
+                     OR regexp_matches(coalesce(text, ''), '^\s*API Error')
+                     OR regexp_full_match(coalesce(text, ''), '\s*Failure: I did not provide a response\.\s*') THEN 'failed'
+                WHEN n_tool_calls > 0 THEN 'tool_calls'
+                WHEN text IS NULL OR regexp_full_match(text, '\s*(\(empty\))?\s*') THEN 'empty'
+                ELSE 'final' END AS status
+    FROM events WHERE role = 'assistant'
+), tb_rows AS (
+    -- the previous reply: the last assistant event of the session with a smaller seq (seq is unique inside
+    -- a session), found by one sort-merge ASOF join instead of a window over every event
+    SELECT x.*, r.event_id AS prev_event_id, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
+           CASE WHEN x.ts_quality = 'per_message' AND r.ts_quality = 'per_message' AND x.ts IS NOT NULL AND r.ts_end IS NOT NULL
+                THEN (epoch_us(x.ts) - epoch_us(r.ts_end)) / 1e6 END AS gap_raw_s
+    FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator
+          FROM events e WHERE e.role IN ('user', 'tool')) x
+    ASOF LEFT JOIN tb_replies r ON r.session_id = x.session_id AND r.seq < x.seq
+), d AS (
     SELECT t.*, l.origin, l.origin_rule, l.human_content, l.starts_request,
            l.origin = 'human' OR l.human_content AS is_human_turn,
            CASE WHEN t.gap_raw_s >= 0 THEN t.gap_raw_s END AS gap_s,
@@ -78,5 +78,3 @@ SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decid
        ts_quality, $threshold::DOUBLE AS threshold
 FROM p;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
-DROP TABLE IF EXISTS tb_replies;
-DROP TABLE IF EXISTS tb_rows;
