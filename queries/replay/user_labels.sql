@@ -7,12 +7,27 @@
 -- Order of decision: override file > first library entry that matches (rank order) > structural
 -- fallback (tool result; Codex unpaired item; anything else human).
 
--- every user/tool event with the context some entries need
+-- library entries that can apply to each (format, kind) present: a hash join instead of a cross product
+CREATE OR REPLACE TEMP TABLE ul_lib AS
+SELECT f.source_format, unnest(p.kinds) AS kind, p.*
+FROM (SELECT DISTINCT source_format FROM events WHERE role IN ('user', 'tool')) f
+CROSS JOIN prompt_library p
+WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0;
+
+-- every user/tool event with the context some entries need. The trimmed text is kept only where an entry
+-- reads it (messages and queued inputs always: `after` and the queue-copy check read those), the meta only
+-- where an entry reads a flag: most tool results (the bulk of a log's bytes) are never copied
 CREATE OR REPLACE TEMP TABLE ul_events AS
-WITH ev AS (
-    SELECT event_id, session_id, seq, source_format, role, kind, is_sidechain, meta,
-           trim(coalesce(text, ''), chr(32) || chr(9) || chr(10) || chr(13)) AS t
-    FROM events WHERE role IN ('user', 'tool')
+WITH reads AS (
+    SELECT source_format, kind, bool_or(match NOT IN ('flag')) AS text, bool_or(match = 'flag' OR flag IS NOT NULL) AS meta
+    FROM ul_lib GROUP BY ALL
+), ev AS (
+    SELECT e.event_id, e.session_id, e.seq, e.source_format, e.role, e.kind, e.is_sidechain,
+           CASE WHEN r.meta THEN e.meta END AS meta,
+           CASE WHEN e.kind IN ('message', 'queued_input') OR r.text
+                THEN trim(coalesce(e.text, ''), chr(32) || chr(9) || chr(10) || chr(13)) ELSE '' END AS t
+    FROM events e LEFT JOIN reads r ON r.source_format = e.source_format AND r.kind = e.kind
+    WHERE e.role IN ('user', 'tool')
 ), msgs AS (
     SELECT event_id,
            row_number() OVER w = 1 AS is_first,
@@ -22,13 +37,6 @@ WITH ev AS (
 )
 SELECT ev.*, coalesce(msgs.is_first, false) AS is_first, msgs.prev_text
 FROM ev LEFT JOIN msgs USING (event_id);
-
--- library entries that can apply to each (format, kind) present: a hash join instead of a cross product
-CREATE OR REPLACE TEMP TABLE ul_lib AS
-SELECT f.source_format, unnest(p.kinds) AS kind, p.*
-FROM (SELECT DISTINCT source_format FROM ul_events) f
-CROSS JOIN prompt_library p
-WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0;
 
 -- candidate (event, entry) pairs whose conditions hold, for every match kind but regex (regex entries
 -- run one statement each in queries/replay/user_labels_regex.sql, so each pattern is compiled once)
