@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
+ByBin = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # pairs sorted by bin (see _by_bin)
 BUDGET = 1 << 22  # floats per work matrix (32 MiB): bounds the resamples handled per chunk
 
 
@@ -35,7 +36,7 @@ def weights(n_sess: int, n_boot: int, seed: int, chunk: int) -> Iterator[np.ndar
         yield np.bincount(flat, minlength=n_sess * rc).reshape(n_sess, rc).astype(float)
 
 
-def _by_bin(pairs: Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _by_bin(pairs: Pairs) -> ByBin:
     """Pairs sorted by bin, with the start of each bin's run and the bins that have one."""
     sess, bins, n = pairs
     order = np.argsort(bins, kind="stable")
@@ -44,7 +45,7 @@ def _by_bin(pairs: Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     return sess, n, starts, bins[starts]
 
 
-def _hist(sorted_pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], w: np.ndarray, nb: int) -> np.ndarray:
+def _hist(sorted_pairs: ByBin, w: np.ndarray, nb: int) -> np.ndarray:
     """(bins x resamples): the weighted count of each bin under each resample's session weights."""
     sess, n, starts, present = sorted_pairs
     out = np.zeros((nb, w.shape[1]))
@@ -66,7 +67,7 @@ def picks(
     each of the n_boot resamples recommends."""
     nb = len(t) + 1
     shared: dict[bytes, int] = {}  # identical gap-decided pairs -> one histogram
-    structs: list[tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = []
+    structs: list[tuple[ByBin, ByBin]] = []
     slot = []
     for gh, go, _ in policies:
         key = b"".join(np.ascontiguousarray(x).tobytes() + b"|" for x in (*gh, *go))
