@@ -74,7 +74,9 @@ def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np
     return np.round(lo + step * np.arange(n), 10)
 
 
-def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
+def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
+    """turn_boundaries replayed (at 2 s) when missing, scope_sessions = every session when no report made
+    it; returns the group column `by` names."""
     if not cast(
         "tuple[Any, ...]",
         con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone(),
@@ -90,6 +92,11 @@ def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool =
     by = {"harness": "source_format"}.get(by, by)
     if by not in ("none", "source_format", "model"):
         raise StallscanError(f"cannot group by {by!r}", hint="harness, source_format or model")
+    return by
+
+
+def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
+    by = _inputs_ready(con, by)
     rows = sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
     if variants:
         from stallscan.sweep.variants import variant_columns
@@ -111,11 +118,17 @@ def run_sweep(
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
-    rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
     t = np.unique(np.asarray(thresholds, dtype=float))
-    res = sweep_from_cells(
-        sweep_cells(rows, t), t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed
-    )
+    from stallscan.sweep import bins
+
+    # the report's grid: the stored per-session cells (sweep_bins), derived once; else the rows, binned here
+    stored = bins.load_cells(con, _inputs_ready(con, by)) if bins.usable(con, t) else None
+    if stored is not None:
+        rows = cells = stored
+    else:
+        rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
+        cells = sweep_cells(rows, t)
+    res = sweep_from_cells(cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed)
     if any(p in VARIANTS for p in policies):
         from stallscan.sweep.variants import compare_variants, rule_advice
 
