@@ -24,7 +24,8 @@ from stallscan.store import stamps
 
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
-GROUPS = ("user_labels", "turn_boundaries", "stalls")  # the stamped groups that replay from events_changes
+# the stamped groups that replay from events_changes (sweep_bins: stallscan.sweep.bins)
+GROUPS = ("user_labels", "turn_boundaries", "stalls", "sweep_bins")
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 
 

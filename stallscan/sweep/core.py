@@ -28,6 +28,8 @@ import numpy as np
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+from stallscan.sweep.bootstrap import Pairs
+from stallscan.sweep.bootstrap import picks as bootstrap_picks
 
 POLICIES = ("router", "gap-only")
 POLICY_ALIASES = {"vgr": "router", "gap_only": "gap-only"}  # older names, still accepted
@@ -72,7 +74,9 @@ def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np
     return np.round(lo + step * np.arange(n), 10)
 
 
-def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
+def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
+    """turn_boundaries replayed (at 2 s) when missing, scope_sessions = every session when no report made
+    it; returns the group column `by` names."""
     if not cast(
         "tuple[Any, ...]",
         con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone(),
@@ -88,6 +92,11 @@ def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool =
     by = {"harness": "source_format"}.get(by, by)
     if by not in ("none", "source_format", "model"):
         raise StallscanError(f"cannot group by {by!r}", hint="harness, source_format or model")
+    return by
+
+
+def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
+    by = _inputs_ready(con, by)
     rows = sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
     if variants:
         from stallscan.sweep.variants import variant_columns
@@ -109,11 +118,17 @@ def run_sweep(
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
-    rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
     t = np.unique(np.asarray(thresholds, dtype=float))
-    res = sweep_from_cells(
-        sweep_cells(rows, t), t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed
-    )
+    from stallscan.sweep import bins
+
+    # the report's grid: the stored per-session cells (sweep_bins), derived once; else the rows, binned here
+    stored = bins.load_cells(con, _inputs_ready(con, by)) if bins.usable(con, t) else None
+    if stored is not None:
+        rows = cells = stored
+    else:
+        rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
+        cells = sweep_cells(rows, t)
+    res = sweep_from_cells(cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed)
     if any(p in VARIANTS for p in policies):
         from stallscan.sweep.variants import compare_variants, rule_advice
 
@@ -178,14 +193,24 @@ def sweep_from_cells(
 ) -> SweepResult:
     """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells)."""
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
-    groups = sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
-    for policy in policies:
-        for g in ["all"] if by == "none" else groups:
-            sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
-            part = {k: v[sel] for k, v in cells.items()}
-            curve, rec = _sweep_one(part, t, policy, g, cost_auto_as_human, cost_human_as_auto, bootstrap, seed)
-            res.curves.append(curve)
-            res.recommendation[(policy, g)] = rec
+    groups = ["all"] if by == "none" else sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
+    done: dict[tuple[str, str], tuple[Curve, dict[str, Any]]] = {}
+    for g in groups:
+        sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
+        part = {k: v[sel] for k, v in cells.items()}
+        a, b = cost_auto_as_human, cost_human_as_auto
+        one = [_point(part, t, p, g, a, b) for p in policies]
+        n_sess = one[0][3] if one else 0
+        if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
+            for (_, rec, _, _), picked in zip(
+                one, bootstrap_picks([x[2] for x in one], n_sess, t, a, b, bootstrap, seed)
+            ):
+                _interval(rec, picked)
+        done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
+    for policy in policies:  # policy-major, then group: the order the report lists them in
+        for g in groups:
+            res.curves.append(done[(policy, g)][0])
+            res.recommendation[(policy, g)] = done[(policy, g)][1]
     for g in ["all"] if by == "none" else groups:
         sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
         res.recommendation[("labels", g)] = _labels_ceiling(cells, sel, g)
@@ -243,6 +268,23 @@ def _sweep_one(
     n_boot: int,
     seed: int,
 ) -> tuple[Curve, dict[str, Any]]:
+    """One policy over one group: the curve, the recommendation and (n_boot > 0) its bootstrap interval."""
+    curve, rec, parts, n_sess = _point(rows, t, policy, group, a, b)
+    if n_boot and n_sess > 1 and len(t):
+        _interval(rec, bootstrap_picks([parts], n_sess, t, a, b, n_boot, seed)[0])
+    return curve, rec
+
+
+def _interval(rec: dict[str, Any], picked: np.ndarray) -> None:
+    rec["interval"] = [float(np.quantile(picked, 0.025)), float(np.quantile(picked, 0.975))]
+    rec["bootstrap"] = len(picked)
+
+
+def _point(
+    rows: dict[str, np.ndarray], t: np.ndarray, policy: str, group: str, a: float, b: float
+) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int]:
+    """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
+    (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts."""
     c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
     human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
     by_gap, fixed_human = _policy_split(c, policy)
@@ -250,9 +292,9 @@ def _sweep_one(
     n_sess = int(sess.max()) + 1 if len(sess) else 0
     nb = len(t) + 1
 
-    # everything a resample needs, aggregated once: (session, bin) counts per class for the gap-decided
-    # events, and per-session counts of each fixed cell; a resample only re-weights sessions
-    def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # aggregated once: (session, bin) counts per class for the gap-decided events, and per-session counts
+    # of each fixed cell; a resample only re-weights sessions (stallscan.sweep.bootstrap)
+    def pairs(mask: np.ndarray) -> Pairs:
         key, inv = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_inverse=True)
         return key // nb, key % nb, np.bincount(inv, w[mask], minlength=len(key))
 
@@ -269,18 +311,12 @@ def _sweep_one(
             )
         ]
     )  # (tp, fn, fp, tn) x sessions
-
-    def counts(w_sess: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-        h = np.bincount(gh[1], w_sess[gh[0]] * gh[2], minlength=nb)
-        o = np.bincount(go[1], w_sess[go[0]] * go[2], minlength=nb)
-        tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
-        fp = np.cumsum(o[::-1])[::-1][1:]
-        fn = h.sum() - tp
-        tn = o.sum() - fp
-        fixed = cells @ w_sess  # one matrix-vector product (four 1-D dot products cost 40x more here)
-        return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, dict(zip(("tp", "fn", "fp", "tn"), map(float, fixed)))
-
-    g, fixed = counts(np.ones(n_sess))
+    h = np.bincount(gh[1], gh[2], minlength=nb)
+    o = np.bincount(go[1], go[2], minlength=nb)
+    tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
+    fp = np.cumsum(o[::-1])[::-1][1:]
+    g = {"tp": tp, "fp": fp, "fn": h.sum() - tp, "tn": o.sum() - fp}
+    fixed = dict(zip(("tp", "fn", "fp", "tn"), map(float, cells.sum(axis=1))))
     allp = {k: g[k] + fixed[k] for k in g}
     cost = a * allp["fp"] + b * allp["fn"]
     n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
@@ -296,24 +332,14 @@ def _sweep_one(
         "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
         "n_events": n_events,
         "n_gap_decided": n_gap,
-        "at_2s": _point(allp, cost, at2),
+        "at_2s": _point_at(allp, cost, at2),
         "interval": None,
         "bootstrap": 0,
     }
-    if n_boot and n_sess > 1 and len(t):
-        rng = np.random.default_rng(seed)
-        picks = np.empty(n_boot)
-        for r in range(n_boot):
-            w_sess = np.bincount(rng.integers(0, n_sess, n_sess), minlength=n_sess).astype(float)
-            gb, fb = counts(w_sess)
-            cb = a * (gb["fp"] + fb["fp"]) + b * (gb["fn"] + fb["fn"])
-            picks[r] = t[int(np.argmin(cb))]
-        rec["interval"] = [float(np.quantile(picks, 0.025)), float(np.quantile(picks, 0.975))]
-        rec["bootstrap"] = n_boot
-    return curve, rec
+    return curve, rec, (gh, go, cells), n_sess
 
 
-def _point(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> dict[str, Any] | None:
+def _point_at(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> dict[str, Any] | None:
     if k is None:
         return None
     return {"cost": float(cost[k]), "auto_as_human": int(allp["fp"][k]), "human_as_auto": int(allp["fn"][k])}

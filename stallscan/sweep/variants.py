@@ -67,27 +67,44 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
     return cols
 
 
-def event_errors(rows: dict[str, np.ndarray], policy: str, threshold: float) -> np.ndarray:
-    """Per row: does `policy` at `threshold` get it wrong (either kind)?"""
+def event_errors(rows: dict[str, np.ndarray], policy: str, threshold: float, t: np.ndarray | None = None) -> np.ndarray:
+    """Per row (or per cell: rows of sweep_cells, binned against the sorted grid `t`): does `policy` at
+    `threshold` get it wrong (either kind)?"""
     from stallscan.sweep.core import _policy_split
 
     by_gap, fixed_human = _policy_split(rows, policy)
-    gaps = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0)
-    called_human = np.where(by_gap, gaps >= threshold, fixed_human)
+    if "bin" in rows:  # a gap >= t[k] iff its bin (the number of thresholds <= gap) is > k
+        k = int(np.searchsorted(t, threshold)) if t is not None else -1
+        if t is None or k >= len(t) or t[k] != threshold:
+            raise StallscanError(f"threshold {threshold:g} s is not on the binned grid", hint="sweep the rows")
+        over = rows["bin"] > k
+    else:
+        over = np.nan_to_num(np.asarray(rows["gap_s"], dtype=float), nan=0.0) >= threshold
+    called_human = np.where(by_gap, over, fixed_human)
     return np.asarray(called_human != rows["human"].astype(bool))
 
 
+def _n(rows: dict[str, np.ndarray], mask: np.ndarray) -> int:
+    """Events under a mask: rows count one each, cells their n."""
+    return int(rows["n"][mask].sum()) if "n" in rows else int(mask.sum())
+
+
 def _split(
-    rows: dict[str, np.ndarray], policy: str, threshold: float, human: np.ndarray, router_err: np.ndarray
+    rows: dict[str, np.ndarray],
+    policy: str,
+    threshold: float,
+    human: np.ndarray,
+    router_err: np.ndarray,
+    t: np.ndarray | None,
 ) -> dict[str, Any]:
-    err = event_errors(rows, policy, threshold)
+    err = event_errors(rows, policy, threshold, t)
     return {
         "threshold": float(threshold),
-        "errors": int(err.sum()),
-        "auto_as_human": int((err & ~human).sum()),
-        "human_as_auto": int((err & human).sum()),
-        "removed": int((router_err & ~err).sum()),
-        "added": int((~router_err & err).sum()),
+        "errors": _n(rows, err),
+        "auto_as_human": _n(rows, err & ~human),
+        "human_as_auto": _n(rows, err & human),
+        "removed": _n(rows, router_err & ~err),
+        "added": _n(rows, ~router_err & err),
     }
 
 
@@ -105,14 +122,15 @@ def compare_variants(
         rr = res.recommendation.get((ROUTER, g))
         if rr is None or rr["threshold"] is None:
             continue
-        r_best = event_errors(part, ROUTER, rr["threshold"])
-        r_ref = event_errors(part, ROUTER, reference)
+        t = res.thresholds
+        r_best = event_errors(part, ROUTER, rr["threshold"], t)
+        r_ref = event_errors(part, ROUTER, reference, t)
         for v in VARIANTS:
             rv = res.recommendation.get((v, g))
             if rv is None or rv["threshold"] is None:
                 continue
-            best = _split(part, v, rv["threshold"], human, r_best)
-            ref = _split(part, v, reference, human, r_ref)
+            best = _split(part, v, rv["threshold"], human, r_best, t)
+            ref = _split(part, v, reference, human, r_ref, t)
             out.append(
                 {
                     "policy": v,
@@ -129,13 +147,13 @@ def compare_variants(
                     "router_threshold": rr["threshold"],
                     "router_interval": rr["interval"],
                     "router_cost": rr["cost"],
-                    "router_errors": int(r_best.sum()),
+                    "router_errors": _n(part, r_best),
                     "at_reference": {
                         "threshold": float(reference),
                         "errors": ref["errors"],
                         "removed": ref["removed"],
                         "added": ref["added"],
-                        "router_errors": int(r_ref.sum()),
+                        "router_errors": _n(part, r_ref),
                     },
                 }
             )

@@ -1,0 +1,11 @@
+-- The stored sweep cells of the sessions in the report's scope, with the dense session index the bootstrap
+-- resamples (session_id order, as sweep/sweep_input.sql numbers them). Inputs: sweep_bins, scope_sessions.
+-- Parameter: $by (source_format / model / none) picks the group column.
+SELECT (dense_rank() OVER (ORDER BY c.session_id) - 1)::INTEGER AS sess,
+       CASE $by WHEN 'model' THEN coalesce(c.model, '(unknown)')
+                WHEN 'none' THEN 'all' ELSE c.source_format END AS grp,
+       c.bin, c.human, c.vgr_gap, c.decided_human, c.has_gap, c.first_in_session, c.by_fallback,
+       c.marker_gap, c.marker_decided_human, c.notif_gap, c.notif_decided_human, c.both_gap,
+       c.both_decided_human, c.n::DOUBLE AS n
+FROM sweep_bins c
+WHERE c.session_id IN (SELECT session_id FROM scope_sessions);

@@ -1,0 +1,71 @@
+"""The sweep's per-session bin counts, kept in the database (table `sweep_bins`) and derived once.
+
+A cell is (session, source_format, the session's model, gap bin against the report's threshold grid, the
+router's and each rule variant's decision flags) with n = how many events share it: everything the sweep,
+its bootstrap and the rule-variant comparison read (stallscan.sweep.core.sweep_from_cells,
+stallscan.sweep.variants.compare_variants). The table is stamped like the replay's tables
+(stallscan.replay.derive): it is read as it is while turn_boundaries' stamp, the grid and the rules are the
+same and no event changed; after an ingest only the changed sessions' cells are binned again and replaced.
+A sweep over another grid, or on a connection without the events change counter, bins the rows directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from stallscan.store import sql, stamps
+
+TABLE = "sweep_bins"
+GRID = (0.0, 30.0, 0.05)  # the report's grid (stallscan.report.sections.threshold)
+
+
+def _grid() -> np.ndarray:
+    from stallscan.sweep.core import thresholds_grid
+
+    return thresholds_grid(*GRID)
+
+
+def usable(con: duckdb.DuckDBPyConnection, t: np.ndarray) -> bool:
+    """The stored cells can serve a sweep over `t`: the report's grid, in a stallscan database."""
+    return len(t) == len(_grid()) and bool(np.array_equal(t, _grid())) and stamps.events_version(con) is not None
+
+
+def refresh(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Bring turn_boundaries (with its own options), then sweep_bins, up to date with the events; returns
+    the derive mode, or None when turn_boundaries has no current stamp (the cells could not be trusted)."""
+    from stallscan.replay import derive
+
+    derive.refresh(con, "turn_boundaries")
+    bounds = stamps.get(con, "turn_boundaries")
+    if bounds is None or bounds["events_version"] != stamps.events_version(con):
+        return None
+    inputs = {"grid": list(GRID), "boundaries": bounds["key"]}
+    return derive.run(con, TABLE, inputs, _compute, (TABLE,), upstream=("turn_boundaries", "turn_boundary_variants"))
+
+
+def _compute(con: duckdb.DuckDBPyConnection) -> None:
+    import pyarrow as pa
+
+    from stallscan.sweep.core import sweep_cells
+
+    rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
+    cells = sweep_cells(rows, _grid())
+    keep = {k: v for k, v in cells.items() if k not in ("grp", "sess", "n")}
+    ids = {k: pa.array(rows[k], pa.string()) for k in ("session_id", "source_format", "model")}  # NULL: masked
+    table = pa.table({**ids, **{k: pa.array(np.asarray(v)) for k, v in keep.items()}})
+    con.register("sweep_bins_rows", table)
+    try:
+        sql.run(con, "sweep/sweep_bins_cells")
+    finally:
+        con.unregister("sweep_bins_rows")
+
+
+def load_cells(con: duckdb.DuckDBPyConnection, by: str) -> dict[str, np.ndarray] | None:
+    """The cells of the sessions in scope_sessions, as sweep_from_cells takes them (None: see refresh)."""
+    if refresh(con) is None:
+        return None
+    out: dict[str, Any] = sql.query(con, "sweep/sweep_bins_scoped", {"by": by}).fetchnumpy()
+    return {k: np.asarray(v) for k, v in out.items()}

@@ -1,0 +1,83 @@
+"""The chunked matrix bootstrap (stallscan.sweep.bootstrap) picks, resample for resample, the threshold the
+plain per-resample loop picks: same random stream, same costs bit for bit, same first argmin."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stallscan.sweep import bootstrap
+from stallscan.sweep.core import _point
+
+
+def loop_picks(parts, n_sess, t, a, b, n_boot, seed):
+    """The reference: one resample at a time, as the sweep did before the matrix form."""
+    (gh, go, cells), nb = parts, len(t) + 1
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_boot)
+    for r in range(n_boot):
+        w = np.bincount(rng.integers(0, n_sess, n_sess), minlength=n_sess).astype(float)
+        h = np.bincount(gh[1], w[gh[0]] * gh[2], minlength=nb)
+        o = np.bincount(go[1], w[go[0]] * go[2], minlength=nb)
+        tp = np.cumsum(h[::-1])[::-1][1:]
+        fp = np.cumsum(o[::-1])[::-1][1:]
+        fixed = cells @ w
+        cost = a * (fp + fixed[2]) + b * (h.sum() - tp + fixed[1])
+        out[r] = t[int(np.argmin(cost))]
+    return out
+
+
+def _rows(draw_rows):
+    n = len(draw_rows)
+    return {
+        "human": np.array([r[0] for r in draw_rows]),
+        "decided_by": np.array([r[1] for r in draw_rows], dtype=object),
+        "decided_human": np.array([r[2] for r in draw_rows]),
+        "gap_s": np.array([r[3] for r in draw_rows], dtype=float),
+        "first_in_session": np.array([r[4] for r in draw_rows]),
+        "session_id": np.array([f"s{r[5]:02d}" for r in draw_rows], dtype=object),
+        "grp": np.array(["all"] * n, dtype=object),
+    }
+
+
+row = st.tuples(
+    st.booleans(),
+    st.sampled_from(["gap", "gap", "header", "completion", "first"]),
+    st.booleans(),
+    st.floats(0, 12, allow_nan=False).map(lambda x: round(x, 1)),
+    st.booleans(),
+    st.integers(0, 30),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(row, min_size=2, max_size=120),
+    st.sampled_from([(1.0, 1.0), (1.0, 3.0), (0.1, 0.7), (2.5, 1.0)]),
+    st.integers(0, 3),
+    st.sampled_from([1, 3, 7, 1000]),  # chunk sizes: one resample, uneven chunks, all at once
+)
+def test_matrix_bootstrap_equals_the_loop(rows_list, costs, seed, budget_resamples):
+    rows = _rows(rows_list)
+    t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 11.9])
+    a, b = costs
+    parts = [_point(rows, t, p, "all", a, b) for p in ("router", "gap-only")]
+    n_sess = parts[0][3]
+    if n_sess < 2:
+        return
+    old = bootstrap.BUDGET
+    bootstrap.BUDGET = budget_resamples * max(n_sess, 1) * 4
+    try:
+        got = bootstrap.picks([p[2] for p in parts], n_sess, t, a, b, 37, seed)
+    finally:
+        bootstrap.BUDGET = old
+    for p, g in zip(parts, got):
+        assert np.array_equal(g, loop_picks(p[2], n_sess, t, a, b, 37, seed))
+
+
+def test_weights_follow_the_loops_random_stream():
+    rng = np.random.default_rng(5)
+    want = np.stack([np.bincount(rng.integers(0, 9, 9), minlength=9) for _ in range(10)]).T
+    got = np.hstack(list(bootstrap.weights(9, 10, 5, 4)))
+    assert np.array_equal(got, want)
