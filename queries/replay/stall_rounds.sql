@@ -19,22 +19,23 @@ WITH base AS (   -- per turn: the rounds and tool rounds of the session before i
            min(round_no - CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS rounds_before,
            min(tool_rounds - CASE WHEN role = 'assistant' AND n_tool_calls > 0 THEN 1 ELSE 0 END) AS tools_before
     FROM stall_ev GROUP BY ALL
-), a AS (   -- a reply's place in its turn, from the session's running counts (no second window pass)
-    SELECT v.rid, v.event_id, v.session_id, v.seq, v.turn_id, v.round_no,
+), a AS (   -- a reply's place in its turn, from the session's running counts (no second window pass); narrow,
+            -- so it is the small side of the join with the replies' own fields
+    SELECT v.rid, v.turn_id, v.round_no,
            v.round_no - t.rounds_before AS round_in_turn,
            -- a tool round earlier in the turn
            v.tool_rounds - (v.n_tool_calls > 0)::INTEGER - t.tools_before > 0 AS after_tool_round
     FROM stall_ev v JOIN base t USING (session_id, turn_id)
     WHERE v.role = 'assistant'
 ), b AS (
-    SELECT a.*, x.* EXCLUDE (rid, tail),
+    SELECT x.* EXCLUDE (tail), a.turn_id, a.round_no, a.round_in_turn, a.after_tool_round,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
            coalesce(n.interrupted, false) AS interrupted
-    FROM a
-    JOIN stall_atext x USING (rid)
+    FROM stall_atext x
+    JOIN a USING (rid)
     LEFT JOIN stall_sig_hits h USING (rid)
-    LEFT JOIN stall_nudges n ON n.session_id = a.session_id AND n.turn_id = a.turn_id AND n.round_no = a.round_no
+    LEFT JOIN stall_nudges n ON n.session_id = x.session_id AND n.turn_id = a.turn_id AND n.round_no = a.round_no
 ), c AS (
     SELECT b.*, CASE
         WHEN n_tool_calls > 0 THEN 'tool_round'

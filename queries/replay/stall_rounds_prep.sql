@@ -46,7 +46,7 @@ GROUP BY ALL;
 -- with leading/trailing [ \t\n\r] removed
 CREATE OR REPLACE TEMP TABLE stall_atext AS
 WITH a AS (
-    SELECT rowid AS rid, source_format, ts, model, finish_reason, n_tool_calls,
+    SELECT rowid AS rid, event_id, session_id, seq, source_format, ts, model, finish_reason, n_tool_calls,
            coalesce(finish_norm, CASE meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
                                                      WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
            coalesce(finish_reason, 'phase=' || (meta ->> 'phase')) AS finish_evidence,
