@@ -1,5 +1,5 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind.
--- Input: stall_ev, stall_atext, stall_nudges, stall_sig_matches (steps 1-2), stall_providers.
+-- Input: stall_ev, stall_turn_span, stall_atext, stall_nudges, stall_sig_matches (steps 1-2), stall_providers.
 -- The signature hits of a reply, in signature order (list_sort on (ord, id): no ordered aggregate)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
 SELECT rid,
@@ -15,10 +15,7 @@ GROUP BY m.model;
 
 CREATE OR REPLACE TABLE rounds AS
 WITH base AS (   -- per turn: the rounds and tool rounds of the session before it (running counts)
-    SELECT session_id, turn_id,
-           min(round_no - CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS rounds_before,
-           min(tool_rounds - CASE WHEN role = 'assistant' AND n_tool_calls > 0 THEN 1 ELSE 0 END) AS tools_before
-    FROM stall_ev GROUP BY ALL
+    SELECT session_id, turn_id, rounds_before, tools_before FROM stall_turn_span
 ), a AS (   -- a reply's place in its turn, from the session's running counts (no second window pass); narrow,
             -- so it is the small side of the join with the replies' own fields
     SELECT v.rid, v.turn_id, v.round_no,

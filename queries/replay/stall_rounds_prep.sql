@@ -18,6 +18,17 @@ SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source
 FROM events e LEFT JOIN stall_turn_starts s USING (event_id)
 WINDOW w AS (PARTITION BY e.session_id ORDER BY e.seq ROWS UNBOUNDED PRECEDING);
 
+-- per turn: its span and start, and the session's running counts before it (read by rounds and turns)
+CREATE OR REPLACE TEMP TABLE stall_turn_span AS
+SELECT session_id, turn_id,
+       any_value(source_format) AS source_format,
+       arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
+       min(seq) AS start_seq, max(seq) AS end_seq,
+       min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end,
+       min(round_no - CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS rounds_before,
+       min(tool_rounds - CASE WHEN role = 'assistant' AND n_tool_calls > 0 THEN 1 ELSE 0 END) AS tools_before
+FROM stall_ev GROUP BY ALL;
+
 -- user messages that are a known nudge or an interrupt marker (text with leading/trailing [ \t\n\r] removed)
 CREATE OR REPLACE TEMP TABLE stall_prompt_hits AS
 SELECT u.rid, p.id, p.ord, p.role AS prompt_role, p.reacts_to

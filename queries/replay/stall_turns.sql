@@ -1,14 +1,10 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_ev (events with turn_id), rounds, stall_walk (the rounds of turns with a stall, with outcomes).
+-- Input: stall_turn_span (per turn of stall_ev), rounds, stall_walk (the rounds of turns with a stall, with outcomes).
 CREATE OR REPLACE TABLE turns AS
 WITH ev AS (
-    SELECT session_id, turn_id::INTEGER AS turn_id,
-           any_value(source_format) AS source_format,
-           arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
-           min(seq) AS start_seq, max(seq) AS end_seq,
-           min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
-    FROM stall_ev GROUP BY ALL
+    SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end
+    FROM stall_turn_span
 ), rd AS (
     SELECT r.*, w.outcome AS delivered_outcome
     FROM (SELECT session_id, turn_id,
