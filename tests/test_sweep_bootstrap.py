@@ -1,5 +1,6 @@
-"""The chunked matrix bootstrap (stallscan.sweep.bootstrap) picks, resample for resample, the threshold the
-plain per-resample loop picks: same random stream, same costs bit for bit, same first argmin."""
+"""The shared bootstrap (stallscan.sweep.bootstrap: one pass over the resamples for every policy) picks,
+resample for resample, the threshold a plain loop per policy picks: same random stream, same costs bit for
+bit, same first argmin."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from stallscan.sweep.core import _point
 
 
 def loop_picks(parts, n_sess, t, a, b, n_boot, seed):
-    """The reference: one resample at a time, as the sweep did before the matrix form."""
+    """The reference: one policy, one resample at a time."""
     (gh, go, cells), nb = parts, len(t) + 1
     rng = np.random.default_rng(seed)
     out = np.empty(n_boot)
@@ -56,28 +57,17 @@ row = st.tuples(
     st.lists(row, min_size=2, max_size=120),
     st.sampled_from([(1.0, 1.0), (1.0, 3.0), (0.1, 0.7), (2.5, 1.0)]),
     st.integers(0, 3),
-    st.sampled_from([1, 3, 7, 1000]),  # chunk sizes: one resample, uneven chunks, all at once
+    st.booleans(),  # a repeated policy: its histograms are shared
 )
-def test_matrix_bootstrap_equals_the_loop(rows_list, costs, seed, budget_resamples):
+def test_shared_bootstrap_equals_a_loop_per_policy(rows_list, costs, seed, repeat):
     rows = _rows(rows_list)
     t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 11.9])
     a, b = costs
-    parts = [_point(rows, t, p, "all", a, b) for p in ("router", "gap-only")]
+    names = ("router", "gap-only", "router") if repeat else ("router", "gap-only")
+    parts = [_point(rows, t, p, "all", a, b) for p in names]
     n_sess = parts[0][3]
     if n_sess < 2:
         return
-    old = bootstrap.BUDGET
-    bootstrap.BUDGET = budget_resamples * max(n_sess, 1) * 4
-    try:
-        got = bootstrap.picks([p[2] for p in parts], n_sess, t, a, b, 37, seed)
-    finally:
-        bootstrap.BUDGET = old
+    got = bootstrap.picks([p[2] for p in parts], n_sess, t, a, b, 37, seed)
     for p, g in zip(parts, got):
         assert np.array_equal(g, loop_picks(p[2], n_sess, t, a, b, 37, seed))
-
-
-def test_weights_follow_the_loops_random_stream():
-    rng = np.random.default_rng(5)
-    want = np.stack([np.bincount(rng.integers(0, 9, 9), minlength=9) for _ in range(10)]).T
-    got = np.hstack(list(bootstrap.weights(9, 10, 5, 4)))
-    assert np.array_equal(got, want)
