@@ -68,9 +68,10 @@ def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     (binding a view costs tens of milliseconds a batch)."""
     ready = _views_of(con) == fmt
     for name in (f"{fmt}_events", *SPECS[fmt].then):
-        for stmt in sql.load(f"ingest/{name}"):
+        for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
-                con.execute(stmt)
+                with sql.timed(f"ingest/{name}#{i}"):
+                    con.execute(stmt)
     con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 
