@@ -49,8 +49,8 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
     rows: list[tuple[Any, ...]] = []
     for _fid, (plan, st) in enumerate(zip(batch, states)):
         path = str(plan.path)
-        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = (
-            stats.get(path, (0, 0, 0, 0, 0, None, None, None, None))
+        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn, held = (
+            stats.get(path, (0, 0, 0, 0, 0, None, None, None, None, False))
         )
         offsets = np.concatenate(st.line_offsets) if st.line_offsets else np.empty(0, np.int64)
         if resume_line is None or resume_line < plan.start_line or resume_line - plan.start_line >= len(offsets):
@@ -59,10 +59,13 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
             ctx_turn = ctx_turn or plan.ctx_turn
         else:
             resume_offset = int(offsets[resume_line - plan.start_line])
+        consumed_bytes, consumed_lines, ends_newline = st.consumed_bytes, st.consumed_lines, st.ends_newline
+        if held:  # the chunk's tail was held back (hold_tail.sql): what is consumed ends where it starts
+            consumed_bytes, consumed_lines, ends_newline = resume_offset, resume_line - 1, True
         head: str | None
         tail: str | None
         if plan.compression == "none":
-            head, tail = _hashes(plan.path, st.consumed_bytes)
+            head, tail = _hashes(plan.path, consumed_bytes)
         else:
             head = tail = None
         status = "partial" if st.more else ("ok" if n_lines or st.pending_bytes else "empty")
@@ -75,9 +78,9 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
                 plan.mtime,
                 head,
                 tail,
-                st.consumed_bytes,
-                st.consumed_lines,
-                st.ends_newline,
+                consumed_bytes,
+                consumed_lines,
+                ends_newline,
                 st.pending_bytes,
                 resume_line,
                 resume_offset,

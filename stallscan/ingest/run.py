@@ -31,6 +31,10 @@ BATCH_FILES = 2000
 # WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
+# a transaction spans batches until it holds this many events (4 DuckDB row groups) or this many bytes
+# read: appends of at least a row group are written once, compressed, straight into the database file
+COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
+COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 
@@ -116,9 +120,13 @@ def ingest_paths(
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+    # malformed lines become rejects (parse_line's lenient mode): a statement that raises would abort the
+    # transaction, which spans batches
+    con.execute("SET VARIABLE lenient_json = true")
     try:
         _run_batches(con, plans, res, touched, progress, total)
     finally:
+        con.execute("RESET VARIABLE lenient_json")
         con.execute(f"SET memory_limit = '{saved[0]}'")
         con.execute(f"SET preserve_insertion_order = {saved[1]}")
         con.execute(f"SET checkpoint_threshold = '{saved[2]}'")
@@ -143,14 +151,32 @@ def _run_batches(
     progress: Callable[[int, int], None] | None,
     total: int,
 ) -> None:
+    """Ingest the plans batch by batch. A transaction spans batches until it holds COMMIT_ROWS events (or
+    COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
+    the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
+    Each batch's `files` rows are in the same transaction as its rows, so a kill loses whole batches only."""
     done = 0
-    while plans:
-        continued: list[FilePlan] = []
-        for batch in _batches(plans):
-            done += _ingest_batch(con, batch, res, touched, continued)
-            if progress:
-                progress(done, total)
-        plans = continued  # big files go on from where their last chunk stopped
+    tx_rows = tx_bytes = 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        while plans:
+            continued: list[FilePlan] = []
+            for batch in _batches(plans):
+                nbytes, nrows = _ingest_batch(con, batch, res, touched, continued)
+                done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
+                if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                    with sql.timed("COMMIT"):
+                        con.execute("COMMIT")
+                    con.execute("BEGIN TRANSACTION")
+                    tx_rows = tx_bytes = 0
+                if progress:
+                    progress(done, total)
+            plans = continued  # big files go on from where their last chunk stopped
+        with sql.timed("COMMIT"):
+            con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _batches(plans: list[FilePlan]) -> Iterator[list[FilePlan]]:
@@ -176,8 +202,9 @@ def _ingest_batch(
     res: IngestResult,
     touched: set[str],
     continued: list[FilePlan],
-) -> int:
-    """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
+) -> tuple[int, int]:
+    """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
+    transaction. Returns the bytes read and the events written."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
@@ -205,7 +232,7 @@ def _ingest_batch(
         if state.more:
             continued.append(plan)
     if not readable:
-        return nbytes
+        return nbytes, 0
     batch = readable
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
     staged = (
@@ -229,6 +256,7 @@ def _ingest_batch(
                 "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
                 "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
                 "companion": pa.array([_has_companion(p) for p in batch], pa.bool_()),
+                "more": pa.array([st.more for st in states], pa.bool_()),  # read on in a next chunk
             }
         ),
     )
@@ -238,22 +266,25 @@ def _ingest_batch(
 
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
     parse_batch(con, batch[0].fmt, longest)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        sql.run(con, "ingest/ingest_commit")
-        if batch[0].fmt == "openai_chat":
-            sql.run(con, "ingest/openai_chat_ts_quality")
-        with sql.timed("files rows (file_stats + upsert)"):
-            update_files(con, batch, states)
-        # the events change counter and the sessions this batch changed: derived tables replay only those
-        with sql.timed("record_changes"):
-            stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
-        with sql.timed("COMMIT"):
-            con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
+    sql.run(con, "ingest/batch_keys")
+    if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
+        sql.run(con, "ingest/hold_tail")
+    else:
+        con.execute("CREATE OR REPLACE TEMP TABLE held (fid INTEGER, from_line INTEGER)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE held_events (fid INTEGER, line INTEGER, last_line INTEGER, role VARCHAR, "
+            "session_id VARCHAR, model VARCHAR, turn_id VARCHAR)"
+        )
+    sql.run(con, "ingest/ingest_commit")
+    if batch[0].fmt == "openai_chat":
+        sql.run(con, "ingest/openai_chat_ts_quality")
+    with sql.timed("files rows (file_stats + upsert)"):
+        update_files(con, batch, states)
+    # the events change counter and the sessions this batch changed: derived tables replay only those
+    with sql.timed("record_changes"):
+        stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
+    written = con.execute("SELECT session_id, n FROM touched").fetchall()
+    touched.update(r[0] for r in written)
     for plan in (p for p in continued if p in batch):
         row = cast(
             "tuple[Any, ...]",
@@ -269,7 +300,7 @@ def _ingest_batch(
     res.bytes += nbytes
     con.execute("DROP VIEW IF EXISTS stage_lines")
     con.unregister("stage_raw")
-    return nbytes
+    return nbytes, sum(r[1] for r in written)
 
 
 def _tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str, int]) -> None:
