@@ -91,6 +91,16 @@ SELECT fid, line,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
 
+-- the reply run of each assistant line (see the GROUP BY at the end of fmt_events), from narrow columns:
+-- a window carries every column it is given, and over the full rows (texts) it cost more than the merge
+CREATE OR REPLACE TEMP TABLE cc_runs AS
+SELECT fid, line, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || msg_id || '#' || bar END AS run_key
+FROM (SELECT c.fid, c.line, c.typ, c.msg_id,
+             sum(CASE WHEN c.typ = 'user' AND coalesce(c.n_results, 0) = 0 THEN 1 ELSE 0 END)
+                 OVER (PARTITION BY c.fid, c.session_id ORDER BY c.line) AS bar
+      FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
+WHERE typ = 'assistant';
+
 CREATE OR REPLACE TEMP VIEW fmt_events AS
 WITH ev AS (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
 -- user lines: prompts, harness-written text, tool results
@@ -135,11 +145,7 @@ SELECT fid, min(line), max(line), 0, count(*)::INTEGER, any_value(session_id),
        arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL),
        json_object('isMeta', bool_or(is_meta), 'requestId', any_value(request_id),
                    'block_types', flatten(list(block_types ORDER BY line)), 'version', any_value(version))
-FROM (SELECT *, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || msg_id || '#' || bar END AS run_key
-      FROM (SELECT *, sum(CASE WHEN typ = 'user' AND coalesce(n_results, 0) = 0 THEN 1 ELSE 0 END)
-                        OVER (PARTITION BY fid, session_id ORDER BY line) AS bar
-            FROM ev)
-      WHERE typ = 'assistant')
+FROM ev JOIN cc_runs USING (fid, line)
 -- The lines of one message.id in one session are one reply as long as nothing but tool results and other
 -- replies' lines comes between them: Claude Code 2.1 sometimes writes a tool_use line after that call's
 -- own tool_result (real: Sarthib7-FundWise L227/L229, planetfall 35_00b4 L164/L166), and a reply's lines

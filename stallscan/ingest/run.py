@@ -157,12 +157,14 @@ def _run_batches(
     Each batch's `files` rows are in the same transaction as its rows, so a kill loses whole batches only."""
     done = 0
     tx_rows = tx_bytes = 0
+    stage = _Stage()
+    con.register("stage_raw", stage)
     con.execute("BEGIN TRANSACTION")
     try:
         while plans:
             continued: list[FilePlan] = []
             for batch in _batches(plans):
-                nbytes, nrows = _ingest_batch(con, batch, res, touched, continued)
+                nbytes, nrows = _ingest_batch(con, stage, batch, res, touched, continued)
                 done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                     with sql.timed("COMMIT"):
@@ -177,6 +179,8 @@ def _run_batches(
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    finally:
+        con.unregister("stage_raw")
 
 
 def _batches(plans: list[FilePlan]) -> Iterator[list[FilePlan]]:
@@ -196,8 +200,24 @@ def _batches(plans: list[FilePlan]) -> Iterator[list[FilePlan]]:
             yield batch
 
 
+class _Stage:
+    """The batch's lines as DuckDB sees them (`stage_raw`): registered once per run, its table swapped per
+    batch. An object registered inside a transaction stays referenced until the transaction ends, and the
+    ingest transaction spans batches: registering each batch's lines would hold every batch's bytes."""
+
+    def __init__(self) -> None:
+        self.empty = pa.table(
+            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
+        )
+        self.table = self.empty  # (registering reads the schema)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
 def _ingest_batch(
     con: duckdb.DuckDBPyConnection,
+    stage: _Stage,
     batch: list[FilePlan],
     res: IngestResult,
     touched: set[str],
@@ -235,14 +255,8 @@ def _ingest_batch(
         return nbytes, 0
     batch = readable
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = (
-        pa.concat_tables(tables)
-        if tables
-        else pa.table(
-            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
-        )
-    )
-    con.register("stage_raw", pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema))
+    staged = pa.concat_tables(tables) if tables else stage.empty
+    stage.table = pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema)
     con.register(
         "_batch_files",
         pa.table(
@@ -299,7 +313,7 @@ def _ingest_batch(
         plan.skip_leading_newline = False
     res.bytes += nbytes
     con.execute("DROP VIEW IF EXISTS stage_lines")
-    con.unregister("stage_raw")
+    stage.table = stage.empty
     return nbytes, sum(r[1] for r in written)
 
 
