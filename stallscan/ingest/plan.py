@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from stallscan.ingest.detect import SPECS, detect_format
-from stallscan.ingest.reader import compression_of
+from stallscan.ingest.detect import SPECS, compression_of, detect_format
 
 if TYPE_CHECKING:
     from stallscan.ingest.run import IngestResult
@@ -47,14 +46,39 @@ class FilePlan:
     chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
 
 
-def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
-    known = {
+def _known(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
+    return {
         r[0]: r
         for r in con.execute(
             "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
             "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files"
         ).fetchall()
     }
+
+
+def _unchanged(row: tuple[Any, ...] | None, kind: str | None, st: os.stat_result) -> bool:
+    """Same format, size and modification time as at the last ingest: nothing to read."""
+    return bool(row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime)
+
+
+def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -> int | None:
+    """How many files there are when every one is unchanged since the last ingest; None as soon as one is
+    not (or cannot be read): then plan() has work to do. Reads only, writes nothing."""
+    known = _known(con)
+    errors: tuple[type[BaseException], ...] = (RecursionError, *read_errors())
+    for path in files:
+        try:
+            st = path.stat()
+            kind = fmt if fmt != "auto" else detect_format(path)
+        except errors:
+            return None
+        if not _unchanged(known.get(str(path)), kind, st):
+            return None
+    return len(files)
+
+
+def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
+    known = _known(con)
     plans = []
     for path in files:
         try:
@@ -66,7 +90,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
         except RecursionError:  # first records nested deeper than Python's json can decode: not a transcript
             kind = None
         row = known.get(str(path))
-        if row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime:
+        if _unchanged(row, kind, st):
             res.unchanged += 1
             continue
         if kind is None:
