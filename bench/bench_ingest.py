@@ -38,10 +38,11 @@ BARE = {
 }
 
 
-def run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MiB) and stdout of one child process."""
+def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MiB) and stdout of one child process (`python -m` imports from its cwd first:
+    each stallscan runs from its own checkout)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -75,7 +76,7 @@ def main() -> None:
         "and no-change re-ingest are timed in the same interleaved runs, and this checkout's speed-up is printed",
     )
     args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="stallscan-bench-"))
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="stallscan-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for fmt in ["claude", "openai"] if args.format == "both" else [args.format]:
@@ -109,19 +110,19 @@ def main() -> None:
                 p.unlink(missing_ok=True)
             times["bare_file"].append(run(bare_cmd(fmt, pattern, str(bare_db)))[0])
             bare_db.unlink(missing_ok=True)
-            t, rss, ing_out = run(ingest)
+            t, rss, ing_out = run(ingest, HERE.parent)
             times["ingest"].append(t)
             ing_rss = max(ing_rss, rss)
-            t, _, re_out = run(ingest)
+            t, _, re_out = run(ingest, HERE.parent)
             times["re"].append(t)
             if base_py:
                 for p in (base_db, base_db.with_suffix(".duckdb.wal")):
                     p.unlink(missing_ok=True)
                 base_cmd = [base_py, *ingest[1:-2], str(base_db), "--json"]
-                t, rss, _ = run(base_cmd)
+                t, rss, _ = run(base_cmd, Path(args.baseline).resolve())
                 times["base"].append(t)
                 base_rss = max(base_rss, rss)
-                times["base_re"].append(run(base_cmd)[0])
+                times["base_re"].append(run(base_cmd, Path(args.baseline).resolve())[0])
                 base_db.unlink(missing_ok=True)
         bare_s, bare_file_s, ing_s, re_s = (min(times[k]) for k in ("bare", "bare_file", "ingest", "re"))
         summary, again = json.loads(ing_out), json.loads(re_out)

@@ -176,6 +176,10 @@ def _ingest_batch(
             "CREATE OR REPLACE TEMP TABLE held_events (fid INTEGER, line INTEGER, last_line INTEGER, role VARCHAR, "
             "session_id VARCHAR, model VARCHAR, turn_id VARCHAR)"
         )
+    if batch[0].fmt == "openai_chat":
+        sql.run(con, "ingest/openai_chat_ts_insert")
+    else:
+        con.execute("CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)")
     sql.run(con, "ingest/ingest_commit")
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")
