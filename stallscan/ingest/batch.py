@@ -179,7 +179,9 @@ def _ingest_batch(
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_insert")
     else:
-        con.execute("CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
+        )
     sql.run(con, "ingest/ingest_commit")
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")
