@@ -38,6 +38,8 @@ def run() -> None:
     if argv == ["--version"]:  # answered before typer builds every command (typer 0.29 loads pydantic for that)
         sys.stdout.write(f"stallscan {__version__}\n")
         return
+    if argv[:1] == ["ingest"] and _ingest_unchanged(argv[1:]):
+        return
     if argv[:1] == ["guard"] and not any(a in _GUARD_SUBCOMMANDS for a in argv[1:2]):
         from stallscan.guard.hook import main
 
@@ -51,3 +53,32 @@ def run() -> None:
     from stallscan.cli import run as cli_run
 
     cli_run()
+
+
+def _ingest_unchanged(argv: list[str]) -> bool:
+    """`stallscan ingest` with every file unchanged: print what the CLI would print, without loading it
+    (typer and pydantic build every command's options first). False: the CLI runs the command."""
+    from stallscan.ingest.quick import unchanged_run
+
+    done = unchanged_run(argv)
+    if done is None:
+        return False
+    res, out = done
+    if out == "json":
+        import json
+        import sys
+
+        sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
+        return True
+    import os
+
+    from rich.console import Console
+
+    from stallscan.report.render import ingest_summary
+
+    width = os.environ.get("COLUMNS", "")
+    err = Console(stderr=True, soft_wrap=True, width=int(width) if width.isdigit() else None)
+    if res.searched:
+        err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
+    err.print(ingest_summary(res))
+    return True

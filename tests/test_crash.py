@@ -5,7 +5,8 @@ equals the rows present; a file marked ok was read to its end; no rows without a
 re-run finishes with tables identical (row checksums) to an uninterrupted ingest.
 
 The corpus is Claude-Code shaped (bench/gen.py): many small files (multi-file batches) plus one big
-file read in chunks ($STALLSCAN_BATCH_BYTES makes batches and chunks small, so a run has many commits).
+file read in chunks ($STALLSCAN_BATCH_BYTES makes batches and chunks small and $STALLSCAN_COMMIT_ROWS
+commits every few batches, so a run has many commits; by default a transaction spans batches up to 4 row groups).
 CI: 10+ kills on a ~20 MB corpus, chained (each re-run is killed again). `-m slow`: the 60 MB / 40 files
 + 40 MB corpus, 12 independent kills spread evenly over the run, each followed by a full re-run.
 """
@@ -66,7 +67,8 @@ def reference(corpus: Path) -> dict:
 
 
 def start(corpus: Path, db: Path, batch_bytes: int) -> subprocess.Popen:
-    env = dict(os.environ, STALLSCAN_BATCH_BYTES=str(batch_bytes), NO_COLOR="1")
+    # commit after every ~1,500 events: the small corpora hold ~10,000, so kills land between many commits
+    env = dict(os.environ, STALLSCAN_BATCH_BYTES=str(batch_bytes), STALLSCAN_COMMIT_ROWS="1500", NO_COLOR="1")
     return subprocess.Popen(
         [sys.executable, "-m", "stallscan", "ingest", str(corpus), "--db", str(db), "--json"],
         stdout=subprocess.DEVNULL,

@@ -4,19 +4,28 @@
 -- One pass over each file's rows for the counts; the context in force at resume_line (the last
 -- session / model / turn named at or before it) is read from this batch's rows (lines >= start_line),
 -- falling back to the context the batch started with (fmt_ctx): rows before start_line are unchanged
--- since the last ingest, which stored exactly that context for start_line.
+-- since the last ingest, which stored exactly that context for start_line. A file read on in a next
+-- chunk whose tail was held back (hold_tail.sql: held, held_events) resumes where the hold starts; its
+-- counts are of the rows written, its context is read from the written and the held rows, and `held`
+-- tells files_rows.py to book the consumed lines up to the hold only.
 WITH ev AS (
     -- the messages of one multi-message record (part > 0) share its one line: count that line once
     SELECT e.file, coalesce(sum(e.n_records) FILTER (WHERE e.part = 0), 0)
                    + count(DISTINCT e.line) FILTER (WHERE e.part > 0) AS n_event_lines, count(*) AS n_events,
            least(arg_max(e.line, e.last_line), max(e.line) FILTER (WHERE e.role = 'assistant')) AS resume_line
     FROM events e JOIN batch_files b ON e.file = b.file GROUP BY e.file
+), rl AS (
+    SELECT b.file, coalesce(h.from_line, ev.resume_line) AS resume_line, h.from_line IS NOT NULL AS held
+    FROM batch_files b LEFT JOIN held h USING (fid) LEFT JOIN ev USING (file)
 ), cx AS (
     SELECT e.file, arg_max(e.session_id, e.line) AS ctx_session,
            arg_max(e.model, e.line) FILTER (WHERE e.model IS NOT NULL) AS ctx_model,
            arg_max(e.turn_id, e.line) FILTER (WHERE e.turn_id IS NOT NULL) AS ctx_turn
-    FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
-    JOIN ev ON ev.file = e.file AND e.line <= ev.resume_line
+    FROM (SELECT file, line, session_id, model, turn_id FROM events
+          UNION ALL
+          SELECT b.file, h.line, h.session_id, h.model, h.turn_id FROM held_events h JOIN batch_files b USING (fid)) e
+    JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
+    JOIN rl ON rl.file = e.file AND e.line <= rl.resume_line
     GROUP BY e.file
 ), sk AS (
     SELECT s.file, count(*) AS n FROM skipped s JOIN batch_files b ON s.file = b.file GROUP BY s.file
@@ -26,7 +35,8 @@ WITH ev AS (
 SELECT b.file,
        (coalesce(ev.n_event_lines, 0) + coalesce(sk.n, 0) + coalesce(rj.n, 0))::INTEGER AS n_lines,
        coalesce(ev.n_event_lines, 0)::INTEGER, coalesce(sk.n, 0)::INTEGER, coalesce(rj.n, 0)::INTEGER,
-       coalesce(ev.n_events, 0)::INTEGER, ev.resume_line,
-       coalesce(cx.ctx_session, c.ctx_session), coalesce(cx.ctx_model, c.ctx_model), coalesce(cx.ctx_turn, c.ctx_turn)
-FROM batch_files b LEFT JOIN ev USING (file) LEFT JOIN cx USING (file) LEFT JOIN sk USING (file) LEFT JOIN rj USING (file)
+       coalesce(ev.n_events, 0)::INTEGER, rl.resume_line,
+       coalesce(cx.ctx_session, c.ctx_session), coalesce(cx.ctx_model, c.ctx_model), coalesce(cx.ctx_turn, c.ctx_turn),
+       rl.held
+FROM batch_files b LEFT JOIN ev USING (file) LEFT JOIN rl USING (file) LEFT JOIN cx USING (file) LEFT JOIN sk USING (file) LEFT JOIN rj USING (file)
 LEFT JOIN fmt_ctx c USING (fid);

@@ -1,6 +1,7 @@
 -- Replace the rows of the batch's files from each file's start line on, then insert the new rows.
--- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates. Runs inside one
--- transaction with the `files` upsert, so a file's events, skips, rejects and bookkeeping land together.
+-- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates, held (hold_tail.sql: rows
+-- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction with the `files` upsert,
+-- so a file's events, skips, rejects and bookkeeping land together.
 -- sessions whose rows are about to be replaced or removed (logged as changed, with `touched`, below)
 CREATE OR REPLACE TEMP TABLE removed AS
 SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line;
@@ -9,28 +10,60 @@ DELETE FROM events e USING batch_files b WHERE e.file = b.file AND e.line >= b.s
 DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.start_line;
 DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line;
 
+-- seq as the final order gives it when the session's kept rows are all in this batch's file, before this
+-- batch's rows (the usual case: a file read in order). The UPDATE below re-sequences only the other
+-- sessions (seq_fix: rows in several files); in the usual case it changes no row (DuckDB updates rows its
+-- own transaction wrote at a high price). Narrow tables: the INSERT joins them, no text goes through a window.
+CREATE OR REPLACE TEMP TABLE batch_seq AS
+WITH k AS MATERIALIZED (
+    SELECT k.fid, k.line, k.part, k.session_id, b.file, min(k.ts) OVER (PARTITION BY k.session_id, k.fid) AS file_first
+    FROM batch_keys k JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
+    WHERE h.fid IS NULL OR k.line < h.from_line
+), prior AS (
+    SELECT session_id, count(*) AS n FROM events WHERE session_id IN (SELECT session_id FROM k) GROUP BY session_id
+)
+SELECT k.fid, k.line, k.part, k.session_id, k.file,
+       (coalesce(p.n, 0) + row_number() OVER (PARTITION BY k.session_id ORDER BY k.file_first, k.file, k.line, k.part))::INTEGER AS seq
+FROM k LEFT JOIN prior p USING (session_id);
+
+CREATE OR REPLACE TEMP TABLE seq_fix AS
+SELECT session_id FROM (SELECT session_id, file FROM batch_seq
+                        UNION SELECT session_id, file FROM events WHERE session_id IN (SELECT session_id FROM batch_seq))
+GROUP BY session_id HAVING count(*) > 1;
+
+-- The INSERT joins the wide rows (texts) with narrow tables: the narrow ones must be the hash joins' build
+-- sides, as written (fmt_events is often a view whose size the optimizer underestimates; it built the hash
+-- table on the texts: 0.13 s of a 64 MB OpenAI batch's 0.39 s INSERT).
+SET disabled_optimizers = 'join_order,build_side_probe_side';
+
 INSERT INTO events
 SELECT md5(b.file || '#' || e.line || '#' || e.part) AS event_id, b.fmt, b.file, e.line, e.last_line, e.part,
-       e.n_records, e.session_id, 0 AS seq, e.ts, e.ts_end, e.ts_quality, e.role, e.kind, e.text,
+       e.n_records, e.session_id, s.seq, e.ts, e.ts_end, coalesce(q.ts_quality, e.ts_quality), e.role, e.kind, e.text,
        coalesce(e.tool_calls, []), len(coalesce(e.tool_calls, [])), e.tool_call_id, e.finish_reason,
        finish_norm(e.finish_reason), e.initiator, e.message_id, e.record_id, e.parent_id, e.turn_id, e.model,
        e.is_sidechain, e.tokens_in, e.tokens_out, e.meta
-FROM fmt_events e JOIN batch_files b USING (fid);
+FROM fmt_events e JOIN batch_files b USING (fid) JOIN batch_seq s USING (fid, line, part)
+LEFT JOIN batch_tsq q USING (fid, line, part);
+
+RESET disabled_optimizers;
 
 INSERT INTO skipped
-SELECT b.file, f.line, f.label FROM fmt_fates f JOIN batch_files b USING (fid) WHERE f.fate = 'skip';
+SELECT b.file, f.line, f.label FROM fmt_fates f JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
+WHERE f.fate = 'skip' AND (h.fid IS NULL OR f.line < h.from_line);
 
 INSERT INTO rejects
-SELECT b.file, f.line, f.label, f.excerpt FROM fmt_fates f JOIN batch_files b USING (fid) WHERE f.fate = 'reject';
+SELECT b.file, f.line, f.label, f.excerpt FROM fmt_fates f JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
+WHERE f.fate = 'reject' AND (h.fid IS NULL OR f.line < h.from_line);
 
--- seq: file order inside each touched session (files of one session ordered by their first time)
+-- seq: file order inside each session of seq_fix (files of one session ordered by their first time)
 CREATE OR REPLACE TEMP TABLE touched AS   -- from the rows just written (fmt_events may be a costly view)
-SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line;
+SELECT e.session_id, count(*) AS n FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
+GROUP BY e.session_id;
 
 UPDATE events SET seq = o.seq
 FROM (SELECT event_id,
              row_number() OVER (PARTITION BY session_id ORDER BY file_first, file, line, part)::INTEGER AS seq
       FROM (SELECT event_id, session_id, file, line, part,
                    min(ts) OVER (PARTITION BY session_id, file) AS file_first
-            FROM events WHERE session_id IN (SELECT session_id FROM touched))) o
+            FROM events WHERE session_id IN (SELECT session_id FROM seq_fix))) o
 WHERE events.event_id = o.event_id AND events.seq <> o.seq;

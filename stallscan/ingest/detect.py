@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 HEAD = 65536
 
@@ -62,9 +62,41 @@ CLAUDE_TYPES = {
 CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 
 
+def compression_of(path: Path) -> str:
+    """none / gzip / zstd, from the file name."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith(".zst") or name.endswith(".zstd"):
+        return "zstd"
+    return "none"
+
+
+def open_binary(path: Path, compression: str) -> BinaryIO:
+    if compression == "gzip":
+        import gzip
+
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    if compression == "zstd":
+        import pyarrow as pa  # (only for zstd: detecting a plain file loads neither pyarrow nor numpy)
+
+        return cast(BinaryIO, pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd"))
+    return open(path, "rb")
+
+
+def read_head(path: Path, n: int = 65536) -> bytes:
+    """First n (decompressed) bytes, for format detection."""
+    with open_binary(path, compression_of(path)) as fh:
+        return fh.read(n)
+
+
+def read_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
+    with open_binary(path, compression_of(path)) as fh:
+        return fh.readline(limit) if hasattr(fh, "readline") else fh.read(limit).split(b"\n", 1)[0]
+
+
 def detect_format(path: Path) -> str | None:
     """Return a format name, or None when no known format matches."""
-    from stallscan.ingest.reader import read_first_line, read_head  # numpy / pyarrow: only when detecting
 
     head = read_head(path)
     fmt = _classify_head(head, path.name)

@@ -19,14 +19,16 @@ LONG_LINE = 8 * 1024 * 1024  # lines longer than this get a single-threaded pars
 
 
 def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
-    """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes."""
+    """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
+    Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
+    (a reject) instead of raising, which would abort the transaction."""
     with _room_for_long_lines(con, longest):
         sql.run(con, "ingest/stage_lines")
         if _views_of(con) != fmt:
             _drop_outputs(con)
         if SPECS[fmt].whole_file:
             sql.run(con, "ingest/stage_doc")
-        _parse(con, fmt)
+        _run_parse(con, fmt)
 
 
 @contextmanager
@@ -48,29 +50,16 @@ def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterat
         con.execute(f"SET threads = {threads}")
 
 
-def _parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
-    """Run the format's parse. Strict first (parse_line raises on malformed JSON, the fast path for the
-    usual all-valid batch); a batch with a malformed line is parsed again leniently, that line a reject."""
-    try:
-        _run_parse(con, fmt)
-    except duckdb.InvalidInputException:
-        con.execute("SET VARIABLE lenient_json = true")
-        try:
-            _drop_outputs(con)
-            _run_parse(con, fmt)
-        finally:
-            con.execute("RESET VARIABLE lenient_json")
-
-
 def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
     (binding a view costs tens of milliseconds a batch)."""
     ready = _views_of(con) == fmt
     for name in (f"{fmt}_events", *SPECS[fmt].then):
-        for stmt in sql.load(f"ingest/{name}"):
+        for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
-                con.execute(stmt)
+                with sql.timed(f"ingest/{name}#{i}"):
+                    con.execute(stmt)
     con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 

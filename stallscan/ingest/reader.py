@@ -7,40 +7,18 @@ OpenHands, ...) are not line-based and are handled by their format modules.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 
+from stallscan.ingest.detect import open_binary
+
 BLOCK = 64 * 1024 * 1024  # bytes read per block
-
-
-def compression_of(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(".gz"):
-        return "gzip"
-    if name.endswith(".zst") or name.endswith(".zstd"):
-        return "zstd"
-    return "none"
-
-
-def open_binary(path: Path, compression: str) -> BinaryIO:
-    if compression == "gzip":
-        return cast(BinaryIO, gzip.open(path, "rb"))
-    if compression == "zstd":
-        return cast(BinaryIO, pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd"))
-    return open(path, "rb")
-
-
-def read_head(path: Path, n: int = 65536) -> bytes:
-    """First n (decompressed) bytes, for format detection."""
-    with open_binary(path, compression_of(path)) as fh:
-        return fh.read(n)
 
 
 def read_whole(path: Path, compression: str, state: ReadState) -> Iterator[LineBlock]:
@@ -54,11 +32,6 @@ def read_whole(path: Path, compression: str, state: ReadState) -> Iterator[LineB
         block = _block(data, starts, 1, 0)
         state.line_offsets.append(block.offsets)
         yield block
-
-
-def read_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
-    with open_binary(path, compression_of(path)) as fh:
-        return fh.readline(limit) if hasattr(fh, "readline") else fh.read(limit).split(b"\n", 1)[0]
 
 
 @dataclass

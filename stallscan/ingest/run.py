@@ -6,36 +6,26 @@ DuckDB (queries/ingest/<format>_events.sql); Python only plans files, reads byte
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import duckdb
-import numpy as np
-import pyarrow as pa
 
-from stallscan.ingest.detect import FORMATS, SPECS, detect_format
+from stallscan.ingest.detect import FORMATS
 from stallscan.ingest.discover import discover
-from stallscan.ingest.parse_batch import parse_batch
-from stallscan.ingest.reader import ReadState, compression_of, iter_lines, read_whole
-from stallscan.store import sql, stamps
+from stallscan.ingest.plan import plan as _plan  # (a module global: tests wrap it)
+from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
 # bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
-BATCH_FILES = 2000
 # WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
-STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
-# what reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
-READ_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
 
 
 @dataclass
@@ -79,22 +69,6 @@ class IngestResult:
         }
 
 
-@dataclass
-class FilePlan:
-    path: Path
-    fmt: str
-    compression: str
-    size: int
-    mtime: float
-    start_line: int = 1
-    start_offset: int = 0
-    skip_leading_newline: bool = False
-    ctx_session: str | None = None
-    ctx_model: str | None = None
-    ctx_turn: str | None = None
-    chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
-
-
 def ingest_paths(
     con: duckdb.DuckDBPyConnection,
     paths: list[str],
@@ -119,7 +93,8 @@ def ingest_paths(
     res = IngestResult(
         files=len(found.files) + len(found.unreadable), unreadable=found.unreadable, searched=found.searched
     )
-    plans = _plan(con, found.files, fmt, res)
+    with sql.timed("plan (stat, detect, files lookup)"):
+        plans = _plan(con, found.files, fmt, res)
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
     touched: set[str] = set()
@@ -134,352 +109,30 @@ def ingest_paths(
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+    # malformed lines become rejects (parse_line's lenient mode): a statement that raises would abort the
+    # transaction, which spans batches
+    con.execute("SET VARIABLE lenient_json = true")
     try:
-        _run_batches(con, plans, res, touched, progress, total)
+        if plans:  # (numpy / pyarrow load only when there is something to read)
+            from stallscan.ingest.batch import run_batches
+
+            run_batches(con, plans, res, touched, progress, total, BATCH_BYTES)
     finally:
+        con.execute("RESET VARIABLE lenient_json")
         con.execute(f"SET memory_limit = '{saved[0]}'")
         con.execute(f"SET preserve_insertion_order = {saved[1]}")
         con.execute(f"SET checkpoint_threshold = '{saved[2]}'")
     if plans:
-        con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
+        with sql.timed("final CHECKPOINT"):
+            con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
     unread = {u[0] for u in res.unreadable}
     run_files = {f: line for f, line in run_files.items() if f not in unread}
-    _tally(con, res, run_files)
+    if run_files:
+        from stallscan.ingest.batch import tally
+
+        tally(con, res, run_files)
     res.ingested = len(run_files)
     res.sessions = len(touched)
     res.seconds = time.perf_counter() - t0
+    sql.report(f"ingest {res.bytes / 1e6:.0f} MB in {res.seconds:.2f} s")
     return res
-
-
-def _run_batches(
-    con: duckdb.DuckDBPyConnection,
-    plans: list[FilePlan],
-    res: IngestResult,
-    touched: set[str],
-    progress: Callable[[int, int], None] | None,
-    total: int,
-) -> None:
-    done = 0
-    while plans:
-        continued: list[FilePlan] = []
-        for batch in _batches(plans):
-            done += _ingest_batch(con, batch, res, touched, continued)
-            if progress:
-                progress(done, total)
-        plans = continued  # big files go on from where their last chunk stopped
-
-
-def _plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
-    known = {
-        r[0]: r
-        for r in con.execute(
-            "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
-            "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files"
-        ).fetchall()
-    }
-    plans = []
-    for path in files:
-        try:
-            st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
-        except READ_ERRORS as exc:
-            res.unreadable.append((str(path), _why(exc)))
-            continue
-        except RecursionError:  # first records nested deeper than Python's json can decode: not a transcript
-            kind = None
-        row = known.get(str(path))
-        if row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime:
-            res.unchanged += 1
-            continue
-        if kind is None:
-            status = "empty" if st.st_size == 0 else "unrecognized"
-            if status == "unrecognized":
-                res.unrecognized.append(str(path))
-            _record_unrecognized(con, path, st, status)
-            continue
-        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
-        if (
-            row
-            and row[1] == kind
-            and plan.compression == "none"
-            and SPECS[kind].appendable
-            and not SPECS[kind].whole_file
-            and _same_prefix(path, row)
-        ):
-            plan.start_line, plan.start_offset = row[8], row[9]
-            plan.skip_leading_newline = not row[7] and row[9] == row[4]
-            plan.ctx_session, plan.ctx_model, plan.ctx_turn = row[10], row[11], row[12]
-        plans.append(plan)
-    return plans
-
-
-def _same_prefix(path: Path, row: tuple[Any, ...]) -> bool:
-    """True when the bytes consumed last time are still the file's first bytes (it only grew)."""
-    consumed, head_hash, tail_hash = row[4], row[5], row[6]
-    if consumed is None or row[8] is None or path.stat().st_size < consumed:
-        return False
-    head, tail = _hashes(path, consumed)
-    return bool(head == head_hash and tail == tail_hash)
-
-
-def _hashes(path: Path, consumed: int) -> tuple[str, str]:
-    with open(path, "rb") as fh:
-        head = fh.read(min(consumed, 65536))
-        fh.seek(max(0, consumed - 4096))
-        tail = fh.read(min(consumed, 4096))
-    return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
-
-
-def _batches(plans: list[FilePlan]) -> Iterator[list[FilePlan]]:
-    by_fmt: dict[str, list[FilePlan]] = {}
-    for p in plans:
-        by_fmt.setdefault(p.fmt, []).append(p)
-    for group in by_fmt.values():
-        batch: list[FilePlan] = []
-        size = 0
-        for p in group:
-            batch.append(p)
-            size += p.size - p.start_offset
-            if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
-                yield batch
-                batch, size = [], 0
-        if batch:
-            yield batch
-
-
-def _ingest_batch(
-    con: duckdb.DuckDBPyConnection,
-    batch: list[FilePlan],
-    res: IngestResult,
-    touched: set[str],
-    continued: list[FilePlan],
-) -> int:
-    """Read, parse and commit one batch of same-format files (a big file: one chunk) in one transaction."""
-    tables: list[pa.Table] = []
-    states: list[ReadState] = []
-    nbytes = 0
-    readable: list[FilePlan] = []
-    for plan in batch:
-        fid = len(readable)
-        state = ReadState(plan.start_offset, plan.start_line)
-        try:
-            if SPECS[plan.fmt].whole_file:
-                blocks = read_whole(plan.path, plan.compression, state)
-            else:
-                blocks = iter_lines(
-                    plan.path, plan.compression, state, plan.skip_leading_newline, BATCH_BYTES if plan.chunked else None
-                )
-            got = [block.table(fid) for block in blocks]
-        except READ_ERRORS as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
-            res.unreadable.append((str(plan.path), _why(exc)))
-            continue
-        readable.append(plan)
-        tables.extend(got)
-        states.append(state)
-        nbytes += state.consumed_bytes - plan.start_offset
-        res.pending += 1 if state.pending_bytes else 0
-        if state.more:
-            continued.append(plan)
-    if not readable:
-        return nbytes
-    batch = readable
-    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = (
-        pa.concat_tables(tables)
-        if tables
-        else pa.table(
-            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
-        )
-    )
-    con.register("stage_raw", pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema))
-    con.register(
-        "_batch_files",
-        pa.table(
-            {
-                "fid": pa.array(range(len(batch)), pa.int32()),
-                "file": [str(p.path) for p in batch],
-                "stem": [_stem(p.path) for p in batch],
-                "fmt": [p.fmt for p in batch],
-                "start_line": pa.array([p.start_line for p in batch], pa.int32()),
-                "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
-                "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
-                "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
-                "companion": pa.array([_has_companion(p) for p in batch], pa.bool_()),
-            }
-        ),
-    )
-    con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
-    con.unregister("_batch_files")
-    import pyarrow.compute as pc  # (100 ms to import: only once there is something to read)
-
-    longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
-    parse_batch(con, batch[0].fmt, longest)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        sql.run(con, "ingest/ingest_commit")
-        if batch[0].fmt == "openai_chat":
-            sql.run(con, "ingest/openai_chat_ts_quality")
-        _update_files(con, batch, states)
-        # the events change counter and the sessions this batch changed: derived tables replay only those
-        stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    touched.update(r[0] for r in con.execute("SELECT session_id FROM touched").fetchall())
-    for plan in (p for p in continued if p in batch):
-        row = cast(
-            "tuple[Any, ...]",
-            con.execute(
-                "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
-                [str(plan.path)],
-            ).fetchone(),
-        )
-        if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
-            plan.chunked = False
-        plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
-        plan.skip_leading_newline = False
-    res.bytes += nbytes
-    con.execute("DROP VIEW IF EXISTS stage_lines")
-    con.unregister("stage_raw")
-    return nbytes
-
-
-def _tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str, int]) -> None:
-    """What this run wrote: rows of the files it read, from the line each file was first read from."""
-    if not run_files:
-        return
-    con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
-    con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
-    con.unregister("_run_files")
-    res.events, res.lines = cast("tuple[int, int]", sql.query(con, "ingest/run_tally").fetchone())
-    for kind, n in con.execute(
-        "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
-        "AND s.line >= r.start_line GROUP BY ALL"
-    ).fetchall():
-        res.skipped[kind] = n
-    res.rejects = cast(
-        "tuple[int]",
-        con.execute(
-            "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
-        ).fetchone(),
-    )[0]
-
-
-# a `files` row as _update_files builds it (queries/store/schema.sql, without ingested_at)
-FILES_ROW = pa.schema(
-    [
-        ("path", pa.string()),
-        ("source_format", pa.string()),
-        ("compression", pa.string()),
-        ("size", pa.int64()),
-        ("mtime", pa.float64()),
-        ("head_hash", pa.string()),
-        ("tail_hash", pa.string()),
-        ("consumed_bytes", pa.int64()),
-        ("consumed_lines", pa.int32()),
-        ("ends_newline", pa.bool_()),
-        ("pending_bytes", pa.int64()),
-        ("resume_line", pa.int32()),
-        ("resume_offset", pa.int64()),
-        ("ctx_session", pa.string()),
-        ("ctx_model", pa.string()),
-        ("ctx_turn", pa.string()),
-        ("n_lines", pa.int32()),
-        ("n_event_lines", pa.int32()),
-        ("n_skipped", pa.int32()),
-        ("n_rejects", pa.int32()),
-        ("n_events", pa.int32()),
-        ("status", pa.string()),
-    ]
-)
-
-
-def _update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:
-    stats = {r[0]: r[1:] for r in sql.query(con, "ingest/file_stats").fetchall()}
-    rows: list[tuple[Any, ...]] = []
-    for _fid, (plan, st) in enumerate(zip(batch, states)):
-        path = str(plan.path)
-        n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, ctx_model, ctx_turn = (
-            stats.get(path, (0, 0, 0, 0, 0, None, None, None, None))
-        )
-        offsets = np.concatenate(st.line_offsets) if st.line_offsets else np.empty(0, np.int64)
-        if resume_line is None or resume_line < plan.start_line or resume_line - plan.start_line >= len(offsets):
-            resume_line, resume_offset = st.consumed_lines + 1, st.consumed_bytes
-            ctx_session, ctx_model = ctx_session or plan.ctx_session, ctx_model or plan.ctx_model
-            ctx_turn = ctx_turn or plan.ctx_turn
-        else:
-            resume_offset = int(offsets[resume_line - plan.start_line])
-        head: str | None
-        tail: str | None
-        if plan.compression == "none":
-            head, tail = _hashes(plan.path, st.consumed_bytes)
-        else:
-            head = tail = None
-        status = "partial" if st.more else ("ok" if n_lines or st.pending_bytes else "empty")
-        rows.append(
-            (
-                path,
-                plan.fmt,
-                plan.compression,
-                -1 if st.more else plan.size,
-                plan.mtime,
-                head,
-                tail,
-                st.consumed_bytes,
-                st.consumed_lines,
-                st.ends_newline,
-                st.pending_bytes,
-                resume_line,
-                resume_offset,
-                ctx_session,
-                ctx_model,
-                ctx_turn,
-                n_lines,
-                n_event_lines,
-                n_skipped,
-                n_rejects,
-                n_events,
-                status,
-            )
-        )
-    # one statement for the batch (executemany runs one INSERT per file: seconds for a batch of 500 files)
-    con.register(
-        "_files_rows",
-        pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW),
-    )
-    try:
-        con.execute("INSERT OR REPLACE INTO files SELECT *, now() FROM _files_rows")
-    finally:
-        con.unregister("_files_rows")
-
-
-def _record_unrecognized(con: duckdb.DuckDBPyConnection, path: Path, st: os.stat_result, status: str) -> None:
-    """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
-    con.execute(
-        "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
-        "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
-        [str(path), compression_of(path), st.st_size, st.st_mtime, status],
-    )
-
-
-def _why(exc: BaseException) -> str:
-    return getattr(exc, "strerror", None) or str(exc).strip().split("\n")[0] or type(exc).__name__
-
-
-# a format whose conversation of record may live in a sibling file: Cline's ui_messages.json is read as
-# the conversation only when its task folder has no api_conversation_history.json
-COMPANIONS = {"cline_ui": "api_conversation_history.json"}
-
-
-def _has_companion(plan: FilePlan) -> bool:
-    name = COMPANIONS.get(plan.fmt)
-    return name is not None and (plan.path.parent / name).is_file()
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name

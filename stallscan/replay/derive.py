@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from stallscan.store import stamps
+from stallscan.store import sql, stamps
 
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
@@ -57,6 +57,7 @@ def run(
     stamps.put(con, name, key, inputs, mode, n_sessions)
     if mode != "reused":
         stamps.prune_changes(con, GROUPS)
+        sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 
 

@@ -6,11 +6,42 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+# $STALLSCAN_PROFILE=1: every statement run() executes, and every timed() step, adds its wall seconds
+# here under "stage/name#i" (statement i of the file) or the step's label; report() prints them to stderr
+PROFILE: dict[str, list[float]] | None = {} if os.environ.get("STALLSCAN_PROFILE") else None
+
+
+@contextmanager
+def timed(label: str) -> Iterator[None]:
+    """Add the wall time of the block to PROFILE under `label` (nothing when profiling is off)."""
+    if PROFILE is None:
+        yield
+        return
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        PROFILE.setdefault(label, [0.0, 0])[0] += time.perf_counter() - t0
+        PROFILE[label][1] += 1
+
+
+def report(title: str) -> None:
+    """Print the collected timings (largest first) to stderr and clear them."""
+    if not PROFILE:
+        return
+    total = sum(v[0] for v in PROFILE.values())
+    sys.stderr.write(f"-- {title}: {total:.2f} s in timed steps\n")
+    for label, (secs, n) in sorted(PROFILE.items(), key=lambda kv: -kv[1][0]):
+        sys.stderr.write(f"{secs:8.3f} s {int(n):5d}x  {label}\n")
+    PROFILE.clear()
 
 
 def queries_dir() -> Path:
@@ -36,17 +67,11 @@ def load(name: str) -> list[str]:
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
-    """Run every statement of a query file; each gets only the parameters it names.
-
-    STALLSCAN_SQL_TIMING=1 prints each statement's seconds to stderr (file, statement number, first line)."""
-    timing = bool(os.environ.get("STALLSCAN_SQL_TIMING"))
-    for i, stmt in enumerate(load(name), 1):
+    """Run every statement of a query file; each gets only the parameters it names."""
+    for i, stmt in enumerate(load(name)):
         used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
-        t0 = time.perf_counter() if timing else 0.0
-        con.execute(stmt, used) if used else con.execute(stmt)
-        if timing:
-            head = next((l for l in stmt.splitlines() if l.strip() and not l.lstrip().startswith("--")), "")
-            print(f"sql {time.perf_counter() - t0:8.3f} s  {name}#{i}  {head.strip()[:70]}", file=sys.stderr)
+        with timed(f"{name}#{i}"):
+            con.execute(stmt, used) if used else con.execute(stmt)
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:

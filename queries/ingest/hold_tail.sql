@@ -1,0 +1,24 @@
+-- Rows held back from a chunk whose file is read on (batch_files.more). The next chunk re-reads that file
+-- from its resume line (file_stats.sql: the first line of the last event, or of the last assistant event
+-- if earlier) and would delete every row this chunk wrote from there on. Held back instead, those rows are
+-- never written: the ingest transaction, which spans batches, then deletes none of its own rows, and DuckDB
+-- writes its appends as whole row groups straight into the database file. (A resume line before the
+-- chunk's first line holds nothing back: the next chunk deletes, and the transaction takes the slow path.)
+-- Inputs: batch_keys (batch_keys.sql), batch_files, events. Outputs: held (fid, from_line: the fid's rows at or after
+-- from_line are not written, nor its skips and rejects there) and held_events (the held rows' context
+-- columns: file_stats.sql reads the context in force at the resume line from them).
+-- the resume line file_stats.sql would compute over the file's rows once this chunk is written
+CREATE OR REPLACE TEMP TABLE held AS
+SELECT b.fid, r.from_line
+FROM batch_files b
+JOIN (SELECT fid, least(arg_max(line, last_line), max(line) FILTER (WHERE role = 'assistant')) AS from_line
+      FROM (SELECT k.fid, k.line, k.last_line, k.role FROM batch_keys k JOIN batch_files b USING (fid) WHERE b.more
+            UNION ALL  -- the file's rows kept from earlier chunks (ingest_commit.sql deletes from start_line on)
+            SELECT b.fid, e.line, e.last_line, e.role
+            FROM events e JOIN batch_files b ON e.file = b.file AND b.more AND e.line < b.start_line)
+      GROUP BY fid) r USING (fid)
+WHERE r.from_line >= b.start_line;
+
+CREATE OR REPLACE TEMP TABLE held_events AS
+SELECT k.fid, k.line, k.last_line, k.role, k.session_id, k.model, k.turn_id
+FROM batch_keys k JOIN held h ON k.fid = h.fid AND k.line >= h.from_line;

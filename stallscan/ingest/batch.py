@@ -1,0 +1,231 @@
+"""Read, parse and write the planned files batch by batch (numpy, pyarrow and DuckDB; loaded only
+when a run has something to read). The transaction policy, the staged lines and the per-batch steps."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+import duckdb
+import pyarrow as pa
+
+from stallscan.ingest.detect import SPECS
+from stallscan.ingest.files_rows import update_files
+from stallscan.ingest.parse_batch import parse_batch
+from stallscan.ingest.plan import FilePlan, _has_companion, _stem, _why, read_errors
+from stallscan.ingest.reader import ReadState, iter_lines, read_whole
+from stallscan.store import sql, stamps
+
+if TYPE_CHECKING:
+    from stallscan.ingest.run import IngestResult
+
+BATCH_FILES = 2000
+# a transaction spans batches until it holds this many events (4 DuckDB row groups) or this many bytes
+# read: appends of at least a row group are written once, compressed, straight into the database file
+COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
+COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
+STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
+
+
+def run_batches(
+    con: duckdb.DuckDBPyConnection,
+    plans: list[FilePlan],
+    res: IngestResult,
+    touched: set[str],
+    progress: Callable[[int, int], None] | None,
+    total: int,
+    batch_bytes: int,
+) -> None:
+    """Ingest the plans batch by batch (at most `batch_bytes` read per batch and per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
+    COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
+    the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
+    Each batch's `files` rows are in the same transaction as its rows, so a kill loses whole batches only."""
+    done = 0
+    tx_rows = tx_bytes = 0
+    stage = _Stage()
+    con.register("stage_raw", stage)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        while plans:
+            continued: list[FilePlan] = []
+            for batch in _batches(plans, batch_bytes):
+                nbytes, nrows = _ingest_batch(con, stage, batch, res, touched, continued, batch_bytes)
+                done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
+                if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                    with sql.timed("COMMIT"):
+                        con.execute("COMMIT")
+                    con.execute("BEGIN TRANSACTION")
+                    tx_rows = tx_bytes = 0
+                if progress:
+                    progress(done, total)
+            plans = continued  # big files go on from where their last chunk stopped
+        with sql.timed("COMMIT"):
+            con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("stage_raw")
+
+
+def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
+    by_fmt: dict[str, list[FilePlan]] = {}
+    for p in plans:
+        by_fmt.setdefault(p.fmt, []).append(p)
+    for group in by_fmt.values():
+        batch: list[FilePlan] = []
+        size = 0
+        for p in group:
+            batch.append(p)
+            size += p.size - p.start_offset
+            if size >= batch_bytes or len(batch) >= BATCH_FILES:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+
+class _Stage:
+    """The batch's lines as DuckDB sees them (`stage_raw`): registered once per run, its table swapped per
+    batch. An object registered inside a transaction stays referenced until the transaction ends, and the
+    ingest transaction spans batches: registering each batch's lines would hold every batch's bytes."""
+
+    def __init__(self) -> None:
+        self.empty = pa.table(
+            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
+        )
+        self.table = self.empty  # (registering reads the schema)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def _ingest_batch(
+    con: duckdb.DuckDBPyConnection,
+    stage: _Stage,
+    batch: list[FilePlan],
+    res: IngestResult,
+    touched: set[str],
+    continued: list[FilePlan],
+    batch_bytes: int,
+) -> tuple[int, int]:
+    """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
+    transaction. Returns the bytes read and the events written."""
+    tables: list[pa.Table] = []
+    states: list[ReadState] = []
+    nbytes = 0
+    readable: list[FilePlan] = []
+    for plan in batch:
+        fid = len(readable)
+        state = ReadState(plan.start_offset, plan.start_line)
+        try:
+            if SPECS[plan.fmt].whole_file:
+                blocks = read_whole(plan.path, plan.compression, state)
+            else:
+                blocks = iter_lines(
+                    plan.path, plan.compression, state, plan.skip_leading_newline, batch_bytes if plan.chunked else None
+                )
+            with sql.timed("read + newline scan"):
+                got = [block.table(fid) for block in blocks]
+        except read_errors() as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
+            res.unreadable.append((str(plan.path), _why(exc)))
+            continue
+        readable.append(plan)
+        tables.extend(got)
+        states.append(state)
+        nbytes += state.consumed_bytes - plan.start_offset
+        res.pending += 1 if state.pending_bytes else 0
+        if state.more:
+            continued.append(plan)
+    if not readable:
+        return nbytes, 0
+    batch = readable
+    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
+    staged = pa.concat_tables(tables) if tables else stage.empty
+    stage.table = pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema)
+    con.register(
+        "_batch_files",
+        pa.table(
+            {
+                "fid": pa.array(range(len(batch)), pa.int32()),
+                "file": [str(p.path) for p in batch],
+                "stem": [_stem(p.path) for p in batch],
+                "fmt": [p.fmt for p in batch],
+                "start_line": pa.array([p.start_line for p in batch], pa.int32()),
+                "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
+                "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
+                "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
+                "companion": pa.array([_has_companion(p) for p in batch], pa.bool_()),
+                "more": pa.array([st.more for st in states], pa.bool_()),  # read on in a next chunk
+            }
+        ),
+    )
+    con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
+    con.unregister("_batch_files")
+    import pyarrow.compute as pc  # (100 ms to import: only once there is something to read)
+
+    longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0
+    parse_batch(con, batch[0].fmt, longest)
+    sql.run(con, "ingest/batch_keys")
+    if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
+        sql.run(con, "ingest/hold_tail")
+    else:
+        con.execute("CREATE OR REPLACE TEMP TABLE held (fid INTEGER, from_line INTEGER)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE held_events (fid INTEGER, line INTEGER, last_line INTEGER, role VARCHAR, "
+            "session_id VARCHAR, model VARCHAR, turn_id VARCHAR)"
+        )
+    if batch[0].fmt == "openai_chat":
+        sql.run(con, "ingest/openai_chat_ts_insert")
+    else:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
+        )
+    sql.run(con, "ingest/ingest_commit")
+    if batch[0].fmt == "openai_chat":
+        sql.run(con, "ingest/openai_chat_ts_quality")
+    with sql.timed("files rows (file_stats + upsert)"):
+        update_files(con, batch, states)
+    # the events change counter and the sessions this batch changed: derived tables replay only those
+    with sql.timed("record_changes"):
+        stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
+    written = con.execute("SELECT session_id, n FROM touched").fetchall()
+    touched.update(r[0] for r in written)
+    for plan in (p for p in continued if p in batch):
+        row = cast(
+            "tuple[Any, ...]",
+            con.execute(
+                "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
+                [str(plan.path)],
+            ).fetchone(),
+        )
+        if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
+            plan.chunked = False
+        plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
+        plan.skip_leading_newline = False
+    res.bytes += nbytes
+    con.execute("DROP VIEW IF EXISTS stage_lines")
+    stage.table = stage.empty
+    return nbytes, sum(r[1] for r in written)
+
+
+def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str, int]) -> None:
+    """What this run wrote: rows of the files it read, from the line each file was first read from."""
+    if not run_files:
+        return
+    con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
+    con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
+    con.unregister("_run_files")
+    res.events, res.lines = cast("tuple[int, int]", sql.query(con, "ingest/run_tally").fetchone())
+    for kind, n in con.execute(
+        "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
+        "AND s.line >= r.start_line GROUP BY ALL"
+    ).fetchall():
+        res.skipped[kind] = n
+    res.rejects = cast(
+        "tuple[int]",
+        con.execute(
+            "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
+        ).fetchone(),
+    )[0]

@@ -1,0 +1,163 @@
+"""Plan an ingest: which files to read, from which line and byte, in which format; book the rest.
+
+`plan(con, files, fmt, res)` compares each file with its `files` row: unchanged files are counted and
+skipped, grown files resume at their stored resume point, rewritten ones are read again from the start.
+Nothing here needs numpy or pyarrow, so a run with nothing to read never loads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from stallscan.ingest.detect import SPECS, compression_of, detect_format
+
+if TYPE_CHECKING:
+    from stallscan.ingest.run import IngestResult
+
+
+def read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a file can raise besides a clean result: gone, unreadable, damaged gzip / zstd stream
+    (pyarrow's errors only once pyarrow is loaded: before that nothing can raise them)."""
+    pa = sys.modules.get("pyarrow")
+    return (OSError, EOFError, zlib.error) + ((pa.ArrowException,) if pa is not None else ())
+
+
+@dataclass
+class FilePlan:
+    path: Path
+    fmt: str
+    compression: str
+    size: int
+    mtime: float
+    start_line: int = 1
+    start_offset: int = 0
+    skip_leading_newline: bool = False
+    ctx_session: str | None = None
+    ctx_model: str | None = None
+    ctx_turn: str | None = None
+    chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
+
+
+def _known(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
+    return {
+        r[0]: r
+        for r in con.execute(
+            "SELECT path, source_format, size, mtime, consumed_bytes, head_hash, tail_hash, ends_newline, "
+            "resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files"
+        ).fetchall()
+    }
+
+
+def _unchanged(row: tuple[Any, ...] | None, kind: str | None, st: os.stat_result) -> bool:
+    """Same format, size and modification time as at the last ingest: nothing to read."""
+    return bool(row and row[1] == kind and row[2] == st.st_size and row[3] == st.st_mtime)
+
+
+def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -> int | None:
+    """How many files there are when every one is unchanged since the last ingest; None as soon as one is
+    not (or cannot be read): then plan() has work to do. Reads only, writes nothing."""
+    known = _known(con)
+    errors: tuple[type[BaseException], ...] = (RecursionError, *read_errors())
+    for path in files:
+        try:
+            st = path.stat()
+            kind = fmt if fmt != "auto" else detect_format(path)
+        except errors:
+            return None
+        if not _unchanged(known.get(str(path)), kind, st):
+            return None
+    return len(files)
+
+
+def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
+    known = _known(con)
+    plans = []
+    for path in files:
+        try:
+            st = path.stat()
+            kind = fmt if fmt != "auto" else detect_format(path)
+        except read_errors() as exc:
+            res.unreadable.append((str(path), _why(exc)))
+            continue
+        except RecursionError:  # first records nested deeper than Python's json can decode: not a transcript
+            kind = None
+        row = known.get(str(path))
+        if _unchanged(row, kind, st):
+            res.unchanged += 1
+            continue
+        if kind is None:
+            status = "empty" if st.st_size == 0 else "unrecognized"
+            if status == "unrecognized":
+                res.unrecognized.append(str(path))
+            _record_unrecognized(con, path, st, status)
+            continue
+        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
+        if (
+            row
+            and row[1] == kind
+            and plan.compression == "none"
+            and SPECS[kind].appendable
+            and not SPECS[kind].whole_file
+            and _same_prefix(path, row)
+        ):
+            plan.start_line, plan.start_offset = row[8], row[9]
+            plan.skip_leading_newline = not row[7] and row[9] == row[4]
+            plan.ctx_session, plan.ctx_model, plan.ctx_turn = row[10], row[11], row[12]
+        plans.append(plan)
+    return plans
+
+
+def _same_prefix(path: Path, row: tuple[Any, ...]) -> bool:
+    """True when the bytes consumed last time are still the file's first bytes (it only grew)."""
+    consumed, head_hash, tail_hash = row[4], row[5], row[6]
+    if consumed is None or row[8] is None or path.stat().st_size < consumed:
+        return False
+    head, tail = _hashes(path, consumed)
+    return bool(head == head_hash and tail == tail_hash)
+
+
+def _hashes(path: Path, consumed: int) -> tuple[str, str]:
+    with open(path, "rb") as fh:
+        head = fh.read(min(consumed, 65536))
+        fh.seek(max(0, consumed - 4096))
+        tail = fh.read(min(consumed, 4096))
+    return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
+
+
+def _record_unrecognized(con: duckdb.DuckDBPyConnection, path: Path, st: os.stat_result, status: str) -> None:
+    """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
+    con.execute(
+        "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
+        "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
+        [str(path), compression_of(path), st.st_size, st.st_mtime, status],
+    )
+
+
+def _why(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc).strip().split("\n")[0] or type(exc).__name__
+
+
+# a format whose conversation of record may live in a sibling file: Cline's ui_messages.json is read as
+# the conversation only when its task folder has no api_conversation_history.json
+COMPANIONS = {"cline_ui": "api_conversation_history.json"}
+
+
+def _has_companion(plan: FilePlan) -> bool:
+    name = COMPANIONS.get(plan.fmt)
+    return name is not None and (plan.path.parent / name).is_file()
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
