@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from stallscan.ingest.discover import WALK_SUFFIXES
 from stallscan.report import cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,10 +196,6 @@ def test_fast_path_loads_nothing_heavy(tree):
     r = subprocess.run([sys.executable, "-c", probe], cwd=tree, capture_output=True, text=True, check=True)
     assert HIT in r.stderr
     assert r.stderr.split("LOADED:")[-1].split() == []
-
-
-def test_walk_suffixes_match_discover():
-    assert cache.WALK_SUFFIXES == WALK_SUFFIXES
 
 
 def test_inputs_are_the_files_discover_finds(tree):

@@ -7,23 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stallscan.ingest.suffixes import WALK_SUFFIXES
 from stallscan.store.errors import InputError, StallscanError
-
-# Extensions a directory walk picks up (files named explicitly are always read).
-WALK_SUFFIXES = (
-    ".jsonl",
-    ".json",
-    ".ndjson",
-    ".traj",
-    ".jsonl.gz",
-    ".jsonl.zst",
-    ".json.gz",
-    ".json.zst",
-    ".ndjson.gz",
-    ".ndjson.zst",
-    ".aider.chat.history.md",
-    ".aider.input.history",
-)  # aider's two files (not every .md)
 
 DEFAULT_FOLDERS = {
     "claude_code": "~/.claude/projects",

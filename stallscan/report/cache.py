@@ -38,6 +38,8 @@ import hashlib
 import os
 import sys
 
+from stallscan.ingest.suffixes import WALK_SUFFIXES
+
 ENV_OFF = "STALLSCAN_REPORT_CACHE"
 KEEP = 8  # entries kept per database (newest first)
 SUFFIX = ".report-cache"
@@ -48,22 +50,6 @@ VALUE_OPTS = frozenset(
 )
 FLAG_OPTS = frozenset(("--json", "--full"))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the stallscan package
-# stallscan.ingest.discover.WALK_SUFFIXES (not imported: dataclasses and pathlib would double the start-up;
-# tests/test_report_cache.py holds the two equal)
-WALK_SUFFIXES = (
-    ".jsonl",
-    ".json",
-    ".ndjson",
-    ".traj",
-    ".jsonl.gz",
-    ".jsonl.zst",
-    ".json.gz",
-    ".json.zst",
-    ".ndjson.gz",
-    ".ndjson.zst",
-    ".aider.chat.history.md",
-    ".aider.input.history",
-)
 
 ARGV: list[str] | None = None  # the report arguments as typed, set by stallscan.run() before the CLI runs
 

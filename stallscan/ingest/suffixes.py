@@ -1,0 +1,17 @@
+"""File names a directory walk picks up (files named explicitly are always read). A module of its own, with
+no imports, so the report cache's fast path (stallscan.report.cache) reads the same tuple at no start-up cost."""
+
+WALK_SUFFIXES = (
+    ".jsonl",
+    ".json",
+    ".ndjson",
+    ".traj",
+    ".jsonl.gz",
+    ".jsonl.zst",
+    ".json.gz",
+    ".json.zst",
+    ".ndjson.gz",
+    ".ndjson.zst",
+    ".aider.chat.history.md",
+    ".aider.input.history",
+)  # aider's two files (not every .md)
