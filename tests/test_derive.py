@@ -222,6 +222,24 @@ def _split_plan(files: list[Path], rng: random.Random, steps: int) -> tuple[list
     return [{f: cuts[f][i] for f in files} for i in range(steps)], lines
 
 
+def _grow(con, files: list[Path], rng: random.Random, corpus: Path, steps: int = 4):
+    """Write the real files into `corpus` in `steps` random appends (_split_plan); after each, ingest the
+    corpus into `con` and replay everything; yields the step number (1-based)."""
+    from tests.real.conftest import real_root
+
+    plan, lines = _split_plan(files, rng, steps=steps)
+    root = real_root()
+    for i, step in enumerate(plan, 1):
+        for f, n in step.items():
+            dst = corpus / f.relative_to(root)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if n:
+                dst.write_bytes(b"".join(lines[f][:n]))
+        ingest_paths(con, [str(corpus)])
+        _replay_all(con)
+        yield i
+
+
 def _full_fingerprints(con) -> dict:
     for name in ("user_labels", "turn_boundaries", "stalls"):
         stamps.forget(con, name)
@@ -239,26 +257,14 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     from stallscan.replay import derive
 
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # replay incrementally however many sessions changed
-    rng = random.Random(seed)
-    plan, lines = _split_plan(files, rng, steps=4)
     corpus = tmp_path / "corpus"
-    from tests.real.conftest import real_root
-
-    root = real_root()
     con = connect(str(tmp_path / "inc.duckdb"))
     _replay_all(con)  # an empty database first
     modes = []
-    for step in plan:
-        for f, n in step.items():
-            dst = corpus / f.relative_to(root)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if n:
-                dst.write_bytes(b"".join(lines[f][:n]))
-        ingest_paths(con, [str(corpus)])
-        _replay_all(con)
+    for step in _grow(con, files, random.Random(seed), corpus):
         modes.append(_stamp(con, "stalls")["mode"])
         got = {t: _fingerprint(con, t) for t in DERIVED}
-        assert got == _full_fingerprints(con), f"step {len(modes)}"
+        assert got == _full_fingerprints(con), f"step {step}"
     assert "incremental" in modes, modes
     # and from scratch: a fresh database ingesting the final files at once
     fresh = connect(str(tmp_path / "fresh.duckdb"))

@@ -18,7 +18,7 @@ from stallscan.store.db import connect
 from stallscan.sweep import bins
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from tests.conftest import SAMPLES
-from tests.test_derive import _fingerprint, _real_line_files, _replay_all, _split_plan
+from tests.test_derive import _fingerprint, _grow, _real_line_files, _replay_all
 
 
 @pytest.fixture
@@ -109,24 +109,12 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
         pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incrementally however many sessions changed
-    plan, lines = _split_plan(files, random.Random(seed), steps=4)
-    from tests.real.conftest import real_root
-
-    root, corpus = real_root(), tmp_path / "corpus"
     con = connect(str(tmp_path / "inc.duckdb"))
     _replay_all(con)
     bins.refresh(con)
     modes = []
-    for step in plan:
-        for f, n in step.items():
-            dst = corpus / f.relative_to(root)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if n:
-                dst.write_bytes(b"".join(lines[f][:n]))
-        ingest_paths(con, [str(corpus)])
-        _replay_all(con)
+    for step in _grow(con, files, random.Random(seed), tmp_path / "corpus"):
         modes.append(bins.refresh(con))
-        got = _fingerprint(con, bins.TABLE)
-        assert got == _full(con), f"step {len(modes)}"
+        assert _fingerprint(con, bins.TABLE) == _full(con), f"step {step}"
     assert "incremental" in modes, modes
     con.close()
