@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import SAMPLES, claude_line
+from tests.conftest import SAMPLES, claude_line
 
 PROBE = (
     "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom {mod} import run\n"
