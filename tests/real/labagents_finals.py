@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from intent_truth import REPO, text_sha  # noqa: E402
+from intent_truth import REPO, text_sha
 
 LABELS = REPO / "tests" / "truth" / "labagents_labels.csv"
 
