@@ -199,7 +199,8 @@ def capture(mode: str, out: str) -> None:
 def _retime(path: str) -> None:
     """Give the LLM spans (file order) SCHEDULE's times and the parent span times around them."""
     sched = schedule()
-    lines = open(path, encoding="utf-8").read().splitlines()
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
     out, k = [], 0
     for raw in lines:
         doc = json.loads(raw)
