@@ -195,3 +195,23 @@ def test_one_pretty_printed_export_and_damaged_spans(tmp_path):
         ("user", "hi", None),
         ("assistant", None, "stop"),
     ]
+
+
+def test_litellm_payloads_sample():
+    path = Path(__file__).parent.parent / "sample_logs" / "litellm" / "standard_logging_payloads.jsonl"
+    con, res = _replay(path)
+    assert res.rejects == 0 and res.skipped == {"call_type:aembedding": 1}
+    # from the payloads: L1 finish tool_calls with tool_calls [], L2 the Hermes nudge, then a call
+    stalls = con.execute(
+        "SELECT e.line, s.round_kind, s.nudged, s.outcome FROM stalls s JOIN events e USING (event_id)"
+    ).fetchall()
+    assert stalls == [(1, "dropped_tool_call", True, "recovered")]
+    got = con.execute(
+        "SELECT e.line, t.initiator, t.decided_by, t.decision FROM turn_boundaries t JOIN events e USING (event_id) ORDER BY t.seq"
+    ).fetchall()
+    assert got == [
+        (1, "user", "header", "human"),
+        (2, "agent", "header", "continuation"),
+        (4, "agent", "header", "continuation"),
+    ]
+    assert con.execute("SELECT DISTINCT session_id FROM events").fetchall() == [("sess-ll-7",)]
