@@ -279,6 +279,7 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("opencode", "opencode"),
         ("otlp", "otlp"),
         ("litellm", "litellm"),
+        ("phoenix", "phoenix_spans"),
     ],
 )
 def test_samples_ingest_cleanly(con, sub, fmt):

@@ -19,6 +19,7 @@ from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
+from tests.hostile import accounting_errors
 
 for _mod in ("openai", "httpx", "opentelemetry.sdk", "opentelemetry.exporter.otlp.json.file"):
     pytest.importorskip(_mod, reason=f"{_mod} missing: pip install -e '.[traces]'")
@@ -73,6 +74,7 @@ def test_captured_trace_conserves_every_span(captured, mode):
     spans = _spans(path)
     assert len(spans) == N_REQ + 1  # the requests and the agent's parent span
     con, res = _replay(path)
+    assert accounting_errors(con) == []
     assert res.rejects == 0 and res.skipped == {"span:invoke_agent": 1}
     n_lines, n_ev, n_sk, n_rj, fmt = con.execute(
         "SELECT n_lines, n_event_lines, n_skipped, n_rejects, source_format FROM files"
@@ -182,19 +184,71 @@ def test_one_pretty_printed_export_and_damaged_spans(tmp_path):
     f.write_text(json.dumps(doc, indent=2))
     con = connect(":memory:")
     res = ingest_paths(con, [str(f)])
+    # the document is one record holding three spans: an event line whose first event tallies them
     assert con.execute("SELECT source_format, n_lines, n_event_lines, n_skipped, n_rejects FROM files").fetchone() == (
         "otlp_doc",
-        3,
         1,
         1,
-        1,
+        0,
+        0,
     )
-    assert res.skipped == {"span:execute_tool": 1}
-    assert con.execute("SELECT reason FROM rejects").fetchall() == [("invalid JSON in gen_ai.input.messages",)]
+    assert res.rejects == 0 and res.skipped == {}
+    tally = json.loads(con.execute("SELECT meta->'spans' FROM events WHERE part = 1").fetchone()[0])
+    assert tally == {
+        "llm": 1,
+        "skipped": 1,
+        "rejected": 1,
+        "skipped_kinds": ["execute_tool"],
+        "rejected_reasons": ["invalid JSON in gen_ai.input.messages"],
+    }
     assert con.execute("SELECT role, text, finish_reason FROM events ORDER BY part").fetchall() == [
         ("user", "hi", None),
         ("assistant", None, "stop"),
     ]
+    # the same spans one export a line: each span's fate is its line's
+    f2 = tmp_path / "lines.jsonl"
+    f2.write_text(
+        "".join(
+            json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [sp]}]}]}) + "\n" for sp in (span, broken, tool)
+        )
+        + '{"resourceSpans": "x"}\n{"resourceSpans": [\n'
+    )
+    con2 = connect(":memory:")
+    ingest_paths(con2, [str(f2)])
+    assert con2.execute("SELECT line, kind FROM skipped").fetchall() == [(3, "span:execute_tool")]
+    assert con2.execute("SELECT line, reason FROM rejects ORDER BY line").fetchall() == [
+        (2, "invalid JSON in gen_ai.input.messages"),
+        (4, "malformed resourceSpans"),
+        (5, "invalid JSON"),
+    ]
+    assert accounting_errors(con) == [] and accounting_errors(con2) == []
+
+
+def test_batched_export_lines_read_like_one_span_a_line(captured, tmp_path):
+    """A BatchSpanProcessor or a collector writes many spans on one line: same events, every span tallied."""
+    path = captured / "genai.jsonl"
+    spans = _spans(path)
+    batched = tmp_path / "batched.jsonl"
+    halves = (spans[:4], spans[4:])
+    batched.write_text(
+        "".join(
+            json.dumps({"resourceSpans": [{"scopeSpans": [{"scope": {"name": "x"}, "spans": h}]}]}) + "\n"
+            for h in halves
+        )
+    )
+    con, _ = _replay(batched)
+    one, _ = _replay(path)
+    assert accounting_errors(con) == []
+    assert con.execute("SELECT n_lines, n_event_lines FROM files").fetchone() == (2, 2)
+    tallies = [
+        json.loads(t)
+        for (t,) in con.execute("SELECT meta->'spans' FROM events WHERE part = 1 ORDER BY line").fetchall()
+    ]
+    assert sum(t["llm"] + t["skipped"] + t["rejected"] for t in tallies) == len(spans)
+    q = "SELECT session_id, role, text, n_tool_calls, finish_reason, ts, ts_end FROM events ORDER BY seq"
+    assert con.execute(q).fetchall() == one.execute(q).fetchall()
+    q = "SELECT s.round_kind, s.nudged, s.outcome FROM stalls s ORDER BY s.seq"
+    assert con.execute(q).fetchall() == one.execute(q).fetchall()
 
 
 def test_litellm_payloads_sample():
@@ -215,3 +269,68 @@ def test_litellm_payloads_sample():
         (4, "agent", "header", "continuation"),
     ]
     assert con.execute("SELECT DISTINCT session_id FROM events").fetchall() == [("sess-ll-7",)]
+
+
+def _phoenix(otlp: Path, out: Path) -> None:
+    """The captured OpenInference spans as Phoenix keeps them (span_json_encoder's fields, attributes
+    unflattened: dotted keys nested, numeric segments as list positions)."""
+
+    def put(tree, parts, value):
+        head, rest = parts[0], parts[1:]
+        if not rest:
+            tree[head] = value
+            return
+        nxt = [] if rest[0].isdigit() else {}
+        if isinstance(tree, list):
+            i = int(head)
+            while len(tree) <= i:
+                tree.append(nxt)
+            put(tree[i], rest, value)
+        else:
+            put(tree.setdefault(head, nxt), rest, value)
+
+    def iso(ns: str) -> str:
+        return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(ns) // 1000)).isoformat()
+
+    lines = []
+    for sp in _spans(otlp):
+        attrs: dict = {}
+        for a in sp.get("attributes", []):
+            v = a["value"]
+            value = v.get("stringValue", v.get("intValue", v.get("boolValue")))
+            if "arrayValue" in v:
+                value = [x.get("stringValue") for x in v["arrayValue"].get("values", [])]
+            put(attrs, a["key"].split("."), value)
+        kind = attrs.get("openinference", {}).get("span", {}).get("kind", "UNKNOWN")
+        lines.append(
+            {
+                "name": sp["name"],
+                "context": {"trace_id": sp["traceId"], "span_id": sp["spanId"]},
+                "span_kind": kind,
+                "parent_id": sp.get("parentSpanId"),
+                "start_time": iso(sp["startTimeUnixNano"]),
+                "end_time": iso(sp["endTimeUnixNano"]),
+                "status_code": "OK",
+                "status_message": "",
+                "attributes": attrs,
+                "events": [],
+                "conversation": None,
+            }
+        )
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_phoenix_span_json_reads_like_the_otlp_export(captured, tmp_path):
+    px = tmp_path / "phoenix.jsonl"
+    _phoenix(captured / "openinference.jsonl", px)
+    con, res = _replay(px, conversation_attr="session.id")
+    otlp, _ = _replay(captured / "openinference.jsonl", conversation_attr="session.id")
+    assert res.rejects == 0 and res.skipped == {"span:invoke_agent": 1}  # the agent span
+    assert con.execute("SELECT source_format FROM files").fetchone() == ("phoenix_spans",)
+    q = "SELECT line, part, session_id, role, text, n_tool_calls, finish_reason, ts, ts_end FROM events ORDER BY line, part"
+    assert con.execute(q).fetchall() == otlp.execute(q).fetchall()
+    q = "SELECT e.line, s.round_kind, s.nudged, s.outcome FROM stalls s JOIN events e USING (event_id) ORDER BY e.line"
+    assert con.execute(q).fetchall() == [
+        (2, "dropped_tool_call", True, "recovered"),
+        (4, "narrated_intent", True, "recovered"),
+    ]

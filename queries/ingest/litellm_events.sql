@@ -14,8 +14,8 @@
 -- session_id = the metadata key named by --conversation-attr, else trace_id (LiteLLM's litellm_trace_id /
 -- litellm_session_id set it), else the payload id; meta.conversation_by says which. Non-chat call types
 -- (embedding, image_generation, ...) are skipped as call_type:<type>. The initiator header goes on the
--- request's last new user / tool message. Accounting: one line per payload; its part-0 event carries
--- n_records 1 when it is the line's only event, else 0 (file_stats.sql counts a line with parts > 0 once).
+-- request's last new user / tool message. One line per payload; its events are parts 1.. (file_stats.sql
+-- counts a line with parts > 0 once).
 -- an OpenAI chat tool_calls value (JSON array, or a JSON string holding one) -> the events' tool_calls
 CREATE OR REPLACE TEMP MACRO ll_openai_calls(tc) AS CASE
     WHEN json_type(tc) = 'VARCHAR' AND json_valid(tc ->> '$') AND json_type(tc ->> '$') = 'ARRAY' THEN
@@ -93,14 +93,13 @@ WITH r AS (
            coalesce(resp ->> '$.choices[0].finish_reason', CASE WHEN status = 'failure' THEN 'error' END) AS finish_reason
     FROM r
 )
-SELECT x.*, (row_number() OVER (PARTITION BY fid, line ORDER BY grp, idx) - 1)::INTEGER AS part,
-       grp = 0 AND idx = max(CASE WHEN grp = 0 AND role IN ('user', 'tool', 'function') THEN idx END) OVER (PARTITION BY fid, line) AS is_last_new,
-       count(*) OVER (PARTITION BY fid, line) AS n_line_events
+SELECT x.*, row_number() OVER (PARTITION BY fid, line ORDER BY grp, idx)::INTEGER AS part,
+       grp = 0 AND idx = max(CASE WHEN grp = 0 AND role IN ('user', 'tool', 'function') THEN idx END) OVER (PARTITION BY fid, line) AS is_last_new
 FROM (SELECT * FROM inp UNION ALL SELECT * FROM outp) x;
 
 CREATE OR REPLACE TEMP TABLE fmt_events AS
 SELECT e.fid, e.line, e.line AS last_line, e.part,
-       CASE WHEN e.part = 0 AND e.n_line_events > 1 THEN 0 ELSE 1 END::INTEGER AS n_records,
+       1 AS n_records,
        coalesce(r.conv_named, r.trace_id, r.rid, f.stem || ':' || e.line) AS session_id,
        CASE WHEN e.grp = 0 THEN r.t0 ELSE r.t1 END AS ts, CASE WHEN e.grp = 0 THEN r.t0 ELSE r.t1 END AS ts_end,
        'per_message' AS ts_quality,

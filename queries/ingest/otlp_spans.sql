@@ -1,9 +1,13 @@
 -- OTLP traces (issue 22): GenAI and OpenInference LLM spans -> fmt_events + fmt_fates + fmt_ctx.
--- Input: ot_src (otlp_events.sql / otlp_doc_events.sql: one OTLP JSON export per record), batch_files,
+-- Input: ot_raw and ot_flat (otlp_exports.sql, or phoenix_spans_events.sql: a record, its spans), batch_files,
 -- the variable otlp_conversation_attr (ingest --conversation-attr; may be unset).
--- A record (line) is {"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}. The unit of
--- accounting is the span: every span is an event source, a skip (`span:<operation>`, not an LLM call)
--- or a reject; a line is rejected whole only when it is no export at all (invalid JSON, no resourceSpans).
+-- A record (line) is {"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}; a collector or a
+-- batch span processor puts many spans on one line. Every span is an event source, a skip (not an LLM
+-- call: `span:<operation>`) or a reject, and every line is accounted once (tests/hostile.py): a line with
+-- an LLM span that made events is an event line, and its first event's meta.spans tallies all its spans
+-- (llm / skipped / rejected, with the kinds and reasons); a line with no such span is a skip labelled by
+-- its spans' kinds (`span:execute_tool`, `span:chain+execute_tool`), or, when an LLM span on it is
+-- unusable, a reject with that span's reason; a line that is no export at all is a reject.
 --
 -- An LLM span (gen_ai.operation.name chat / text_completion / generate_content, or openinference.span.kind
 -- LLM, or gen_ai.*.message / gen_ai.choice span events) is one model request. Its messages come from:
@@ -26,9 +30,7 @@
 -- (x-initiator, http.request.header.x-initiator: string or string array) goes on the request's last new
 -- message. model = gen_ai.response.model / gen_ai.request.model / llm.model_name; message_id =
 -- gen_ai.response.id (OpenInference: output.value's id); record_id = spanId, parent_id = parentSpanId.
--- Accounting: parts are numbered per line over its spans; file_stats.sql counts a line's event records as
--- its part-0 n_records plus one for a line with parts > 0, so the part-0 event carries the line's LLM
--- spans minus that one (events.n_records of the others: 1).
+-- Parts are numbered 1.. per line over its spans' events (file_stats.sql counts a line with parts > 0 once).
 
 CREATE OR REPLACE TEMP MACRO ot_val(v) AS
     coalesce(v ->> 'stringValue', v ->> 'intValue', v ->> 'doubleValue', v ->> 'boolValue');
@@ -56,40 +58,16 @@ CREATE OR REPLACE TEMP MACRO ot_openai_calls(tc) AS CASE
                                ELSE coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))::VARCHAR END})
     ELSE [] END;
 
-CREATE OR REPLACE TEMP TABLE ot_raw AS
-SELECT s.fid, s.line, s.txt IS NULL AS bad_utf8, s.blank, s.bad_excerpt,
-       CASE WHEN s.txt IS NULL OR s.blank THEN NULL ELSE left(s.txt, 120) END AS excerpt,
-       j IS NOT NULL AS parsed,
-       CASE WHEN j IS NOT NULL AND json_type(j.resourceSpans) = 'ARRAY' THEN try(json_transform(j.resourceSpans, '[{
-         "resource":{"attributes":[{"key":"VARCHAR","value":"JSON"}]},
-         "scopeSpans":[{"scope":{"name":"VARCHAR"},
-           "spans":[{"traceId":"VARCHAR","spanId":"VARCHAR","parentSpanId":"VARCHAR","name":"VARCHAR",
-                     "startTimeUnixNano":"VARCHAR","endTimeUnixNano":"VARCHAR",
-                     "attributes":[{"key":"VARCHAR","value":"JSON"}],
-                     "events":[{"timeUnixNano":"VARCHAR","name":"VARCHAR","attributes":[{"key":"VARCHAR","value":"JSON"}]}],
-                     "status":{"code":"JSON","message":"VARCHAR"}}]}]}]')) END AS rs,
-       CASE WHEN j IS NOT NULL THEN json_type(j.resourceSpans) END AS rs_type
-FROM (SELECT o.*, CASE WHEN o.txt IS NOT NULL AND NOT o.blank THEN parse_line(o.txt, '{"resourceSpans":"JSON"}') END AS j
-      FROM ot_src o) s;
-
 -- one row per span: its place in the line, its attributes and what they say
 CREATE OR REPLACE TEMP TABLE ot_spans AS
-WITH flat AS (
-    SELECT fid, line, x.i AS span_no, x.s.scope AS scope, x.s.res AS res, x.s.sp AS sp
-    FROM (SELECT fid, line, unnest(list_transform(flatten(list_transform(rs, lambda r:
-                     flatten(list_transform(coalesce(r.scopeSpans, []), lambda ss:
-                         list_transform(coalesce(ss.spans, []), lambda sp:
-                             {'scope': ss.scope.name, 'res': r.resource.attributes, 'sp': sp}))))),
-                 lambda s, i: {'i': i, 's': s})) AS x
-          FROM ot_raw WHERE rs IS NOT NULL)
-), a AS (
+WITH a AS (
     SELECT f.*, coalesce(f.sp.attributes, []) AS attrs, coalesce(f.res, []) AS rattrs,
            ot_str(f.sp.attributes, 'gen_ai.operation.name') AS op,
            ot_str(f.sp.attributes, 'openinference.span.kind') AS oi_kind,
            len(list_filter(coalesce(f.sp.events, []), lambda e: regexp_full_match(coalesce(e.name, ''),
                'gen_ai\.(system|user|assistant|tool)\.message|gen_ai\.choice'))) AS n_msg_events,
            ot_ts(f.sp.startTimeUnixNano) AS t0, ot_ts(f.sp.endTimeUnixNano) AS t1
-    FROM flat f
+    FROM ot_flat f
 )
 SELECT a.*,
        coalesce(op IN ('chat', 'text_completion', 'generate_content', 'completion'), false)
@@ -218,40 +196,47 @@ WITH s AS (
     WHERE s.is_llm AND NOT s.unusable
 )
 SELECT x.*,
-       (row_number() OVER (PARTITION BY x.fid, x.line ORDER BY x.span_no, x.grp, x.idx) - 1)::INTEGER AS part,
+       row_number() OVER (PARTITION BY x.fid, x.line ORDER BY x.span_no, x.grp, x.idx)::INTEGER AS part,
        x.grp = 0 AND x.idx = max(CASE WHEN x.grp = 0 AND x.role IN ('user', 'tool') THEN x.idx END)
                               OVER (PARTITION BY x.fid, x.line, x.span_no) AS is_last_new
 FROM (SELECT * FROM inp UNION ALL SELECT * FROM outp) x;
 
-CREATE OR REPLACE TEMP TABLE fmt_fates AS
-SELECT fid, line,
-       CASE WHEN bad_utf8 OR NOT parsed OR rs_type IS DISTINCT FROM 'ARRAY' OR rs IS NULL THEN 'reject' ELSE 'skip' END AS fate,
-       CASE WHEN bad_utf8 THEN 'invalid UTF-8' WHEN NOT parsed THEN 'invalid JSON'
-            WHEN rs_type IS NULL THEN 'missing field: resourceSpans'
-            WHEN rs_type <> 'ARRAY' OR rs IS NULL THEN 'malformed resourceSpans'
-            ELSE 'otlp:export_without_spans' END AS label,
-       coalesce(bad_excerpt, excerpt) AS excerpt
-FROM ot_raw r
-WHERE NOT blank AND NOT EXISTS (SELECT 1 FROM ot_spans s WHERE s.fid = r.fid AND s.line = r.line)
-UNION ALL
-SELECT fid, line, 'skip', 'blank_line', NULL FROM ot_raw WHERE blank
-UNION ALL
-SELECT fid, line,
+-- every span's fate, then one fate per line
+CREATE OR REPLACE TEMP TABLE ot_span_fates AS
+SELECT fid, line, span_no,
        CASE WHEN NOT is_llm THEN 'skip' WHEN t0 IS NULL OR t1 IS NULL OR (in_json IS NOT NULL AND NOT json_valid(in_json))
-                 OR (out_json IS NOT NULL AND NOT json_valid(out_json)) THEN 'reject' ELSE 'event' END,
-       CASE WHEN NOT is_llm THEN 'span:' || coalesce(op, lower(oi_kind), 'other')
+                 OR (out_json IS NOT NULL AND NOT json_valid(out_json)) THEN 'reject' ELSE 'event' END AS fate,
+       CASE WHEN NOT is_llm THEN coalesce(op, lower(oi_kind), 'other')
             WHEN t0 IS NULL OR t1 IS NULL THEN 'LLM span without start or end time'
             WHEN in_json IS NOT NULL AND NOT json_valid(in_json) THEN 'invalid JSON in gen_ai.input.messages'
-            WHEN out_json IS NOT NULL AND NOT json_valid(out_json) THEN 'invalid JSON in gen_ai.output.messages'
-            ELSE 'span' END,
-       'span ' || coalesce(sp.spanId, '?') || ' ' || left(coalesce(sp.name, ''), 80)
+            WHEN out_json IS NOT NULL AND NOT json_valid(out_json) THEN 'invalid JSON in gen_ai.output.messages' END AS label,
+       'span ' || coalesce(sp.spanId, '?') || ' ' || left(coalesce(sp.name, ''), 80) AS excerpt
 FROM ot_spans;
+
+CREATE OR REPLACE TEMP TABLE ot_line_spans AS
+SELECT fid, line, count(*) AS n_spans,
+       count(*) FILTER (WHERE fate = 'event') AS n_llm, count(*) FILTER (WHERE fate = 'skip') AS n_skipped,
+       count(*) FILTER (WHERE fate = 'reject') AS n_rejected,
+       list_sort(list_distinct(list(label) FILTER (WHERE fate = 'skip'))) AS skip_kinds,
+       list(label ORDER BY span_no) FILTER (WHERE fate = 'reject') AS reject_reasons,
+       arg_min(excerpt, span_no) FILTER (WHERE fate = 'reject') AS reject_excerpt
+FROM ot_span_fates GROUP BY ALL;
+
+CREATE OR REPLACE TEMP TABLE fmt_fates AS
+SELECT r.fid, r.line,
+       CASE WHEN r.blank THEN 'skip' WHEN r.problem IS NOT NULL THEN 'reject'
+            WHEN EXISTS (SELECT 1 FROM ot_ev e WHERE e.fid = r.fid AND e.line = r.line) THEN 'event'
+            WHEN s.n_rejected > 0 THEN 'reject' ELSE 'skip' END AS fate,
+       CASE WHEN r.blank THEN 'blank_line' WHEN r.problem IS NOT NULL THEN r.problem
+            WHEN s.n_spans IS NULL THEN 'otlp:record_without_spans'
+            WHEN s.n_rejected > 0 THEN s.reject_reasons[1]
+            ELSE 'span:' || array_to_string(s.skip_kinds, '+') END AS label,
+       CASE WHEN r.problem IS NOT NULL THEN coalesce(r.bad_excerpt, r.excerpt) ELSE s.reject_excerpt END AS excerpt
+FROM ot_raw r LEFT JOIN ot_line_spans s USING (fid, line);
 
 CREATE OR REPLACE TEMP TABLE fmt_events AS
 SELECT e.fid, e.line, e.line AS last_line, e.part,
-       CASE WHEN e.part = 0 THEN (count(DISTINCT e.span_no) OVER (PARTITION BY e.fid, e.line)
-                                  - CASE WHEN max(e.part) OVER (PARTITION BY e.fid, e.line) > 0 THEN 1 ELSE 0 END)
-            ELSE 1 END::INTEGER AS n_records,
+       1 AS n_records,
        coalesce(s.conv_id, s.conv_named, s.sp.traceId, f.stem || ':' || e.line || ':' || e.span_no) AS session_id,
        CASE WHEN e.grp = 0 THEN s.t0 ELSE s.t1 END AS ts, CASE WHEN e.grp = 0 THEN s.t0 ELSE s.t1 END AS ts_end,
        'per_message' AS ts_quality,
@@ -267,8 +252,10 @@ SELECT e.fid, e.line, e.line AS last_line, e.part,
                                            WHEN s.conv_named IS NOT NULL THEN 'attr:' || getvariable('otlp_conversation_attr')
                                            WHEN s.sp.traceId IS NOT NULL THEN 'trace' ELSE 'span' END,
                    'trace_id', s.sp.traceId, 'span_name', s.sp.name, 'scope', s.scope, 'source', s.source,
-                   'request_start', s.t0, 'finish_reasons', s.finish_reasons, 'input_index', CASE WHEN e.grp = 0 THEN e.idx END) AS meta
-FROM ot_ev e JOIN ot_spans s USING (fid, line, span_no) JOIN batch_files f USING (fid);
+                   'request_start', s.t0, 'finish_reasons', s.finish_reasons, 'input_index', CASE WHEN e.grp = 0 THEN e.idx END,
+                   'spans', CASE WHEN e.part = 1 THEN json_object('llm', t.n_llm, 'skipped', t.n_skipped, 'rejected', t.n_rejected,
+                                                                  'skipped_kinds', t.skip_kinds, 'rejected_reasons', t.reject_reasons) END) AS meta
+FROM ot_ev e JOIN ot_spans s USING (fid, line, span_no) JOIN ot_line_spans t USING (fid, line) JOIN batch_files f USING (fid);
 
 -- spans name everything they need: nothing is carried to a later ingest of the grown file
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS

@@ -41,8 +41,9 @@ SPECS: dict[str, FormatSpec] = {
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
     "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
     # issue 22: OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
-    "otlp": FormatSpec("otlp", then=("otlp_spans",)),
-    "otlp_doc": FormatSpec("otlp_doc", whole_file=True, appendable=False, then=("otlp_spans",)),
+    "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans")),
+    "otlp_doc": FormatSpec("otlp_doc", whole_file=True, appendable=False, then=("otlp_exports", "otlp_spans")),
+    "phoenix_spans": FormatSpec("phoenix_spans", then=("otlp_spans",)),  # Phoenix span JSON lines
     "litellm": FormatSpec("litellm"),
 }
 FORMATS = tuple(SPECS)
@@ -200,6 +201,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
 def _classify(rec: dict[str, Any]) -> str | None:
     if isinstance(rec.get("resourceSpans"), list):
         return "otlp"
+    if isinstance(rec.get("context"), dict) and "span_id" in rec["context"] and "span_kind" in rec:
+        return "phoenix_spans"
     if "standard_logging_object" in rec or ("call_type" in rec and "startTime" in rec and "messages" in rec):
         return "litellm"
     if "stallscan_guard" in rec and "decision" in rec:
