@@ -334,3 +334,50 @@ def test_phoenix_span_json_reads_like_the_otlp_export(captured, tmp_path):
         (2, "dropped_tool_call", True, "recovered"),
         (4, "narrated_intent", True, "recovered"),
     ]
+
+
+def test_system_instructions_error_span_and_conversation_id(tmp_path):
+    def attr(k, v):
+        return {"key": k, "value": {"stringValue": v}}
+
+    t0 = 1_780_308_000 * 10**9
+    ok = {
+        "traceId": "01" * 16,
+        "spanId": "02" * 8,
+        "name": "chat m",
+        "startTimeUnixNano": str(t0),
+        "endTimeUnixNano": str(t0 + 2 * 10**9),
+        "attributes": [
+            attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.conversation.id", "conv-7"),
+            attr("gen_ai.system_instructions", json.dumps([{"type": "text", "content": "Be brief."}])),
+            attr("gen_ai.input.messages", json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])),
+        ],
+    }
+    # a failed request (another trace, same conversation): status ERROR, no output
+    failed = dict(
+        ok,
+        traceId="03" * 16,
+        spanId="04" * 8,
+        startTimeUnixNano=str(t0 + 5 * 10**9),
+        endTimeUnixNano=str(t0 + 6 * 10**9),
+        status={"code": 2, "message": "429 Too Many Requests"},
+    )
+    f = tmp_path / "t.jsonl"
+    f.write_text(
+        "".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [s]}]}]}) + "\n" for s in (ok, failed))
+    )
+    con = connect(":memory:")
+    ingest_paths(con, [str(f)])
+    got = con.execute(
+        "SELECT line, role, text, finish_reason, session_id, meta->>'conversation_by' FROM events ORDER BY seq"
+    ).fetchall()
+    by = "gen_ai.conversation.id"
+    assert got == [
+        (1, "system", "Be brief.", None, "conv-7", by),
+        (1, "user", "hi", None, "conv-7", by),
+        (1, "assistant", None, None, "conv-7", by),
+        (2, "system", "Be brief.", None, "conv-7", by),  # the input holds no assistant message: all of it is new
+        (2, "user", "hi", None, "conv-7", by),
+        (2, "assistant", "429 Too Many Requests", "error", "conv-7", by),
+    ]

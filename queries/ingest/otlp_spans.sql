@@ -11,7 +11,8 @@
 --
 -- An LLM span (gen_ai.operation.name chat / text_completion / generate_content, or openinference.span.kind
 -- LLM, or gen_ai.*.message / gen_ai.choice span events) is one model request. Its messages come from:
---   GenAI attributes   gen_ai.input.messages / gen_ai.output.messages: JSON strings of {role, parts:
+--   GenAI attributes   gen_ai.input.messages / gen_ai.output.messages (and gen_ai.system_instructions, a
+--                      list of parts: a system message before the input): JSON strings of {role, parts:
 --                      [{type: text, content} | {type: tool_call, id, name, arguments} |
 --                      {type: tool_call_response, id, response}], finish_reason}
 --   GenAI span events  gen_ai.{system,user,assistant,tool}.message (input) and gen_ai.choice (output), the
@@ -82,6 +83,7 @@ SELECT a.*,
             THEN coalesce(ot_str(attrs, getvariable('otlp_conversation_attr')),
                           ot_str(rattrs, getvariable('otlp_conversation_attr'))) END AS conv_named,
        ot_str(attrs, 'gen_ai.input.messages') AS in_json,
+       ot_str(attrs, 'gen_ai.system_instructions') AS sys_json,
        ot_str(attrs, 'gen_ai.output.messages') AS out_json,
        lower(coalesce(ot_strs(ot_get(attrs, 'x-initiator'))[1], ot_strs(ot_get(attrs, 'http.request.header.x-initiator'))[1],
                       ot_strs(ot_get(attrs, 'http.request.header.X-Initiator'))[1])) AS initiator,
@@ -109,7 +111,10 @@ CREATE OR REPLACE TEMP TABLE ot_msgs AS
 WITH ga AS (   -- GenAI attributes
     SELECT fid, line, span_no, x.dir, x.i AS idx, x.m
     FROM (SELECT fid, line, span_no,
-                 unnest(list_transform(CASE WHEN json_valid(in_json) THEN json_extract(in_json, '$[*]') ELSE [] END,
+                 -- gen_ai.system_instructions (the system prompt sent apart: a list of parts) as input message 0
+                 unnest(CASE WHEN json_valid(sys_json) AND json_type(sys_json) = 'ARRAY'
+                             THEN [{'dir': 'in', 'i': 0, 'm': json_object('role', 'system', 'parts', sys_json::JSON)}] ELSE [] END
+                        || list_transform(CASE WHEN json_valid(in_json) THEN json_extract(in_json, '$[*]') ELSE [] END,
                                        lambda m, i: {'dir': 'in', 'i': i, 'm': m})
                         || list_transform(CASE WHEN json_valid(out_json) THEN json_extract(out_json, '$[*]') ELSE [] END,
                                           lambda m, i: {'dir': 'out', 'i': i, 'm': m})) AS x
