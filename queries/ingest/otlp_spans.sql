@@ -62,7 +62,11 @@ CREATE OR REPLACE TEMP MACRO ot_openai_calls(tc) AS CASE
 -- one row per span: its place in the line, its attributes and what they say
 CREATE OR REPLACE TEMP TABLE ot_spans AS
 WITH a AS (
-    SELECT f.*, coalesce(f.sp.attributes, []) AS attrs, coalesce(f.res, []) AS rattrs,
+    -- (the span without its attributes, which are kept once, as attrs)
+    SELECT f.fid, f.line, f.span_no, f.scope,
+           {'traceId': f.sp.traceId, 'spanId': f.sp.spanId, 'parentSpanId': f.sp.parentSpanId, 'name': f.sp.name,
+            'events': f.sp.events, 'status': f.sp.status} AS sp,
+           coalesce(f.sp.attributes, []) AS attrs, coalesce(f.res, []) AS rattrs,
            ot_str(f.sp.attributes, 'gen_ai.operation.name') AS op,
            ot_str(f.sp.attributes, 'openinference.span.kind') AS oi_kind,
            len(list_filter(coalesce(f.sp.events, []), lambda e: regexp_full_match(coalesce(e.name, ''),
