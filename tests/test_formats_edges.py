@@ -277,6 +277,9 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("hermes-trajectory", "hermes_traj"),
         ("aider", None),
         ("opencode", "opencode"),
+        ("otlp", "otlp"),
+        ("litellm", "litellm"),
+        ("phoenix", "phoenix_spans"),
     ],
 )
 def test_samples_ingest_cleanly(con, sub, fmt):

@@ -12,7 +12,9 @@ CREATE OR REPLACE TEMP TABLE ul_lib AS
 SELECT f.source_format, unnest(p.kinds) AS kind, p.*
 FROM (SELECT DISTINCT source_format FROM events WHERE role IN ('user', 'tool')) f
 CROSS JOIN prompt_library p
-WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0;
+-- (traces and gateway logs carry any harness's traffic: every harness's entries apply to them, issue 22)
+WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0
+   OR f.source_format IN ('otlp', 'otlp_doc', 'phoenix_spans', 'litellm');
 
 -- every user/tool event with the context some entries need. The trimmed text is kept only where an entry
 -- reads it (messages and queued inputs always: `after` and the queue-copy check read those), the meta only

@@ -53,6 +53,13 @@ def ingest(
         metavar="ZONE",
         help="Zone of timestamps logged without one (Hermes, OpenHands, aider), e.g. Europe/Berlin. Default UTC.",
     ),
+    conversation_attr: str | None = typer.Option(
+        None,
+        "--conversation-attr",
+        metavar="NAME",
+        help="Traces (otlp, litellm) without gen_ai.conversation.id: group requests by this span/resource attribute "
+        "(LiteLLM: metadata key), else by trace. Default: by trace.",
+    ),
     rebuild: bool = typer.Option(
         False,
         "--rebuild",
@@ -78,7 +85,7 @@ def ingest(
         check_db(path)
     con = connect(path, rebuild=rebuild)
     try:
-        res = _run(con, paths, fmt, naive_tz, as_json)
+        res = _run(con, paths, fmt, naive_tz, as_json, conversation_attr)
     except BaseException:
         con.close()
         if not existed:
@@ -120,14 +127,19 @@ def _drop(path: str) -> None:
 
 
 def _run(
-    con: duckdb.DuckDBPyConnection, paths: list[str] | None, fmt: str, naive_tz: str | None, as_json: bool
+    con: duckdb.DuckDBPyConnection,
+    paths: list[str] | None,
+    fmt: str,
+    naive_tz: str | None,
+    as_json: bool,
+    conversation_attr: str | None = None,
 ) -> IngestResult:
     from stallscan.ingest.run import ingest_paths
 
     err = _err_console()
     show_bar = err.is_terminal and not as_json
     if not show_bar:
-        return ingest_paths(con, paths or [], fmt, naive_tz=naive_tz)
+        return ingest_paths(con, paths or [], fmt, naive_tz=naive_tz, conversation_attr=conversation_attr)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
     with Progress(
@@ -141,7 +153,12 @@ def _run(
     ) as bar:
         task = bar.add_task("ingest", total=None)
         return ingest_paths(
-            con, paths or [], fmt, progress=lambda d, t: bar.update(task, completed=d, total=t), naive_tz=naive_tz
+            con,
+            paths or [],
+            fmt,
+            progress=lambda d, t: bar.update(task, completed=d, total=t),
+            naive_tz=naive_tz,
+            conversation_attr=conversation_attr,
         )
 
 

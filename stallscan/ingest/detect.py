@@ -40,6 +40,11 @@ SPECS: dict[str, FormatSpec] = {
     # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
     "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
+    # issue 22: OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
+    "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans")),
+    "otlp_doc": FormatSpec("otlp_doc", whole_file=True, appendable=False, then=("otlp_exports", "otlp_spans")),
+    "phoenix_spans": FormatSpec("phoenix_spans", then=("otlp_spans",)),  # Phoenix span JSON lines
+    "litellm": FormatSpec("litellm"),
 }
 FORMATS = tuple(SPECS)
 
@@ -144,6 +149,7 @@ _SWE_DOC = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_c
 _GEMINI_DOC = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
 _OPENCODE_DOC = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 _OPENCODE_LIST = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"msg_')
+_OTLP_DOC = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 _AIDER_MD = re.compile(rb"^\s*# aider chat started at \d{4}-\d\d-\d\d")
 _AIDER_INPUT = re.compile(rb"^\s*# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\r?\n\+")
 
@@ -181,6 +187,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             rec = None
         if isinstance(rec, dict):
             return None  # one object per line (or one minified document): _classify decides
+        if _OTLP_DOC.match(head):
+            return "otlp_doc"
         if _OPENCODE_DOC.match(head):
             return "opencode"
         if _GEMINI_DOC.match(head):
@@ -191,6 +199,12 @@ def _classify_head(head: bytes, name: str) -> str | None:
 
 
 def _classify(rec: dict[str, Any]) -> str | None:
+    if isinstance(rec.get("resourceSpans"), list):
+        return "otlp"
+    if isinstance(rec.get("context"), dict) and "span_id" in rec["context"] and "span_kind" in rec:
+        return "phoenix_spans"
+    if "standard_logging_object" in rec or ("call_type" in rec and "startTime" in rec and "messages" in rec):
+        return "litellm"
     if "stallscan_guard" in rec and "decision" in rec:
         return "stallscan_guard"
     info = rec.get("info")

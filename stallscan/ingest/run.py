@@ -75,11 +75,15 @@ def ingest_paths(
     fmt: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     naive_tz: str | None = None,
+    conversation_attr: str | None = None,
 ) -> IngestResult:
     """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file).
 
     naive_tz: the zone of timestamps logged without one (Hermes, OpenHands, aider); default UTC.
+    conversation_attr: OTLP traces without gen_ai.conversation.id are grouped by this span (or resource)
+    attribute where set, else by trace (issue 22; LiteLLM payloads: a key of metadata / requester_metadata).
     """
+    con.execute("SET VARIABLE otlp_conversation_attr = ?", [conversation_attr])
     if naive_tz:
         try:
             con.execute("SELECT timezone(?, TIMESTAMP '2020-01-01')", [naive_tz])
