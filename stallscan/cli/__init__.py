@@ -82,6 +82,11 @@ def check_db(path: str) -> None:
         raise InputError(f"no database at {path}", hint=missing_db_hint(path))
     if p.is_dir():
         raise InputError(f"--db {path} is a directory", hint="pass the database file, e.g. --db stallscan.duckdb")
+    if not p.is_file():  # opening a FIFO waits for a writer forever; a device reads forever
+        raise InputError(
+            f"--db {path} is not a regular file (a FIFO, socket or device)",
+            hint="pass the database file, e.g. --db stallscan.duckdb",
+        )
     with open(p, "rb") as fh:
         head = fh.read(16)
     if len(head) >= 12 and head[8:12] != b"DUCK":

@@ -13,7 +13,7 @@ import duckdb
 
 from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store import sql
-from stallscan.store.errors import DatabaseError, DatabaseLocked, SchemaError
+from stallscan.store.errors import DatabaseError, DatabaseLocked, InputError, SchemaError
 
 DEFAULT_DB = "stallscan.duckdb"
 
@@ -45,6 +45,10 @@ def connect(
     target = str(path) if path is not None else default_db_path()
     if read_only and target != ":memory:" and not Path(target).exists():
         raise DatabaseError(f"no database at {target}", hint="run `stallscan ingest PATH` first, or pass --db")
+    if target != ":memory:" and Path(target).exists() and not Path(target).is_file():
+        raise InputError(  # (a FIFO would block the open until a writer comes; a device reads forever)
+            f"database {target} is not a regular file", hint="pass the database file, e.g. --db stallscan.duckdb"
+        )
     try:
         con = duckdb.connect(target, read_only=read_only)
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
