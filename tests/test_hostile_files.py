@@ -165,7 +165,7 @@ def test_db_naming_a_fifo_is_refused(tmp_path):
     """Once a hang: opening a FIFO waits for a writer. The timeout is only a safety net."""
     fifo = tmp_path / "db.fifo"
     os.mkfifo(fifo)
-    for args in (("ingest", str(GOOD)), ("report",), ("sessions",), ("stalls",)):
+    for args in (("ingest", str(GOOD)), ("report",), ("sessions",), ("stalls",), ("check",)):
         p = _cli(*args, "--db", str(fifo))
         assert p.returncode == 3, (args, p.stderr)
         assert p.stderr.startswith("error: ") and "not a regular file" in p.stderr and "Traceback" not in p.stderr

@@ -3,6 +3,7 @@ when a run has something to read). The transaction policy, the staged lines and 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -63,10 +64,11 @@ def run_batches(
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        sql.rollback(con)
         raise
     finally:
-        con.unregister("stage_raw")
+        with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
+            con.unregister("stage_raw")
 
 
 def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
