@@ -71,11 +71,12 @@ def test_name_not_utf8_is_booked_and_the_rest_is_read(tmp_path):
     assert q.returncode == 3 and "bad\\xffname.jsonl" in q.stderr and "Traceback" not in q.stderr
 
 
-def test_first_line_nested_10000_deep_keeps_the_other_lines(con, tmp_path):
+@pytest.mark.parametrize("depth", [10_000, 30_000])  # (30,000: a first line longer than the 64 KiB head)
+def test_first_line_nested_10000_deep_keeps_the_other_lines(con, tmp_path, depth):
     """Once 'unrecognized' as a whole (RecursionError in detection): the valid lines were dropped."""
     good = GOOD.read_bytes()
     f = tmp_path / "deep_first.jsonl"
-    f.write_bytes(b'{"a":' * 10000 + b"1" + b"}" * 10000 + b"\n" + good)
+    f.write_bytes(b'{"a":' * depth + b"1" + b"}" * depth + b"\n" + good)
     res = ingest_paths(con, [str(f)])
     assert res.unrecognized == []
     fmt, status, n_lines, n_rejects, n_events = con.execute(

@@ -152,7 +152,23 @@ def _detect_head(path: Path, head: bytes) -> str | None:
         # one long first record (a 10 MB tool result): read that whole line
         for rec in _records(read_first_line(path), limit=1, cut=False):
             return _classify(rec)
+        # no record (nested deeper than Python decodes, damaged): the records after it decide
+        for rec in _records(_after_first_line(path)):
+            fmt = _classify(rec)
+            if fmt:
+                return fmt
     return None
+
+
+def _after_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
+    """The HEAD bytes that follow a long first line."""
+    compression = compression_of(path)
+    with open_binary(path, compression) as fh:
+        if compression == "none":
+            fh.readline(limit)
+            return fh.read(HEAD)
+        data = read_some(fh, limit + HEAD, compression)[0]
+    return data.split(b"\n", 1)[1][:HEAD] if b"\n" in data else b""
 
 
 def _records(head: bytes, limit: int = 20, cut: bool = True) -> Iterator[dict[str, Any]]:

@@ -1,13 +1,13 @@
 """Errors a user can cause, each with a documented exit code and a hint.
 
-Exit codes (also in README.md):
+Exit codes (also in README.md and docs/errors.md):
   0  success
   1  ingest finished but --strict and some lines were rejected
   2  usage error (bad option, unknown format, nothing to ingest)
-  3  input path missing or unreadable
+  3  input path missing or unreadable (a file name that is not UTF-8, a --db that is a FIFO or device)
   4  database locked by another process
   5  database written by a newer stallscan schema (or not a stallscan database)
-  6  database error (corrupt file, disk full, ...)
+  6  database error: no space left on the disk (disk_full), a damaged database (damaged_db), others
 """
 
 from __future__ import annotations
