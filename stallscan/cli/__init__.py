@@ -5,6 +5,7 @@ Each command group lives in its own module and registers on `app` when imported 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -14,7 +15,7 @@ import typer
 from typer.core import TyperArgument
 
 from stallscan import __version__
-from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError
+from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
 
 
 # Arguments are named by their metavar (SESSION, QUERY, [PATH]...); typer would add a type label such as
@@ -49,10 +50,15 @@ def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
     return fmt
 
 
+_DB: list[str] = []  # the database the command opened (its errors name it)
+
+
 def db_path(db: str | None) -> str:
     from stallscan.store.db import default_db_path
 
-    return db or default_db_path()
+    path = db or default_db_path()
+    _DB.append(path)
+    return path
 
 
 def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -82,13 +88,27 @@ def check_db(path: str) -> None:
         raise InputError(f"no database at {path}", hint=missing_db_hint(path))
     if p.is_dir():
         raise InputError(f"--db {path} is a directory", hint="pass the database file, e.g. --db stallscan.duckdb")
+    if not p.is_file():  # opening a FIFO waits for a writer forever; a device reads forever
+        raise InputError(
+            f"--db {path} is not a regular file (a FIFO, socket or device)",
+            hint="pass the database file, e.g. --db stallscan.duckdb",
+        )
     with open(p, "rb") as fh:
-        head = fh.read(16)
+        head = fh.read(4096)
     if len(head) >= 12 and head[8:12] != b"DUCK":
-        looks = "a transcript" if head.lstrip()[:1] in (b"{", b"[") else "not a DuckDB file"
+        if not head.strip(b"\x00"):  # a zeroed header: a damaged database, not a transcript
+            from stallscan.store.errors import damaged_db
+
+            raise damaged_db("its first block (the file header) is all zero bytes", path)
+        if head.lstrip()[:1] in (b"{", b"["):
+            raise SchemaError(
+                f"{path} is not a stallscan database (a transcript)",
+                hint=f"ingest it into a database: stallscan ingest {path} --db stallscan.duckdb",
+            )
         raise SchemaError(
-            f"{path} is not a stallscan database ({looks})",
-            hint=f"ingest it into a database: stallscan ingest {path} --db stallscan.duckdb",
+            f"{path} is not a stallscan database (not a DuckDB file, or one whose header is damaged)",
+            hint="pass the database file with --db; if this was one, it is damaged: move it aside and ingest the "
+            "transcripts again into a new one",
         )
 
 
@@ -119,6 +139,8 @@ def write_output(text: str, path: str) -> None:
     try:
         p.write_text(text, encoding="utf-8")
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise disk_full(exc.strerror or str(exc), path) from None
         raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
     _err_console().print(f"wrote {path} ({max(1, round(p.stat().st_size / 1024))} KB)", highlight=False)
 
@@ -169,6 +191,8 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
             _err_console().print("interrupted")
             raise typer.Exit(130)
         except OSError as exc:  # a path the user gave: missing folder, permissions, disk full
+            if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or no_space(str(exc)):
+                _fail(disk_full(str(exc), exc.filename if isinstance(exc.filename, str) else None))
             _fail(
                 StallscanError(
                     f"{exc.strerror or type(exc).__name__}: {exc.filename or exc}",
@@ -188,13 +212,7 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
                         exit_code=EXIT_DB,
                     )
                 )
-            _fail(
-                StallscanError(
-                    f"database error: {str(exc).strip().splitlines()[0]}",
-                    hint="re-run with a fresh --db if the file is damaged",
-                    exit_code=EXIT_DB,
-                )
-            )
+            _fail(from_db_error(str(exc), _DB[-1] if _DB else None))
 
     return wrapper
 
@@ -225,4 +243,5 @@ from . import show_cmd  # noqa: E402, F401
 from . import sessions_cmd  # noqa: E402, F401
 from . import guard_cmd  # noqa: E402, F401
 from . import spark_cmd  # noqa: E402, F401
+from . import check_cmd  # noqa: E402, F401
 # isort: on

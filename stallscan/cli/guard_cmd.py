@@ -15,7 +15,7 @@ import typer
 
 from stallscan.store.errors import StallscanError
 
-from . import _guard, app
+from . import JsonOpt, _guard, app, out_format
 from ._lazy import Console, default_db_path
 
 guard_app = typer.Typer(
@@ -64,8 +64,9 @@ def install_cmd(
     from stallscan.guard import install as gi
 
     con = Console()
+    log_path = log or _default_log()
     for h in _harness(claude, codex):
-        ch = gi.install(gi.target(h, scope, project), mode, log or _default_log())
+        ch = gi.install(gi.target(h, scope, project), mode, log_path)
         con.print(f"{h}: {ch.action} {ch.target.path}" + (f" ({ch.note})" if ch.note else ""), highlight=False)
         if ch.diff:
             sys.stdout.write(ch.diff)
@@ -74,6 +75,10 @@ def install_cmd(
                 "codex: hooks need `[features] hooks = true` in config.toml (older releases: codex_hooks), and Codex asks to trust a new hook",
                 highlight=False,
             )
+    if scope == "project":  # the log must not end up in the project's commits
+        note = gi.ignore_log(project, log_path)
+        if note:
+            con.print(f"log: {note}", highlight=False)
 
 
 @guard_app.command("uninstall")
@@ -90,6 +95,12 @@ def uninstall_cmd(
         con.print(f"{h}: {ch.action} {ch.target.path}" + (f" ({ch.note})" if ch.note else ""), highlight=False)
         if ch.diff:
             sys.stdout.write(ch.diff)
+    if scope == "project" and not any(
+        gi.status(gi.target(h, scope, project)).get("installed") for h in gi.HARNESS_NAMES
+    ):
+        note = gi.unignore_log(project)
+        if note:
+            con.print(f"log: {note}", highlight=False)
 
 
 @guard_app.command("status")
@@ -99,11 +110,13 @@ def status_cmd(
     codex: bool = CodexOpt,
     scope: str = ScopeOpt,
     project: str | None = ProjectOpt,
-    out: str = typer.Option("table", "--format", help="table or json."),
+    out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """What is installed where, in which mode, and what the guard log has recorded."""
     from stallscan.guard import install as gi
 
+    out = out_format(out, as_json, ("table", "json"))
     hs = [h for h, on in (("claude", claude), ("codex", codex)) if on] or ["claude", "codex"]
     rows = [gi.status(gi.target(h, scope, project)) for h in hs]
     if out == "json":
@@ -118,10 +131,13 @@ def status_cmd(
             con.print(f"{r['harness']} ({r['scope']}): not installed ({r['file']})", highlight=False)
             continue
         con.print(
-            f"{r['harness']} ({r['scope']}): installed in {r['file']} for {', '.join(r['events'])}, "
-            f"mode {r['mode']}, log {r['log']}",
+            f"{r['harness']} ({r['scope']}): installed in {r['file']} for {', '.join(r['events']) or 'no event'}, "
+            f"mode {r['mode'] or 'observe (the default)'}, "
+            f"log {r['log'] or 'stallscan-guard.jsonl beside the database (the default)'}",
             highlight=False,
         )
-        if r.get("log_records") is not None:
-            dec = ", ".join(f"{k} {v}" for k, v in sorted(r["log_decisions"].items())) or "none"
-            con.print(f"  log: {r['log_records']} decisions ({dec}); last {r['log_last']}", highlight=False)
+        if r.get("log_records"):
+            dec = ", ".join(f"{k} {v}" for k, v in sorted(r["log_decisions"].items()))
+            con.print(f"  log: {r['log_records']} decisions ({dec}); last at {r['log_last']}", highlight=False)
+        elif r.get("log"):
+            con.print("  log: no decision recorded yet", highlight=False)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
+from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError, corrupt, from_db_error, no_space
 
 if TYPE_CHECKING:
     import duckdb
@@ -178,6 +178,8 @@ def sql_cmd(
     try:
         cur = con.execute(query)
     except sys.modules["duckdb"].Error as exc:  # (duckdb is loaded: a connection is open)
+        if corrupt(str(exc)) or no_space(str(exc)):  # the database or the disk, not the query
+            raise from_db_error(str(exc), db_path(db)) from None
         raise StallscanError(
             f"query failed: {str(exc).strip().splitlines()[0]}",
             hint="tables: events, files, skipped, rejects; views: sessions",

@@ -274,3 +274,51 @@ def status(t: Target) -> dict[str, Any]:
         out["log_decisions"] = counts
         out["log_last"] = recs[-1]["time"] if recs else None
     return out
+
+
+GITIGNORE_MARK = "# stallscan guard log (written by `stallscan guard install --scope project`)"
+
+
+def ignore_log(project: str | os.PathLike[str] | None, log: str | os.PathLike[str]) -> str | None:
+    """A project-scope install whose log lies inside the project tree: add the log to the project's
+    .gitignore (under a marker line uninstall removes), so a decision log is never committed by accident.
+    Returns a note for the user, None when nothing was needed."""
+    root = Path(project or os.getcwd()).resolve()
+    path = Path(log).resolve()
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None  # outside the project tree
+    entry = "/" + rel.as_posix()
+    gi = root / ".gitignore"
+    text = gi.read_text(encoding="utf-8") if gi.is_file() else ""
+    if entry in text.splitlines():
+        return None
+    sep = "" if not text or text.endswith("\n") else "\n"
+    gi.write_text(text + sep + GITIGNORE_MARK + "\n" + entry + "\n", encoding="utf-8")
+    return f"added {entry} to {gi}"
+
+
+def unignore_log(project: str | os.PathLike[str] | None) -> str | None:
+    """Remove what ignore_log added to the project's .gitignore (the marker line and the entry after it)."""
+    gi = Path(project or os.getcwd()).resolve() / ".gitignore"
+    if not gi.is_file():
+        return None
+    lines = gi.read_text(encoding="utf-8").splitlines(keepends=True)
+    if not any(ln.rstrip("\n") == GITIGNORE_MARK for ln in lines):
+        return None
+    kept: list[str] = []
+    skip = False
+    for ln in lines:
+        if ln.rstrip("\n") == GITIGNORE_MARK:
+            skip = True
+            continue
+        if skip:
+            skip = False
+            continue
+        kept.append(ln)
+    if kept:
+        gi.write_text("".join(kept), encoding="utf-8")
+    else:
+        gi.unlink()
+    return f"removed the guard log's entry from {gi}"

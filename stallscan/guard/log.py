@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from typing import Any
 
@@ -75,15 +76,38 @@ def record(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def append(path: str | os.PathLike[str], rec: dict[str, Any]) -> dict[str, Any]:
-    line = json.dumps(record(rec), ensure_ascii=False) + "\n"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+class NotRegular(OSError):
+    """The log path names a FIFO, a device, a socket or a directory: never read or written (a FIFO with no
+    reader blocks the open, /dev/zero reads forever)."""
+
+
+def open_regular(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
+    """A descriptor of `path` opened without blocking (O_NONBLOCK: a FIFO never holds the hook), checked to
+    be a regular file; raises OSError (NotRegular) otherwise."""
+    fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0), mode)
     try:
-        os.write(fd, line.encode("utf-8"))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(f"{os.fspath(path)!s} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def append(path: str | os.PathLike[str], rec: dict[str, Any]) -> dict[str, Any]:
+    """Append one record; raises OSError when it could not be written whole (the caller then must not
+    block: the record is what bounds the re-prompts). Text that is not encodable as UTF-8 (a lone UTF-16
+    surrogate in a reply) is written with U+FFFD in its place, so the record is always valid UTF-8 JSON."""
+    line = json.dumps(record(rec), ensure_ascii=False) + "\n"
+    data = line.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace").encode("utf-8")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        if os.write(fd, data) != len(data):
+            raise OSError(f"short write to {os.fspath(path)!s}")
     finally:
         os.close(fd)
-    out: dict[str, Any] = json.loads(line)
+    out: dict[str, Any] = json.loads(data)
     return out
 
 
@@ -95,12 +119,13 @@ def blocks_since(path: str | os.PathLike[str], session: str | None, since: float
     from stallscan.guard.transcript import epoch
 
     try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - tail))
-            lines = fh.read().split(b"\n")[1 if size > tail else 0 :]
+        fd = open_regular(path, os.O_RDONLY)
     except OSError:
         return 0
+    with os.fdopen(fd, "rb") as fh:  # only the tail: the open is checked regular, the read is bounded
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, size - tail))
+        lines = fh.read(tail).split(b"\n")[1 if size > tail else 0 :]
     n = 0
     for ln in lines:
         if b'"block"' not in ln:
@@ -118,16 +143,17 @@ def blocks_since(path: str | os.PathLike[str], session: str | None, since: float
 
 def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a guard log (lines that are not records are skipped)."""
-    out = []
+    out: list[dict[str, Any]] = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for ln in fh:
-                try:
-                    r = json.loads(ln)
-                except ValueError:
-                    continue
-                if isinstance(r, dict) and "stallscan_guard" in r:
-                    out.append(r)
-    except FileNotFoundError:
-        pass
+        fd = open_regular(path, os.O_RDONLY)
+    except OSError:  # missing, or a FIFO / device: no log
+        return out
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+        for ln in fh:
+            try:
+                r = json.loads(ln)
+            except ValueError:
+                continue
+            if isinstance(r, dict) and "stallscan_guard" in r:
+                out.append(r)
     return out

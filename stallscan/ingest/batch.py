@@ -3,6 +3,7 @@ when a run has something to read). The transaction policy, the staged lines and 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -14,7 +15,7 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, _has_companion, _stem, _why, read_errors
-from stallscan.ingest.reader import ReadState, iter_lines, read_whole
+from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
 from stallscan.store import sql, stamps
 
 if TYPE_CHECKING:
@@ -63,10 +64,11 @@ def run_batches(
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        sql.rollback(con)
         raise
     finally:
-        con.unregister("stage_raw")
+        with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
+            con.unregister("stage_raw")
 
 
 def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
@@ -120,7 +122,10 @@ def _ingest_batch(
         fid = len(readable)
         state = ReadState(plan.start_offset, plan.start_line)
         try:
-            if SPECS[plan.fmt].whole_file:
+            array = read_array(con, plan.path, plan.compression, state) if plan.array else None
+            if array is not None:
+                blocks = array
+            elif SPECS[plan.fmt].whole_file:
                 blocks = read_whole(plan.path, plan.compression, state)
             else:
                 blocks = iter_lines(
@@ -183,6 +188,7 @@ def _ingest_batch(
             "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
         )
     sql.run(con, "ingest/ingest_commit")
+    _book_damage(con, batch, states)
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")
     with sql.timed("files rows (file_stats + upsert)"):
@@ -208,6 +214,17 @@ def _ingest_batch(
     con.execute("DROP VIEW IF EXISTS stage_lines")
     stage.table = stage.empty
     return nbytes, sum(r[1] for r in written)
+
+
+def _book_damage(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:
+    """A gzip / zstd stream that stopped decoding: its lines that decoded are read; the line the damage cut
+    and everything after it (which cannot be counted) are one reject with the reason."""
+    for plan, st in zip(batch, states):
+        if st.damaged:
+            excerpt = st.damaged_excerpt.decode("utf-8", errors="backslashreplace") or None
+            con.execute(
+                "INSERT INTO rejects VALUES (?, ?, ?, ?)", [str(plan.path), st.damaged_line, st.damaged, excerpt]
+            )
 
 
 def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str, int]) -> None:

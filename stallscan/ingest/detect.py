@@ -89,21 +89,63 @@ def open_binary(path: Path, compression: str) -> BinaryIO:
     return open(path, "rb")
 
 
+SALVAGE_STEP = 65536  # a damaged compressed stream is read in pieces this size: what decodes before the damage is kept
+
+
+def read_some(fh: BinaryIO, n: int | None, compression: str) -> tuple[bytes, BaseException | None]:
+    """Up to n bytes of a stream, and the error that stopped it early (a truncated or corrupt gzip / zstd
+    stream): the bytes that decoded before the damage are returned with it. A plain file reads in one call.
+    n None: to the end."""
+    if compression == "none":
+        return fh.read(-1 if n is None else n), None
+    parts: list[bytes] = []
+    got = 0
+    read1 = getattr(fh, "read1", fh.read)  # gzip: one inflate step a call, so a raising step loses no output
+    try:
+        while n is None or got < n:
+            piece = read1(SALVAGE_STEP if n is None else min(SALVAGE_STEP, n - got))
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+    except Exception as exc:  # zlib / EOFError / OSError / pyarrow's: the stream is damaged from here on
+        return b"".join(parts), exc
+    return b"".join(parts), None
+
+
 def read_head(path: Path, n: int = 65536) -> bytes:
-    """First n (decompressed) bytes, for format detection."""
-    with open_binary(path, compression_of(path)) as fh:
-        return fh.read(n)
+    """First n (decompressed) bytes, for format detection: of a damaged gzip / zstd stream, what decodes
+    (its damage raises only when nothing at all decodes)."""
+    compression = compression_of(path)
+    with open_binary(path, compression) as fh:
+        data, err = read_some(fh, n, compression)
+    if err is not None and not data:
+        raise err
+    return data
 
 
 def read_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
-    with open_binary(path, compression_of(path)) as fh:
-        return fh.readline(limit) if hasattr(fh, "readline") else fh.read(limit).split(b"\n", 1)[0]
+    compression = compression_of(path)
+    with open_binary(path, compression) as fh:
+        if compression == "none":
+            return fh.readline(limit)
+        return read_some(fh, limit, compression)[0].split(b"\n", 1)[0]
 
 
 def detect_format(path: Path) -> str | None:
     """Return a format name, or None when no known format matches."""
+    return detect(path)[0]
 
+
+def detect(path: Path, forced: str | None = None) -> tuple[str | None, bool]:
+    """The format (`forced`, else detected from content) and whether the file is a JSON array of that line
+    format's records (read as a document: `is_array_document`)."""
     head = read_head(path)
+    fmt = forced or _detect_head(path, head)
+    return fmt, fmt is not None and forced is None and is_array_document(head, fmt)
+
+
+def _detect_head(path: Path, head: bytes) -> str | None:
     fmt = _classify_head(head, path.name)
     if fmt:
         return fmt
@@ -115,7 +157,23 @@ def detect_format(path: Path) -> str | None:
         # one long first record (a 10 MB tool result): read that whole line
         for rec in _records(read_first_line(path), limit=1, cut=False):
             return _classify(rec)
+        # no record (nested deeper than Python decodes, damaged): the records after it decide
+        for rec in _records(_after_first_line(path)):
+            fmt = _classify(rec)
+            if fmt:
+                return fmt
     return None
+
+
+def _after_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
+    """The HEAD bytes that follow a long first line."""
+    compression = compression_of(path)
+    with open_binary(path, compression) as fh:
+        if compression == "none":
+            fh.readline(limit)
+            return fh.read(HEAD)
+        data = read_some(fh, limit + HEAD, compression)[0]
+    return data.split(b"\n", 1)[1][:HEAD] if b"\n" in data else b""
 
 
 def _records(head: bytes, limit: int = 20, cut: bool = True) -> Iterator[dict[str, Any]]:
@@ -178,12 +236,12 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return "cline_api"  # empty or truncated array: the name is all there is
         if lname == "ui_messages.json":
             return "cline_ui"
-        return None
+        return _array_of_records(stripped)
     if stripped.startswith(b"{"):
         first = stripped.split(b"\n", 1)[0]
         try:
             rec = json.loads(first)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deep: the next records decide
             rec = None
         if isinstance(rec, dict):
             return None  # one object per line (or one minified document): _classify decides
@@ -196,6 +254,30 @@ def _classify_head(head: bytes, name: str) -> str | None:
         if _SWE_DOC.match(head) or lname.endswith(".traj"):
             return "swe_agent"
     return None
+
+
+def _array_of_records(head: bytes) -> str | None:
+    """A JSON array whose first element is a record of a line format (a JSONL transcript saved as one
+    array, say): that format. Its elements are read as the file's records (`is_array_document`)."""
+    try:
+        text = head.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        text = head[: exc.start].decode("utf-8")  # a character cut at the head's end
+    at = text.find("[") + 1
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    try:
+        rec, _ = json.JSONDecoder().raw_decode(text, at)
+    except (ValueError, RecursionError):
+        return None
+    fmt = _classify(rec) if isinstance(rec, dict) else None
+    return fmt if fmt is not None and not SPECS[fmt].whole_file else None
+
+
+def is_array_document(head: bytes, fmt: str) -> bool:
+    """A file of a line format whose content is one JSON array (detected by _array_of_records, or forced
+    with --input-format): read as a document, its elements numbered 1.. as lines."""
+    return not SPECS[fmt].whole_file and head.lstrip()[:1] == b"["
 
 
 def _classify(rec: dict[str, Any]) -> str | None:

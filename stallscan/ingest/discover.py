@@ -87,11 +87,32 @@ def discover(paths: list[str]) -> Discovery:
             raise InputError(f"cannot read {raw}: not a regular file or directory (broken link?)")
         else:
             raise InputError(f"no such file or directory: {raw}", hint="check the path")
+    keep = []
     for f in found.files:
-        if not os.access(f, os.R_OK):
+        if not _utf8(str(f)):
+            found.unreadable.append((shown(f), NOT_UTF8))
+        elif not os.access(f, os.R_OK):
             found.unreadable.append((str(f), "permission denied"))
-    found.files = [f for f in found.files if os.access(f, os.R_OK)]
+        else:
+            keep.append(f)
+    found.files = keep
     return found
+
+
+NOT_UTF8 = "file name is not valid UTF-8 (the database keeps paths as text): rename it to read it"
+
+
+def _utf8(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8, kept by Python as a lone surrogate
+        return False
+    return True
+
+
+def shown(p: str | Path) -> str:
+    """A path as text that can be printed and stored: bytes that are not UTF-8 shown as \\xNN."""
+    return os.fsencode(p).decode("utf-8", errors="backslashreplace")
 
 
 def _absolute(p: Path) -> Path:
@@ -100,7 +121,7 @@ def _absolute(p: Path) -> Path:
 
 def _walk(root: Path, found: Discovery) -> list[Path]:
     def onerror(err: OSError) -> None:
-        found.unreadable.append((err.filename or str(root), err.strerror or "unreadable"))
+        found.unreadable.append((shown(err.filename or str(root)), err.strerror or "unreadable"))
 
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from stallscan.ingest.detect import SPECS, compression_of, detect_format
+from stallscan.ingest.detect import SPECS, compression_of, detect, detect_format
 
 if TYPE_CHECKING:
     from stallscan.ingest.run import IngestResult
@@ -44,6 +44,7 @@ class FilePlan:
     ctx_model: str | None = None
     ctx_turn: str | None = None
     chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
+    array: bool = False  # a line format's records saved as one JSON array: elements numbered 1.. as lines
 
 
 def _known(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
@@ -81,13 +82,14 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
     known = _known(con)
     plans = []
     for path in files:
+        array = False
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind, array = (fmt, False) if fmt != "auto" else detect(path)
         except read_errors() as exc:
             res.unreadable.append((str(path), _why(exc)))
             continue
-        except RecursionError:  # first records nested deeper than Python's json can decode: not a transcript
+        except RecursionError:  # (detection skips records nested deeper than Python's json decodes)
             kind = None
         row = known.get(str(path))
         if _unchanged(row, kind, st):
@@ -99,9 +101,10 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
                 res.unrecognized.append(str(path))
             _record_unrecognized(con, path, st, status)
             continue
-        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
+        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime, array=array)
         if (
-            row
+            not array
+            and row
             and row[1] == kind
             and plan.compression == "none"
             and SPECS[kind].appendable

@@ -11,12 +11,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
 import pyarrow as pa
 
-from stallscan.ingest.detect import open_binary
+from stallscan.ingest.detect import open_binary, read_some
+
+if TYPE_CHECKING:
+    import duckdb
 
 BLOCK = 64 * 1024 * 1024  # bytes read per block
 
@@ -24,7 +27,7 @@ BLOCK = 64 * 1024 * 1024  # bytes read per block
 def read_whole(path: Path, compression: str, state: ReadState) -> Iterator[LineBlock]:
     """A one-document file (JSON array / object) as a single block holding one 'line' (the document)."""
     with open_binary(path, compression) as fh:
-        data = fh.read()
+        data, _ = read_some(fh, None, compression)  # a damaged stream: what decodes (the document's parse rejects it)
     state.consumed_bytes = len(data)
     state.consumed_lines = 1 if data.strip() else 0
     if data.strip():
@@ -65,6 +68,9 @@ class ReadState:
     pending_bytes: int = 0  # an unterminated last line that did not parse: left for the next ingest
     more: bool = False  # stopped at max_bytes: the rest of the file is read by a continuation pass
     line_offsets: list[np.ndarray] = field(default_factory=list)  # arrays of line-start offsets, per block
+    damaged: str | None = None  # a gzip / zstd stream that stopped decoding: why (the rest is one reject)
+    damaged_line: int = 0  # the reject's line: the line the damage cut (or the one after the last read)
+    damaged_excerpt: bytes = b""  # the decoded start of that cut line
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:
@@ -93,7 +99,12 @@ def iter_lines(
         first = True
         step = min(BLOCK, max_bytes) if max_bytes else BLOCK
         while True:
-            chunk = fh.read(step)
+            chunk, err = read_some(fh, step, compression)
+            if err is not None:  # a damaged gzip / zstd stream: keep what decoded, book the rest as one reject
+                state.damaged = (
+                    f"{compression} stream damaged after {pos + len(carry) + len(chunk)} decoded bytes: "
+                    + (str(err).strip().split("\n")[0] or type(err).__name__)
+                )
             if first and skip_leading_newline and chunk[:1] == b"\n":
                 chunk = chunk[1:]
                 pos += 1
@@ -105,6 +116,8 @@ def iter_lines(
             nl = _newlines(arr)
             if len(nl) == 0:
                 carry = data
+                if state.damaged:
+                    break
                 continue
             starts = np.empty(len(nl) + 1, dtype=np.int64)
             starts[0] = 0
@@ -119,9 +132,15 @@ def iter_lines(
             state.consumed_lines = line_no - 1
             state.ends_newline = True
             yield block
+            if state.damaged:
+                break
             if max_bytes is not None and pos - state.start_offset >= max_bytes:
                 state.more = True
                 return
+    if state.damaged:  # the cut line and whatever followed it: one reject at the cut line's number
+        state.damaged_line, state.damaged_excerpt = line_no, carry[:120]
+        state.consumed_bytes, state.consumed_lines = pos + len(carry), line_no
+        return
     if carry:
         if _parses(carry):
             starts = np.array([0, len(carry)], dtype=np.int64)
@@ -139,6 +158,35 @@ def iter_lines(
     elif not state.consumed_bytes:
         state.consumed_bytes = pos
         state.consumed_lines = state.start_line - 1
+
+
+def read_array(
+    con: duckdb.DuckDBPyConnection, path: Path, compression: str, state: ReadState
+) -> Iterator[LineBlock] | None:
+    """A line format's records saved as one JSON array: its elements as lines 1.. (each as DuckDB writes
+    the element back, minified), in one DuckDB pass. None when the file is not one valid JSON array (cut
+    while written, two arrays, ...): it is then read line by line like any file of its format."""
+    with open_binary(path, compression) as fh:
+        data, err = read_some(fh, None, compression)
+    if err is not None:
+        return None
+    doc = "(SELECT try(decode($b::BLOB)) AS d)"
+    q = f"SELECT CASE WHEN json_valid(d) THEN json_type(d) = 'ARRAY' ELSE false END FROM {doc}"
+    ok = con.execute(q, {"b": data})
+    if not ok.fetchall()[0][0]:
+        return None
+    elements = con.sql(
+        "SELECT encode(x.e::VARCHAR) AS raw FROM (SELECT unnest(list_transform(json_extract(d, '$[*]'), "
+        f"lambda e, i: {{'i': i, 'e': e}})) AS x FROM {doc}) ORDER BY x.i",
+        params={"b": data},
+    ).to_arrow_table()
+    raw = elements.column("raw").combine_chunks().cast(pa.large_binary()) if elements.num_rows else None
+    state.consumed_bytes, state.consumed_lines, state.ends_newline = len(data), elements.num_rows, True
+    if raw is None:
+        return iter(())
+    offsets = np.zeros(len(raw), dtype=np.int64)  # elements have no byte offsets of their own
+    state.line_offsets.append(offsets)
+    return iter([LineBlock(first_line=1, raw=cast(pa.LargeBinaryArray, raw), offsets=offsets)])
 
 
 def _block(data: bytes, starts: np.ndarray, line_no: int, pos: int) -> LineBlock:

@@ -115,7 +115,7 @@ def _incremental(
                     con.execute(f"DELETE FROM main.{t} WHERE event_id NOT IN (SELECT event_id FROM main.events)")
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            sql.rollback(con)
             raise
     finally:
         con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")

@@ -13,7 +13,7 @@ import duckdb
 
 from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store import sql
-from stallscan.store.errors import DatabaseError, DatabaseLocked, SchemaError
+from stallscan.store.errors import DatabaseError, DatabaseLocked, InputError, SchemaError, damaged_db
 
 DEFAULT_DB = "stallscan.duckdb"
 
@@ -45,11 +45,17 @@ def connect(
     target = str(path) if path is not None else default_db_path()
     if read_only and target != ":memory:" and not Path(target).exists():
         raise DatabaseError(f"no database at {target}", hint="run `stallscan ingest PATH` first, or pass --db")
+    if target != ":memory:" and Path(target).exists() and not Path(target).is_file():
+        raise InputError(  # (a FIFO would block the open until a writer comes; a device reads forever)
+            f"database {target} is not a regular file", hint="pass the database file, e.g. --db stallscan.duckdb"
+        )
     try:
         con = duckdb.connect(target, read_only=read_only)
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
         raise _io_error(target, exc) from None
     except duckdb.Error as exc:
+        if "corrupt" in str(exc).lower() or "checksum" in str(exc).lower():
+            raise damaged_db(_first_line(exc), target) from None
         raise DatabaseError(
             f"cannot open database {target}: {_first_line(exc)}",
             hint="is it a DuckDB file written by stallscan? use another --db",
@@ -77,7 +83,7 @@ def connect(
             )
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            sql.rollback(con)
             raise
     return con
 
@@ -189,6 +195,8 @@ def _io_error(target: str, exc: Exception) -> Exception:
         return DatabaseLocked(
             f"database {target} is locked by {who}", hint="wait for that stallscan to finish, or use another --db"
         )
+    if "not a valid duckdb database" in msg.lower():
+        return damaged_db(_first_line(exc) + " (a damaged header, or not a database)", target)
     return DatabaseError(
         f"cannot open database {target}: {_first_line(exc)}", hint="check the path and its permissions"
     )

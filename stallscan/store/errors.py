@@ -1,16 +1,19 @@
 """Errors a user can cause, each with a documented exit code and a hint.
 
-Exit codes (also in README.md):
+Exit codes (also in README.md and docs/errors.md):
   0  success
   1  ingest finished but --strict and some lines were rejected
   2  usage error (bad option, unknown format, nothing to ingest)
-  3  input path missing or unreadable
+  3  input path missing or unreadable (a file name that is not UTF-8, a --db that is a FIFO or device)
   4  database locked by another process
   5  database written by a newer stallscan schema (or not a stallscan database)
-  6  database error (corrupt file, disk full, ...)
+  6  database error: no space left on the disk (disk_full), a damaged database (damaged_db), others
 """
 
 from __future__ import annotations
+
+import os
+import re
 
 EXIT_OK = 0
 EXIT_REJECTS = 1
@@ -48,3 +51,59 @@ class SchemaError(StallscanError):
 
 class DatabaseError(StallscanError):
     exit_code = EXIT_DB
+
+
+_NO_SPACE = ("no space left on device", "disk full", "not enough space", "file too large")
+_CORRUPT = ("corrupt database file", "checksum", "invalid block", "failed to read block")
+_WRITE_PATH = re.compile(r'(?:write|open|create|extend|truncate) file \\?"([^"\\]+)', re.IGNORECASE)
+
+
+def no_space(message: str) -> bool:
+    low = message.lower()
+    return any(k in low for k in _NO_SPACE)
+
+
+def corrupt(message: str) -> bool:
+    low = message.lower()
+    return any(k in low for k in _CORRUPT)
+
+
+def disk_full(message: str, path: str | None = None) -> StallscanError:
+    """A write that ran out of space (ENOSPC, or the file size limit): the disk, not the database, is at
+    fault, and what was committed before is intact."""
+    where = path
+    if where is None:
+        m = _WRITE_PATH.search(message)
+        where = m.group(1) if m else None
+    folder = os.path.dirname(os.path.abspath(where)) if where else None
+    first = message.strip().splitlines()[0] if message.strip() else "no space left on device"
+    return StallscanError(
+        f"no space left to write{' in ' + folder if folder else ''}: {first}",
+        hint=(f"free space on that disk (df -h {folder})" if folder else "free space on the disk")
+        + ", or write to another disk; the database keeps everything committed before: then re-run the command",
+        exit_code=EXIT_DB,
+    )
+
+
+def damaged_db(message: str, db: str | None) -> StallscanError:
+    first = message.strip().splitlines()[0] if message.strip() else "damaged"
+    name = db or "the database"
+    return DatabaseError(
+        f"database {name} is damaged: {first}",
+        hint=f"`stallscan check --db {name}` reads every block and says which table; the database holds only what "
+        f"ingest derived from the transcripts: move it aside and ingest again (mv {name} {name}.damaged && "
+        f"stallscan ingest PATH --db {name})",
+    )
+
+
+def from_db_error(message: str, db: str | None = None) -> StallscanError:
+    """A DuckDB error as the user error it is: a full disk, a damaged database, or another database error."""
+    if no_space(message):
+        return disk_full(message)
+    if corrupt(message):
+        return damaged_db(message, db)
+    first = message.strip().splitlines()[0] if message.strip() else "unknown"
+    return DatabaseError(
+        f"database error: {first}",
+        hint="if the database file may be damaged, `stallscan check` reads every block and says what to do",
+    )

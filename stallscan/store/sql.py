@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -17,6 +18,23 @@ import duckdb
 # $STALLSCAN_PROFILE=1: every statement run() executes, and every timed() step, adds its wall seconds
 # here under "stage/name#i" (statement i of the file) or the step's label; report() prints them to stderr
 PROFILE: dict[str, list[float]] | None = {} if os.environ.get("STALLSCAN_PROFILE") else None
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """ROLLBACK after a failed statement without hiding its error: once a write failed (a full disk, say)
+    DuckDB may have no transaction left or have invalidated the connection, and the ROLLBACK's own error
+    ("cannot rollback - no transaction is active") would replace the real cause."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def after_failure(con: duckdb.DuckDBPyConnection, statement: str, failed: bool) -> None:
+    """A clean-up statement of a `finally:`; when the block failed, its own error must not hide the first."""
+    try:
+        con.execute(statement)
+    except duckdb.Error:
+        if not failed:
+            raise
 
 
 @contextmanager
