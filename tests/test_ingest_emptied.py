@@ -44,7 +44,10 @@ def _derived(con) -> dict[str, tuple[int, int]]:
 
 
 def _rows_of(con, path) -> int:
-    return sum(con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchone()[0] for t in ("events", "skipped", "rejects"))
+    return sum(
+        con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchone()[0]
+        for t in ("events", "skipped", "rejects")
+    )
 
 
 @pytest.mark.parametrize("how", ["truncate", "rewrite"])
@@ -59,8 +62,12 @@ def test_emptied_file_loses_its_rows_and_derived_tables_follow(tmp_path, monkeyp
     _replay(con)
     before = _rows_of(con, victim)
     assert before > 0
-    sessions = {r[0] for r in con.execute("SELECT DISTINCT session_id FROM events WHERE file = ?", [str(victim)]).fetchall()}
-    assert con.execute("SELECT count(*) FROM turns WHERE session_id IN (SELECT unnest(?))", [list(sessions)]).fetchone()[0]
+    sessions = {
+        r[0] for r in con.execute("SELECT DISTINCT session_id FROM events WHERE file = ?", [str(victim)]).fetchall()
+    }
+    assert con.execute(
+        "SELECT count(*) FROM turns WHERE session_id IN (SELECT unnest(?))", [list(sessions)]
+    ).fetchone()[0]
 
     victim.write_bytes(b"" if how == "truncate" else b"this is a plain text note now\nnot a transcript\n")
     res = ingest_paths(con, [str(logs)])
@@ -76,7 +83,9 @@ def test_emptied_file_loses_its_rows_and_derived_tables_follow(tmp_path, monkeyp
     _replay(fresh)
     assert snapshot(con) == snapshot(fresh)
     assert _derived(con) == _derived(fresh)
-    assert not con.execute("SELECT count(*) FROM turns WHERE session_id IN (SELECT unnest(?))", [list(sessions)]).fetchone()[0]
+    assert not con.execute(
+        "SELECT count(*) FROM turns WHERE session_id IN (SELECT unnest(?))", [list(sessions)]
+    ).fetchone()[0]
 
     again = ingest_paths(con, [str(logs)])  # booked: the next run finds it unchanged and removes nothing
     assert again.emptied == [] and again.unchanged == again.files
