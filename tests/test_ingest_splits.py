@@ -125,9 +125,24 @@ def _dest(base: Path, src: Path) -> Path:
     return base / str(corpus().index(src)) / src.name
 
 
+def kind_of(src: Path) -> str:
+    """The corpus folder a file is in (real/<harness> or sample_logs/<harness>): one per format, mostly."""
+    root = _real_root() if _real_root() in src.parents else SAMPLES
+    return f"{'real' if root != SAMPLES else 'sample'}/{src.relative_to(root).parts[0]}"
+
+
+@cache
+def by_kind() -> dict[str, tuple[Path, ...]]:
+    out: dict[str, list[Path]] = {}
+    for p in corpus():
+        out.setdefault(kind_of(p), []).append(p)
+    return {k: tuple(v) for k, v in sorted(out.items())}
+
+
 @st.composite
 def splits(draw):
-    src = draw(st.sampled_from(corpus()))
+    kind = draw(st.sampled_from(sorted(by_kind())))  # each folder as likely as any other, whatever its size
+    src = draw(st.sampled_from(by_kind()[kind]))
     data = src.read_bytes()
     lines = [i + 1 for i, b in enumerate(data) if b == 10] or [0]
     point = st.one_of(st.sampled_from(lines), st.integers(0, len(data)))  # a line boundary or any byte
@@ -143,7 +158,7 @@ def base(tmp_path_factory):
     return tmp_path_factory.mktemp("splits")
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=splits())
 def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
     src, cuts, chunk = case
@@ -177,7 +192,7 @@ def sweep(base: Path, monkeypatch, per_file: int = 24) -> dict[str, list[int]]:
         lines = [i + 1 for i, b in enumerate(data) if b == 10][:-1] or [len(data) // 2]
         step = max(1, len(lines) // per_file)
         want = one_shot(src, _dest(base, src))
-        kind = src.relative_to(_real_root() if _real_root() in src.parents else SAMPLES).parts[0]
+        kind = kind_of(src)
         for cut in lines[::step]:
             got = ingest_in_parts(src, _dest(base, src), [cut], max(len(data) // 4, 4096), monkeypatch)
             t = tally.setdefault(kind, [0, 0])
