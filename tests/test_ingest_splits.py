@@ -9,7 +9,8 @@ ingest of the whole file at once into a fresh database. The expected side is tha
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
 Default tier: a bounded number of hypothesis examples. `-m slow`: the sweep, every line boundary of
-every small file and evenly spaced boundaries of the big ones, each with a small chunk size.
+files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
+with a chunk of a quarter of the file.
 """
 
 from __future__ import annotations
@@ -183,7 +184,21 @@ def test_codex_tokens_survive_a_second_pass(base, monkeypatch):
             assert differences(ingest_in_parts(src, dest, cuts, None, monkeypatch), want) == [], (src, cuts)
 
 
-def sweep(base: Path, monkeypatch, per_file: int = 24) -> dict[str, list[int]]:
+def test_formats_read_whole_are_never_cut_at_a_chunk(base, monkeypatch):
+    """aider and gemini_cli files cannot be read on from a line (appendable=False): a chunk boundary must
+    not cut them either (their session header and start time were lost past the first chunk)."""
+    picked = [p for p in corpus() if kind_of(p) in ("real/aider", "real/gemini-cli") and p.suffix != ".json"]
+    if not picked:
+        pytest.skip("no aider / gemini_cli files in the corpus")
+    for src in picked:
+        data = src.read_bytes()
+        mid = data.rfind(b"\n", 0, len(data) // 2) + 1
+        want = one_shot(src, _dest(base, src))
+        got = ingest_in_parts(src, _dest(base, src), [mid], max(len(data) // 4, 1024), monkeypatch)
+        assert differences(got, want) == [], src
+
+
+def sweep(base: Path, monkeypatch, per_file: int = 8, log=None) -> dict[str, list[int]]:
     """Every line boundary of files with at most `per_file` lines, `per_file` evenly spaced ones of the
     others, one cut each, with a chunk of a quarter of the file. Returns format dir -> [tries, survived]."""
     tally: dict[str, list[int]] = {}
@@ -197,14 +212,19 @@ def sweep(base: Path, monkeypatch, per_file: int = 24) -> dict[str, list[int]]:
             got = ingest_in_parts(src, _dest(base, src), [cut], max(len(data) // 4, 4096), monkeypatch)
             t = tally.setdefault(kind, [0, 0])
             t[0] += 1
-            t[1] += not differences(got, want)
+            lost = differences(got, want)
+            t[1] += not lost
+            if lost and log:
+                log(f"lost {lost} at byte {cut} of {src}")
+        if log:
+            log(f"{kind}: {tally[kind]} after {src.name}")
     return tally
 
 
 @pytest.mark.slow
 def test_sweep_every_file_at_many_cut_points(base, monkeypatch, capsys):
-    tally = sweep(base, monkeypatch)
     with capsys.disabled():
+        tally = sweep(base, monkeypatch, per_file=int(os.environ.get("STALLSCAN_SWEEP_CUTS") or 8), log=print)
         for kind, (tries, ok) in sorted(tally.items()):
             print(f"{kind:24} tries {tries:5}  survived {ok:5}  lost {tries - ok:5}")
     assert all(ok == tries for tries, ok in tally.values()), tally

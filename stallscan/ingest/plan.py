@@ -101,7 +101,9 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
             if removed:
                 res.emptied.append((str(path), status, removed))
             continue
-        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime)
+        # a format that cannot be read on from a line (appendable=False: aider, gemini_cli) is read in one
+        # pass: a chunk boundary is such a resume point too (its session header / ids would be lost there)
+        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime, chunked=SPECS[kind].appendable)
         if (
             row
             and row[1] == kind
