@@ -110,3 +110,23 @@ def test_truncated_file_through_the_cli(tmp_path):
     con = connect(str(db), read_only=True)
     assert _rows_of(con, t) == 0
     assert accounting_errors(con) == []
+
+
+def test_session_spread_over_files_is_renumbered(tmp_path):
+    """A session whose events are in two files: emptying one leaves the other's events numbered 1..n, as a
+    fresh ingest numbers them (seq follows the files' first times)."""
+    from tests.conftest import claude_line, write_lines
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_lines(logs / "a.jsonl", [claude_line("user", 1), claude_line("assistant", 2)])
+    write_lines(logs / "b.jsonl", [claude_line("user", 3), claude_line("assistant", 4)])
+    con = connect(":memory:")
+    ingest_paths(con, [str(logs)])
+    assert con.execute("SELECT count(DISTINCT file), max(seq) FROM events WHERE session_id = 's1'").fetchone() == (2, 4)
+    (logs / "a.jsonl").write_bytes(b"")
+    assert ingest_paths(con, [str(logs)]).emptied == [(str(logs / "a.jsonl"), "empty", 2)]
+    fresh = connect(":memory:")
+    ingest_paths(fresh, [str(logs)])
+    assert snapshot(con) == snapshot(fresh)
+    assert con.execute("SELECT list(seq ORDER BY line) FROM events").fetchone()[0] == [1, 2]

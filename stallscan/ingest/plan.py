@@ -148,19 +148,15 @@ def _record_unrecognized(
     if not had_rows:
         con.execute(_BOOK, [str(path), compression_of(path), st.st_size, st.st_mtime, status])
         return 0
-    from stallscan.store import stamps
+    from stallscan.store import sql, stamps
 
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE emptied AS SELECT DISTINCT session_id FROM events WHERE file = ?", [str(path)]
-        )
         removed = sum(
             int(cast("tuple[int]", con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchone())[0])
             for t in ("events", "skipped", "rejects")
         )
-        for t in ("events", "skipped", "rejects"):
-            con.execute(f"DELETE FROM {t} WHERE file = ?", [str(path)])
+        sql.run(con, "ingest/remove_file", {"file": str(path)})
         con.execute(_BOOK, [str(path), compression_of(path), st.st_size, st.st_mtime, status])
         stamps.record_changes(con, "SELECT session_id FROM emptied")
         con.execute("COMMIT")
