@@ -1,12 +1,13 @@
 """Fault run for issue 24's "data that doubles, stays stale, or loses fields": tries / survived / lost.
 
-    python bench/fault_lost_data.py [--real ../shared/data/real] [--only kills,reexports,emptied]
+    python bench/fault_lost_data.py [--real ../shared/data/real] [--only kills,timed,reexports,emptied]
 
 * kills: an export (sample logs, partitioned one way) over an older one (another database, another
   partitioning), SIGKILLed at every failpoint ($STALLSCAN_EXPORT_FAILPOINT, no timing). Survived: every
   table folder reads whole in pyarrow, polars and DuckDB (hive on and off) as the old export or the new
   one; with a manifest, `report --from-parquet` reads it and its row counts are the files'; without one,
   it refuses with exit 3; the next export ends equal to the database.
+* timed: the same kill at moments spread over an export's measured run time (lands anywhere).
 * reexports: every pair of partitionings, each after an export of the bigger or the smaller database.
   Survived: every reader counts the database's rows, and `report --from-parquet` works.
 * emptied: every real file truncated to 0 bytes, and rewritten as plain text, in an ingested copy of the
@@ -130,6 +131,54 @@ def kills(tmp: Path, dbs) -> tuple[int, int]:
     return tries, ok
 
 
+def timed_kills(tmp: Path, dbs, n: int = 12) -> tuple[int, int]:
+    """Kills at moments spread over an export's run time (not deterministic: the failpoints above are the
+    test; these land anywhere, e.g. inside a COPY that is writing a parquet file)."""
+    import time
+
+    (big, old), (small, new) = dbs["big"], dbs["small"]
+    probe = tmp / "probe"
+    t0 = time.perf_counter()
+    export(probe, small, "session_bucket")
+    took = time.perf_counter() - t0
+    tries = ok = 0
+    for i in range(n):
+        out = tmp / f"tkill-{i}"
+        export(out, big, "source_format")
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "stallscan",
+                "export",
+                str(out),
+                "--db",
+                str(small),
+                "--partition-by",
+                "session_bucket",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(took * (i + 0.5) / n)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        got = reads(out)
+        whole = got is not None and all(got[t] in ({old[t]}, {new[t]}) for t in TABLES)
+        rep = cli("report", "--from-parquet", str(out))
+        m = out / "_stallscan_layout.json"
+        if m.exists():
+            rows = json.loads(m.read_text())["tables"]
+            checked = rep.returncode == 0 and got is not None and all(got[t] == {rows[t]["rows"]} for t in TABLES)
+        else:
+            checked = rep.returncode == 3
+        export(out, small, "session_bucket")
+        tries += 1
+        ok += whole and checked and complete(out, new)
+        shutil.rmtree(out)
+    return tries, ok
+
+
 def reexports(tmp: Path, dbs) -> tuple[int, int]:
     tries = ok = 0
     for (a, b), (x, y) in itertools.product(itertools.product(PARTS, PARTS), [("big", "small"), ("small", "big")]):
@@ -195,15 +244,17 @@ def emptied(tmp: Path, real: Path) -> tuple[int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--real", default=str(ROOT.parent / "shared" / "data" / "real"))
-    ap.add_argument("--only", default="kills,reexports,emptied")
+    ap.add_argument("--only", default="kills,timed,reexports,emptied")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        dbs = databases(tmp) if only & {"kills", "reexports"} else {}
+        dbs = databases(tmp) if only & {"kills", "timed", "reexports"} else {}
         rows = []
         if "kills" in only:
             rows.append(("kills during export", *kills(tmp, dbs)))
+        if "timed" in only:
+            rows.append(("kills at timed moments", *timed_kills(tmp, dbs)))
         if "reexports" in only:
             rows.append(("re-exports", *reexports(tmp, dbs)))
         if "emptied" in only:
