@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -20,6 +21,7 @@ from typing import Any, cast
 import duckdb
 
 from stallscan import SCHEMA_VERSION, __version__
+from stallscan import export_files as files
 from stallscan.store.errors import InputError, StallscanError
 
 # table -> how to make sure it exists (module, function) before exporting it
@@ -37,7 +39,14 @@ LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misre
 LAYOUT_FILE = "_stallscan_layout.json"
 DEFAULT_BUCKETS = 64
 SESSION_BUCKET = "(md5_number(session_id) % {b})::INTEGER"  # stable across DuckDB versions (md5, not hash())
-DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
+DEFAULT_TABLES = (
+    "events",
+    "user_labels",
+    "turn_boundaries",
+    "rounds",
+    "stalls",
+    "turns",
+)  # what report --from-parquet reads
 TEXT_COLUMNS = {
     "events": ("text", "tool_calls"),
     "rejects": ("excerpt",),
@@ -123,16 +132,24 @@ def export_tables(
                 hint="e.g. source_format, session_bucket (keeps each session in one partition) or date (the UTC day of ts)",
             )
     out.mkdir(parents=True, exist_ok=True)
+    from stallscan.store.stamps import events_version
+
+    files.clear_leftovers(out)  # staging folders of exports that were killed
+    gen = files.generation()
+    stage = out / f"{files.NEW}{gen}"
+    stage.mkdir()
     results = []
     manifest: dict[str, Any] = {
         "layout_version": LAYOUT_VERSION,
         "schema_version": SCHEMA_VERSION,
         "writer": f"stallscan {__version__}",
+        "generation": gen,
         "buckets": int(buckets),
         "session_bucket": SESSION_BUCKET.format(b=int(buckets)),
         "tables": {},
     }
-    for table in tables:
+    version = events_version(con)
+    for n, table in enumerate(tables, 1):
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
         parts = [
@@ -144,11 +161,11 @@ def export_tables(
             select = f"SELECT *, CAST(ts AS DATE) AS date FROM ({select})"
         if parts and "session_bucket" in parts:
             select = f"SELECT *, {SESSION_BUCKET.format(b=int(buckets))} AS session_bucket FROM ({select})"
-        target = out / table
+        target = stage / table  # built beside the target, swapped in whole once every table is written
         if parts:
             con.execute(
                 f"COPY ({select}) TO '{_q(str(target))}' (FORMAT parquet, COMPRESSION zstd, "
-                f"PARTITION_BY ({', '.join(parts)}), OVERWRITE_OR_IGNORE true)"
+                f"PARTITION_BY ({', '.join(parts)}))"
             )
         else:
             target.mkdir(parents=True, exist_ok=True)
@@ -162,27 +179,42 @@ def export_tables(
                     f"SELECT count(*) FROM (SELECT session_id FROM ({select}) GROUP BY session_id "
                     f"HAVING count(DISTINCT ({', '.join(parts)})) > 1)"
                 ).fetchall()[0][0]
-        results.append(ExportResult(table, str(target), rows, parts, split))
+        results.append(ExportResult(table, str(out / table), rows, parts, split))
         manifest["tables"][table] = {
             "columns": {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()},
             "partitioned_by": parts,
             "rows": rows,
             "sessions_split": split,
             "redact": redact,
+            "generation": gen,
+            "events_version": version,
+            "files": files.describe(target),
         }
-    _write_manifest(out, manifest)
+        files.failpoint("staged", n)
+    _swap(out, stage, manifest)
     return results
 
 
-def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    """Merge into an existing manifest (exports of other tables into the same folder keep theirs)."""
+def _swap(out: Path, stage: Path, manifest: dict[str, Any]) -> None:
+    """Swap the staged tables in, then write the manifest, merged into the old one (exports of other tables
+    into the same folder keep theirs). The old manifest goes first: between the swaps the folder has none
+    (a reader that checks it refuses), never one that describes files no longer there."""
     path = out / LAYOUT_FILE
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         old = {}
-    tables = {**(old.get("tables") or {}), **manifest["tables"]}
-    path.write_text(json.dumps({**manifest, "tables": tables}, indent=2) + "\n", encoding="utf-8")
+    kept = {t: e for t, e in (old.get("tables") or {}).items() if t not in manifest["tables"] and (out / t).exists()}
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    trash = out / f"{files.OLD}{manifest['generation']}"
+    for n, table in enumerate(manifest["tables"], 1):
+        files.swap_in(out, stage, trash, table)
+        files.failpoint("swapped", n)
+    files.write_manifest(out, {**manifest, "tables": {**kept, **manifest["tables"]}}, LAYOUT_FILE)
+    files.failpoint("manifest", 1)
+    shutil.rmtree(trash, ignore_errors=True)
+    shutil.rmtree(stage, ignore_errors=True)
 
 
 def _select(table: str, cols: list[str], redact: str) -> str:
@@ -235,16 +267,23 @@ def connect_parquet(
 
     root = Path(out_dir)
     manifest: dict[str, Any] = {}
+    layout: dict[str, Any] | None = None
     for name in ("_stallscan.json", LAYOUT_FILE):
         with contextlib.suppress(OSError, ValueError):
-            manifest = {**json.loads((root / name).read_text(encoding="utf-8")), **manifest}
+            got = json.loads((root / name).read_text(encoding="utf-8"))
+            manifest = {**got, **manifest}
+            layout = got if name == LAYOUT_FILE else layout
     missing = [t for t in REPLAYED if not _parquet_files(root / t)]
     if missing:
         raise StallscanError(
             f"{root} lacks replayed table(s): {', '.join(missing)}",
-            hint="point at the OUTPUT of `stallscan spark replay`, or export those tables",
+            hint="point at the OUTPUT of `stallscan spark replay`, or export those tables (the default "
+            f"--tables of `stallscan export` are these: {', '.join(DEFAULT_TABLES)})",
         )
     ev = Path(events) if events else root / "events"
+    if layout is not None or not (root / "_stallscan.json").exists():  # an export folder: check its manifest
+        read = [*REPLAYED, *(t for t in ("files", "skipped", "rejects") if _parquet_files(root / t))]
+        files.verify(root, layout, read + (["events"] if ev == root / "events" and _parquet_files(ev) else []))
     if not _parquet_files(ev) and not events and str(manifest.get("input", "")).find("://") < 0:
         ev = Path(str(manifest.get("input", "")).removeprefix("file:"))
     if not _parquet_files(ev):

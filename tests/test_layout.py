@@ -18,6 +18,7 @@ RANK = {
     "sweep": 3,
     "report": 4,
     "export": 4,
+    "export_files": 4,
     "guard": 4,
     "spark": 4,
     "api": 5,

@@ -202,3 +202,11 @@ GROUP BY o.fid, o.grp;
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
 SELECT fid, any_value(session_id) AS ctx_session, arg_max(model, line) AS ctx_model,
        arg_max(turn_id, line) AS ctx_turn FROM cx_ctx GROUP BY fid;
+
+-- where a re-read must start to rebuild an assistant event (file_stats.sql, hold_tail.sql): its tokens come
+-- from the token_count snapshot of its round, which Codex writes before the output items as often as after
+-- them (after the turn_context). So a pass resuming at the event's first line would lose them: it resumes at
+-- the first line after the breaking record that opens the round.
+CREATE OR REPLACE TEMP TABLE fmt_resume AS
+SELECT fid, min(line) FILTER (WHERE cls = 'out') AS line, min(line) FILTER (WHERE cls <> 'brk') AS from_line
+FROM cx_ctx GROUP BY fid, grp HAVING count(*) FILTER (WHERE cls = 'out') > 0;

@@ -1,6 +1,7 @@
 -- Per-file bookkeeping after a batch commit: line accounting and where a grown file is re-read from.
 -- resume_line = first line of the last event, or of the last assistant event if earlier (a reply
--- or a pair that new lines could still extend). Input: batch_files, fmt_ctx.
+-- or a pair that new lines could still extend), or the earlier line the format's fmt_resume names for that
+-- event (Codex: the start of the round, whose token count precedes the output). Input: batch_files, fmt_ctx, fmt_resume.
 -- One pass over each file's rows for the counts; the context in force at resume_line (the last
 -- session / model / turn named at or before it) is read from this batch's rows (lines >= start_line),
 -- falling back to the context the batch started with (fmt_ctx): rows before start_line are unchanged
@@ -15,8 +16,9 @@ WITH ev AS (
            least(arg_max(e.line, e.last_line), max(e.line) FILTER (WHERE e.role = 'assistant')) AS resume_line
     FROM events e JOIN batch_files b ON e.file = b.file GROUP BY e.file
 ), rl AS (
-    SELECT b.file, coalesce(h.from_line, ev.resume_line) AS resume_line, h.from_line IS NOT NULL AS held
+    SELECT b.file, coalesce(h.from_line, x.from_line, ev.resume_line) AS resume_line, h.from_line IS NOT NULL AS held
     FROM batch_files b LEFT JOIN held h USING (fid) LEFT JOIN ev USING (file)
+    LEFT JOIN fmt_resume x ON x.fid = b.fid AND x.line = ev.resume_line  -- a format's earlier re-read start
 ), cx AS (
     SELECT e.file, arg_max(e.session_id, e.line) AS ctx_session,
            arg_max(e.model, e.line) FILTER (WHERE e.model IS NOT NULL) AS ctx_model,

@@ -11,12 +11,13 @@
 CREATE OR REPLACE TEMP TABLE held AS
 SELECT b.fid, r.from_line
 FROM batch_files b
-JOIN (SELECT fid, least(arg_max(line, last_line), max(line) FILTER (WHERE role = 'assistant')) AS from_line
+JOIN (SELECT r.fid, coalesce(x.from_line, r.from_line) AS from_line   -- fmt_resume: where a re-read of that event starts
+      FROM (SELECT fid, least(arg_max(line, last_line), max(line) FILTER (WHERE role = 'assistant')) AS from_line
       FROM (SELECT k.fid, k.line, k.last_line, k.role FROM batch_keys k JOIN batch_files b USING (fid) WHERE b.more
             UNION ALL  -- the file's rows kept from earlier chunks (ingest_commit.sql deletes from start_line on)
             SELECT b.fid, e.line, e.last_line, e.role
             FROM events e JOIN batch_files b ON e.file = b.file AND b.more AND e.line < b.start_line)
-      GROUP BY fid) r USING (fid)
+      GROUP BY fid) r LEFT JOIN fmt_resume x ON x.fid = r.fid AND x.line = r.from_line) r USING (fid)
 WHERE r.from_line >= b.start_line;
 
 CREATE OR REPLACE TEMP TABLE held_events AS

@@ -19,7 +19,7 @@ def export(
     out_dir: str = typer.Argument(..., metavar="DIR", help="Directory to write <table>/ parquet folders into."),
     db: str | None = DbOpt,
     tables: str = typer.Option(
-        "events,user_labels,turn_boundaries,stalls,turns",
+        "events,user_labels,turn_boundaries,rounds,stalls,turns",
         "--tables",
         metavar="LIST",
         help="Comma-separated tables (events, files, skipped, rejects, user_labels, "

@@ -1,7 +1,7 @@
 """Run a format's parse (queries/ingest/<format>_events.sql) over one staged ingest batch.
 
 Input: the batch's lines registered as `stage_raw` and its files as `batch_files` (see ingest.py).
-Output: the temp tables / views fmt_events, fmt_fates and fmt_ctx that queries/ingest/ingest_commit.sql writes.
+Output: the temp tables / views fmt_events, fmt_fates, fmt_ctx (and, optionally, fmt_resume) that queries/ingest/ingest_commit.sql writes.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
             _drop_outputs(con)
         if SPECS[fmt].whole_file:
             sql.run(con, "ingest/stage_doc")
+        # a format whose event depends on lines before its first line names, per event start line, the line
+        # a re-read must start from to rebuild it (file_stats.sql / hold_tail.sql resume there); default none
+        con.execute("CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER)")
         _run_parse(con, fmt)
 
 

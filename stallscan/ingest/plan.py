@@ -13,7 +13,7 @@ import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 
@@ -99,9 +99,15 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
             status = "empty" if st.st_size == 0 else "unrecognized"
             if status == "unrecognized":
                 res.unrecognized.append(str(path))
-            _record_unrecognized(con, path, st, status)
+            removed = _record_unrecognized(con, path, st, status, had_rows=bool(row and row[1] is not None))
+            if removed:
+                res.emptied.append((str(path), status, removed))
             continue
-        plan = FilePlan(path, kind, compression_of(path), st.st_size, st.st_mtime, array=array)
+        # a format that cannot be read on from a line (appendable=False: aider, gemini_cli) is read in one
+        # pass: a chunk boundary is such a resume point too (its session header / ids would be lost there)
+        plan = FilePlan(
+            path, kind, compression_of(path), st.st_size, st.st_mtime, array=array, chunked=SPECS[kind].appendable
+        )
         if (
             not array
             and row
@@ -135,13 +141,42 @@ def _hashes(path: Path, consumed: int) -> tuple[str, str]:
     return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
 
 
-def _record_unrecognized(con: duckdb.DuckDBPyConnection, path: Path, st: os.stat_result, status: str) -> None:
-    """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read."""
-    con.execute(
-        "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
-        "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())",
-        [str(path), compression_of(path), st.st_size, st.st_mtime, status],
-    )
+def _record_unrecognized(
+    con: duckdb.DuckDBPyConnection, path: Path, st: os.stat_result, status: str, had_rows: bool = False
+) -> int:
+    """Book a file no format reads (or an empty one) so it is listed, not lost, and not re-read.
+
+    A file read before (truncated to nothing, or rewritten as something that is no transcript) has its
+    rows replaced with none: its events, skips and rejects are deleted with the `files` row's update in
+    one transaction, and the sessions they belonged to are logged as changed (store/stamps.py), so the
+    derived tables replay them. Returns how many rows were removed."""
+    if not had_rows:
+        con.execute(_BOOK, [str(path), compression_of(path), st.st_size, st.st_mtime, status])
+        return 0
+    from stallscan.store import sql, stamps
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        removed = sum(
+            int(cast("tuple[int]", con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchone())[0])
+            for t in ("events", "skipped", "rejects")
+        )
+        sql.run(con, "ingest/remove_file", {"file": str(path)})
+        con.execute(_BOOK, [str(path), compression_of(path), st.st_size, st.st_mtime, status])
+        stamps.record_changes(con, "SELECT session_id FROM emptied")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.execute("DROP TABLE IF EXISTS emptied")
+    return removed
+
+
+_BOOK = (
+    "INSERT OR REPLACE INTO files (path, source_format, compression, size, mtime, n_lines, n_event_lines, "
+    "n_skipped, n_rejects, n_events, status, ingested_at) VALUES (?, NULL, ?, ?, ?, 0, 0, 0, 0, 0, ?, now())"
+)
 
 
 def _why(exc: BaseException) -> str:

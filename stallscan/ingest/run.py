@@ -35,6 +35,8 @@ class IngestResult:
     unchanged: int = 0  # files skipped because nothing changed
     unrecognized: list[str] = field(default_factory=list)  # paths whose format was not recognised
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    # (path, status, rows removed): files read before, now empty or in no format: their old rows are gone
+    emptied: list[tuple[str, str, int]] = field(default_factory=list)
     sessions: int = 0  # sessions touched by this run
     events: int = 0  # events written by this run
     lines: int = 0  # lines read by this run
@@ -56,6 +58,7 @@ class IngestResult:
             "unchanged": self.unchanged,
             "unrecognized": self.unrecognized,
             "unreadable": [list(u) for u in self.unreadable],
+            "emptied": [{"path": p, "status": s, "rows_removed": n} for p, s, n in self.emptied],
             "sessions": self.sessions,
             "events": self.events,
             "lines": self.lines,

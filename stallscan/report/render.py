@@ -22,6 +22,8 @@ def ingest_summary(res: IngestResult) -> Group:
         t.add_row("  unrecognised", f"{len(res.unrecognized):,}")
     if res.unreadable:
         t.add_row("  unreadable", f"{len(res.unreadable):,}")
+    if res.emptied:
+        t.add_row("  emptied", f"{len(res.emptied):,}")
     t.add_row("sessions", f"{res.sessions:,}")
     t.add_row("lines", f"{res.lines:,}")
     t.add_row("events", f"{res.events:,}")
@@ -43,6 +45,9 @@ def ingest_summary(res: IngestResult) -> Group:
         parts.append(Text(f"unrecognised format: {path}", style="yellow"))
     if len(res.unrecognized) > 10:
         parts.append(Text(f"... and {len(res.unrecognized) - 10} more unrecognised files", style="yellow"))
+    for path, status, n in res.emptied:
+        now = "empty" if status == "empty" else "in no format stallscan reads"
+        parts.append(Text(f"now {now}, its {n:,} earlier row(s) removed: {path}", style="yellow"))
     for path, why in res.unreadable:
         parts.append(Text(f"unreadable: {path} ({why})", style="red"))
     return Group(*parts)

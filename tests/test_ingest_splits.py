@@ -1,0 +1,230 @@
+"""Any split into appends, any chunk size: the base tables equal a one-shot ingest, column for column (issue 24).
+
+Over every file of every format in the real corpus (``../shared/data/real`` or $STALLSCAN_REAL_DATA) and
+in sample_logs/: the file is written in parts (cut points anywhere: between lines, inside a line, the
+same size twice = a bare touch), each part ingested into the same database with a chunk size
+(STALLSCAN_BATCH_BYTES, here the module's BATCH_BYTES) as small as a sixth of the file, then the whole
+file. events, skipped and rejects (and the files row's line accounting) must equal, column by column, an
+ingest of the whole file at once into a fresh database. The expected side is that one-shot ingest, never a
+stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
+
+Default tier: a bounded number of hypothesis examples. `-m slow`: the sweep, every line boundary of
+files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
+with a chunk of a quarter of the file.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stallscan.ingest.run as ing
+from stallscan.store.db import connect
+from tests.conftest import ROOT, SAMPLES
+
+TABLES = {
+    "events": "file, line, part",
+    "skipped": "file, line",
+    "rejects": "file, line",
+    "files": "path",
+}
+# files columns that describe the run, not the content (when, how far a pass got, where a next one resumes)
+RUN_COLUMNS = {
+    "ingested_at",
+    "mtime",
+    "consumed_bytes",
+    "consumed_lines",
+    "ends_newline",
+    "pending_bytes",
+    "resume_line",
+    "resume_offset",
+    "head_hash",
+    "tail_hash",
+    "ctx_session",
+    "ctx_model",
+    "ctx_turn",
+}
+SKIP_NAMES = {"PROVENANCE.md", "README.md", "NOTES.md", "check_samples.py"}
+
+
+def _real_root() -> Path:
+    env = os.environ.get("STALLSCAN_REAL_DATA")
+    return Path(env) if env else ROOT.parent / "shared" / "data" / "real"
+
+
+@cache
+def corpus() -> tuple[Path, ...]:
+    out = []
+    for root in (_real_root(), SAMPLES):
+        if root.is_dir():
+            out += sorted(p for p in root.rglob("*") if p.is_file() and p.name not in SKIP_NAMES)
+    return tuple(out)
+
+
+def _tables(con) -> dict[str, pa.Table]:
+    out = {}
+    for t, order in TABLES.items():
+        cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall() if t != "files" or r[0] not in RUN_COLUMNS]
+        out[t] = con.sql(f"SELECT {', '.join(cols)} FROM {t} ORDER BY {order}").to_arrow_table()
+    return out
+
+
+def differences(got: dict[str, pa.Table], want: dict[str, pa.Table]) -> list[str]:
+    """'table.column' for every column that differs (or 'table: n rows, want m')."""
+    out = []
+    for t, w in want.items():
+        g = got[t]
+        if g.num_rows != w.num_rows:
+            out.append(f"{t}: {g.num_rows} rows, want {w.num_rows}")
+            continue
+        out += [f"{t}.{c}" for c in w.column_names if not g.column(c).equals(w.column(c))]
+    return out
+
+
+def ingest_in_parts(src: Path, dest: Path, cuts: list[int], chunk: int | None, monkeypatch) -> dict[str, pa.Table]:
+    """Write src at dest in parts (each a prefix of `cuts` bytes, then the whole), ingest after each."""
+    data = src.read_bytes()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    con = connect(":memory:")
+    if chunk:
+        monkeypatch.setattr(ing, "BATCH_BYTES", chunk)
+    try:
+        for i, cut in enumerate([*cuts, len(data)]):
+            dest.write_bytes(data[:cut])
+            os.utime(dest, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))  # a new mtime even for the same size
+            ing.ingest_paths(con, [str(dest)])
+    finally:
+        monkeypatch.undo()
+    got = _tables(con)
+    con.close()
+    return got
+
+
+_ONE_SHOT: dict[Path, dict[str, pa.Table]] = {}
+
+
+def one_shot(src: Path, dest: Path) -> dict[str, pa.Table]:
+    if dest not in _ONE_SHOT:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(src.read_bytes())
+        os.utime(dest, ns=(10**18, 10**18))
+        con = connect(":memory:")
+        ing.ingest_paths(con, [str(dest)])
+        _ONE_SHOT[dest] = _tables(con)
+        con.close()
+    return _ONE_SHOT[dest]
+
+
+def _dest(base: Path, src: Path) -> Path:
+    """A fixed place per source file (the `file` column must match the one-shot's), same name (detection)."""
+    return base / str(corpus().index(src)) / src.name
+
+
+def kind_of(src: Path) -> str:
+    """The corpus folder a file is in (real/<harness> or sample_logs/<harness>): one per format, mostly."""
+    root = _real_root() if _real_root() in src.parents else SAMPLES
+    return f"{'real' if root != SAMPLES else 'sample'}/{src.relative_to(root).parts[0]}"
+
+
+@cache
+def by_kind() -> dict[str, tuple[Path, ...]]:
+    out: dict[str, list[Path]] = {}
+    for p in corpus():
+        out.setdefault(kind_of(p), []).append(p)
+    return {k: tuple(v) for k, v in sorted(out.items())}
+
+
+@st.composite
+def splits(draw):
+    kind = draw(st.sampled_from(sorted(by_kind())))  # each folder as likely as any other, whatever its size
+    src = draw(st.sampled_from(by_kind()[kind]))
+    data = src.read_bytes()
+    lines = [i + 1 for i, b in enumerate(data) if b == 10] or [0]
+    point = st.one_of(st.sampled_from(lines), st.integers(0, len(data)))  # a line boundary or any byte
+    cuts = sorted(draw(st.lists(point, min_size=1, max_size=3)))
+    chunk = draw(st.one_of(st.none(), st.integers(max(len(data) // 6, 4096), max(len(data), 4096))))
+    return src, cuts, chunk
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    if not any(_real_root().rglob("*.jsonl")) if _real_root().is_dir() else True:
+        pytest.skip(f"real transcripts not found at {_real_root()} (set STALLSCAN_REAL_DATA)")
+    return tmp_path_factory.mktemp("splits")
+
+
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=splits())
+def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
+    src, cuts, chunk = case
+    dest = _dest(base, src)
+    want = one_shot(src, dest)
+    got = ingest_in_parts(src, dest, cuts, chunk, monkeypatch)
+    assert differences(got, want) == [], (src, cuts, chunk)
+
+
+def test_codex_tokens_survive_a_second_pass(base, monkeypatch):
+    """The issue's case, pinned: each real Codex rollout cut in the middle, then grown; a bare touch."""
+    rollouts = [p for p in corpus() if "/codex/" in str(p) and p.suffix == ".jsonl"]
+    if not rollouts:
+        pytest.skip("no Codex rollouts in the corpus")
+    for src in rollouts:
+        data = src.read_bytes()
+        mid = data.rfind(b"\n", 0, len(data) // 2) + 1
+        dest = _dest(base, src)
+        want = one_shot(src, dest)
+        assert want["events"].column("tokens_out").null_count < want["events"].num_rows  # the file has tokens
+        for cuts in ([mid], [len(data)]):  # grown; touched
+            assert differences(ingest_in_parts(src, dest, cuts, None, monkeypatch), want) == [], (src, cuts)
+
+
+def test_formats_read_whole_are_never_cut_at_a_chunk(base, monkeypatch):
+    """aider and gemini_cli files cannot be read on from a line (appendable=False): a chunk boundary must
+    not cut them either (their session header and start time were lost past the first chunk)."""
+    picked = [p for p in corpus() if kind_of(p) in ("real/aider", "real/gemini-cli") and p.suffix != ".json"]
+    if not picked:
+        pytest.skip("no aider / gemini_cli files in the corpus")
+    for src in picked:
+        data = src.read_bytes()
+        mid = data.rfind(b"\n", 0, len(data) // 2) + 1
+        want = one_shot(src, _dest(base, src))
+        got = ingest_in_parts(src, _dest(base, src), [mid], max(len(data) // 4, 1024), monkeypatch)
+        assert differences(got, want) == [], src
+
+
+def sweep(base: Path, monkeypatch, per_file: int = 8, log=None) -> dict[str, list[int]]:
+    """Every line boundary of files with at most `per_file` lines, `per_file` evenly spaced ones of the
+    others, one cut each, with a chunk of a quarter of the file. Returns format dir -> [tries, survived]."""
+    tally: dict[str, list[int]] = {}
+    for src in corpus():
+        data = src.read_bytes()
+        lines = [i + 1 for i, b in enumerate(data) if b == 10][:-1] or [len(data) // 2]
+        step = max(1, len(lines) // per_file)
+        want = one_shot(src, _dest(base, src))
+        kind = kind_of(src)
+        for cut in lines[::step]:
+            got = ingest_in_parts(src, _dest(base, src), [cut], max(len(data) // 4, 4096), monkeypatch)
+            t = tally.setdefault(kind, [0, 0])
+            t[0] += 1
+            lost = differences(got, want)
+            t[1] += not lost
+            if lost and log:
+                log(f"lost {lost} at byte {cut} of {src}")
+        if log:
+            log(f"{kind}: {tally[kind]} after {src.name}")
+    return tally
+
+
+@pytest.mark.slow
+def test_sweep_every_file_at_many_cut_points(base, monkeypatch, capsys):
+    with capsys.disabled():
+        tally = sweep(base, monkeypatch, per_file=int(os.environ.get("STALLSCAN_SWEEP_CUTS") or 8), log=print)
+        for kind, (tries, ok) in sorted(tally.items()):
+            print(f"{kind:24} tries {tries:5}  survived {ok:5}  lost {tries - ok:5}")
+    assert all(ok == tries for tries, ok in tally.values()), tally
