@@ -142,6 +142,14 @@ _OPENHANDS = re.compile(
 )
 _SWE_DOC = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 _GEMINI_DOC = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
+# a Gemini CLI session document whose keys come in another order (`kind` or `messages` first, pretty-printed;
+# chatRecordingService.ts writes the record as JSON.stringify(conversation, null, 2), key order follows
+# the object it built): a first key of ConversationRecord and a marker only Gemini's record carries
+_GEMINI_DOC_KEY = re.compile(
+    rb'^\s*\{\s*"(sessionId|projectHash|startTime|lastUpdated|kind|summary|directories|memoryScratchpad|messages)"\s*:'
+)
+_GEMINI_MARK = re.compile(rb'"projectHash"\s*:|"kind"\s*:\s*"(main|subagent)"|"type"\s*:\s*"gemini"')
+GEMINI_TYPES = ("user", "gemini", "info", "error", "warning")
 _OPENCODE_DOC = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 _OPENCODE_LIST = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"msg_')
 _AIDER_MD = re.compile(rb"^\s*# aider chat started at \d{4}-\d\d-\d\d")
@@ -183,7 +191,7 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return None  # one object per line (or one minified document): _classify decides
         if _OPENCODE_DOC.match(head):
             return "opencode"
-        if _GEMINI_DOC.match(head):
+        if _GEMINI_DOC.match(head) or (_GEMINI_DOC_KEY.match(head) and _GEMINI_MARK.search(head)):
             return "gemini_cli_json"
         if _SWE_DOC.match(head) or lname.endswith(".traj"):
             return "swe_agent"
@@ -200,10 +208,16 @@ def _classify(rec: dict[str, Any]) -> str | None:
         return "swe_agent"
     if "projectHash" in rec and "sessionId" in rec:
         return "gemini_cli_json" if isinstance(rec.get("messages"), list) else "gemini_cli"
-    if "$set" in rec and len(rec) == 1:
+    if ("$set" in rec or "$rewindTo" in rec) and len(rec) == 1:
         return "gemini_cli"
+    msgs = rec.get("messages")
+    if isinstance(msgs, list) and (
+        rec.get("kind") in ("main", "subagent")
+        or any(isinstance(m, dict) and m.get("type") == "gemini" and "id" in m for m in msgs[:50])
+    ):
+        return "gemini_cli_json"  # a one-line session document whose keys start with `kind` or `messages`
     if (
-        rec.get("type") in ("user", "gemini", "info")
+        rec.get("type") in GEMINI_TYPES
         and "id" in rec
         and "timestamp" in rec
         and "content" in rec

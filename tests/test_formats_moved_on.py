@@ -1,0 +1,130 @@
+"""Issue 25, "formats that moved on": the Gemini CLI session shapes (every record chatRecordingService.ts
+writes, the single-document layout in any key order) and records of a known format in a shape no reader
+knows (drift), which are counted, never dropped silently.
+
+Expected rows come from reading the hand-written inputs (sample_logs/gemini-cli-doc/ and the records
+below, shaped after google-gemini/gemini-cli packages/core/src/services/chatRecordingService.ts), not from
+the code under test."""
+
+from __future__ import annotations
+
+import json
+
+from stallscan.ingest.detect import detect_format
+from stallscan.ingest.run import ingest_paths
+from tests.conftest import SAMPLES
+from tests.hostile import accounting_errors
+
+GEMINI_DOC = SAMPLES / "gemini-cli-doc" / "session-2026-08-03T09-13-5d0e9b7c.json"
+DOC = json.loads(GEMINI_DOC.read_text(encoding="utf-8"))
+
+
+def _acct(con, path):
+    return con.execute(
+        "SELECT n_lines, n_event_lines, n_skipped, n_rejects, n_events, status FROM files WHERE path = ?", [str(path)]
+    ).fetchone()
+
+
+def _skips(con, path):
+    return con.execute("SELECT line, kind FROM skipped WHERE file = ? ORDER BY line", [str(path)]).fetchall()
+
+
+def test_gemini_document_any_key_order_is_detected(tmp_path):
+    assert detect_format(GEMINI_DOC) == "gemini_cli_json"  # pretty-printed, `kind` then `messages` first
+    mini = tmp_path / "mini.json"
+    mini.write_text(json.dumps(DOC, separators=(",", ":")))
+    bare = tmp_path / "bare.json"  # no sessionId / projectHash at all
+    bare.write_text(json.dumps({"kind": DOC["kind"], "messages": DOC["messages"]}))
+    bare_pretty = tmp_path / "bare_pretty.json"
+    bare_pretty.write_text(json.dumps({"messages": DOC["messages"]}, indent=2))  # only the gemini-typed messages
+    for f in (mini, bare, bare_pretty):
+        assert detect_format(f) == "gemini_cli_json", f.name
+    chat = tmp_path / "chat.json"  # an OpenAI-style document is not taken for Gemini
+    chat.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}, indent=2))
+    assert detect_format(chat) != "gemini_cli_json"
+
+
+def test_gemini_document_sample_events(con):
+    ingest_paths(con, [str(GEMINI_DOC)])
+    rows = con.execute(
+        "SELECT line, role, kind, n_tool_calls, session_id, text IS NOT NULL, meta->>'gemini_type' FROM events ORDER BY seq"
+    ).fetchall()
+    sid = "5d0e9b7c-3f1a-4c2e-9a41-2b7f8e6d1c05"
+    assert rows == [
+        (1, "user", "message", 0, sid, True, "user"),  # string content
+        (2, "assistant", "message", 1, sid, False, "gemini"),  # a tool call, no text
+        (3, "assistant", "message", 0, sid, True, "gemini"),
+        (4, "user", "message", 0, sid, True, "user"),  # part-list content
+        (5, "system", "system", 0, sid, True, "error"),
+        (6, "system", "system", 0, sid, True, "info"),
+    ]
+    assert _acct(con, GEMINI_DOC) == (6, 6, 0, 0, 6, "ok")
+    assert accounting_errors(con) == []
+
+
+def test_gemini_document_truncated_and_unknown_type(con, tmp_path):
+    cut = tmp_path / "session-cut.json"
+    cut.write_text(GEMINI_DOC.read_text(encoding="utf-8")[:900])  # written while the CLI was saving
+    assert detect_format(cut) == "gemini_cli_json"
+    drift = tmp_path / "session-drift.json"
+    drift.write_text(
+        json.dumps({**DOC, "messages": [*DOC["messages"], {"id": "n1", "type": "compression", "content": "x"}]})
+    )
+    ingest_paths(con, [str(cut), str(drift)])
+    assert con.execute("SELECT line, reason FROM rejects WHERE file = ?", [str(cut)]).fetchall() == [
+        (1, "invalid JSON (truncated or malformed document)")
+    ]
+    assert _skips(con, drift) == [(7, "unknown_shape:type compression")]
+    assert _acct(con, drift) == (7, 6, 1, 0, 6, "ok")
+    assert accounting_errors(con) == []
+
+
+def _line(**rec):
+    return json.dumps(rec)
+
+
+def test_gemini_jsonl_every_record_kind(con, tmp_path):
+    """The JSONL log (chatRecordingService.appendRecord): header, messages (re-written ids), $set patches, a
+    $set.messages checkpoint (updateMessagesFromHistory) holding one message no bare record wrote, a
+    $rewindTo, error / warning notices and a type no reader knows."""
+    u1 = {"id": "u1", "timestamp": "2026-08-03T10:00:00.000Z", "type": "user", "content": "Rename the flag"}
+    g1 = {"id": "g1", "timestamp": "2026-08-03T10:00:04.000Z", "type": "gemini", "content": "", "model": "m"}
+    g1_calls = {**g1, "toolCalls": [{"id": "c1", "name": "replace", "args": {}, "status": "success"}]}
+    summary = {"id": "s1", "timestamp": "2026-08-03T10:02:00.000Z", "type": "user", "content": [{"text": "summary"}]}
+    f = tmp_path / "session-2026-08-03T10-00-abcd1234.jsonl"
+    f.write_text(
+        "\n".join(
+            [
+                _line(sessionId="abcd1234-x", projectHash="p", startTime="t", lastUpdated="t", kind="main"),  # 1
+                json.dumps(u1),  # 2
+                _line(**{"$set": {"lastUpdated": "2026-08-03T10:00:00.000Z"}}),  # 3
+                json.dumps(g1),  # 4
+                json.dumps(g1_calls),  # 5: same id re-written with its calls
+                _line(**{"$set": {"messages": [u1, g1_calls, summary], "lastUpdated": "x"}}),  # 6: checkpoint
+                _line(**{"$set": {"messages": [u1, g1_calls, summary]}}),  # 7: restates known messages only
+                _line(**{"$rewindTo": "g1"}),  # 8
+                _line(id="w1", timestamp="2026-08-03T10:03:00.000Z", type="warning", content="Loop detected"),  # 9
+                _line(id="z1", timestamp="2026-08-03T10:03:01.000Z", type="hook", content="?"),  # 10
+            ]
+        )
+        + "\n"
+    )
+    assert detect_format(f) == "gemini_cli"
+    ingest_paths(con, [str(f)])
+    assert con.execute(
+        "SELECT line, last_line, part, role, n_tool_calls, text FROM events ORDER BY seq"
+    ).fetchall() == [
+        (2, 2, 0, "user", 0, "Rename the flag"),
+        (4, 5, 0, "assistant", 1, None),
+        (6, 6, 3, "user", 0, "summary"),
+        (9, 9, 0, "system", 0, "Loop detected"),
+    ]
+    assert _skips(con, f) == [
+        (1, "session_header"),
+        (3, "$set"),
+        (7, "$set:messages"),
+        (8, "rewind"),
+        (10, "unknown_shape:type hook"),
+    ]
+    assert _acct(con, f) == (10, 5, 5, 0, 4, "ok")
+    assert accounting_errors(con) == []
