@@ -87,7 +87,11 @@ SELECT fid, line,
             WHEN d.line IS NOT NULL THEN 'duplicate_record'
             WHEN typ IN ('user', 'assistant') AND NOT has_role THEN 'missing or malformed field: message'
             WHEN typ = 'queue-operation' THEN 'queue-operation:' || coalesce(operation, 'unknown')
-            ELSE typ END AS label,
+            -- record types Claude Code writes that are not events (formats.md §1); any other type is a shape
+            -- this reader does not know: skipped, and counted as drift with the writer's version
+            WHEN typ IN ('summary', 'file-history-snapshot', 'progress', 'file-history-delta', 'last-prompt', 'mode',
+                         'permission-mode', 'ai-title', 'attachment', 'custom-title') THEN typ
+            ELSE 'unknown_shape:type ' || typ || coalesce(' @' || version, '') END AS label,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
 

@@ -39,9 +39,19 @@ SPECS: dict[str, FormatSpec] = {
     "aider_input": FormatSpec("aider_input", appendable=False),
     # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
+    # issue 25: `opencode run --format json` event streams (a model message spans lines: re-read whole)
+    "opencode_run": FormatSpec("opencode_run", appendable=False),
     "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
 }
 FORMATS = tuple(SPECS)
+# shapes of one tool's format: a file forced to the family's name (--input-format opencode) is read in the
+# shape its content shows
+FAMILIES = {
+    "opencode": ("opencode", "opencode_run"),
+    "gemini_cli": ("gemini_cli", "gemini_cli_json"),
+    "gemini_cli_json": ("gemini_cli", "gemini_cli_json"),
+}
+OPENCODE_RUN_TYPES = ("step_start", "step_finish", "text", "reasoning", "tool_use", "error")
 
 CLAUDE_TYPES = {
     "user",
@@ -111,6 +121,17 @@ def detect_format(path: Path) -> str | None:
         for rec in _records(read_first_line(path), limit=1, cut=False):
             return _classify(rec)
     return None
+
+
+def holds_records(path: str | Path, n: int = 8192) -> bool:
+    """True when the first n bytes of a file a walk only sniffs (.log, .txt: suffixes.SNIFF_SUFFIXES) hold a
+    record of a known format; plain-text lines before it are fine, a record cut at n bytes does not count."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(n)
+    except OSError:
+        return False
+    return b"{" in head and any(_classify(rec) for rec in _records(head))
 
 
 def _records(head: bytes, limit: int = 20, cut: bool = True) -> Iterator[dict[str, Any]]:
@@ -198,9 +219,27 @@ def _classify_head(head: bytes, name: str) -> str | None:
     return None
 
 
+def forced_format(path: Path, fmt: str) -> str | None:
+    """The format to read `path` in: `fmt` unless it names a family whose other shape the content shows."""
+    if fmt == "auto":
+        return detect_format(path)
+    if fmt in FAMILIES:
+        found = detect_format(path)
+        if found in FAMILIES[fmt]:
+            return found
+    return fmt
+
+
 def _classify(rec: dict[str, Any]) -> str | None:
     if "stallscan_guard" in rec and "decision" in rec:
         return "stallscan_guard"
+    if (
+        rec.get("type") in OPENCODE_RUN_TYPES
+        and isinstance(rec.get("sessionID"), str)
+        and "timestamp" in rec
+        and (isinstance(rec.get("part"), dict) or "error" in rec)
+    ):
+        return "opencode_run"  # one line of `opencode run --format json` (cli/cmd/run.ts emit)
     info = rec.get("info")
     if isinstance(info, dict) and isinstance(rec.get("messages"), list) and str(info.get("id", "")).startswith("ses_"):
         return "opencode"  # a minified `opencode export` document

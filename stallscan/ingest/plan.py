@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from stallscan.ingest.detect import SPECS, compression_of, detect_format
+from stallscan.ingest.detect import SPECS, compression_of, forced_format
 
 if TYPE_CHECKING:
     from stallscan.ingest.run import IngestResult
@@ -69,7 +69,7 @@ def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -
     for path in files:
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind = forced_format(path, fmt)
         except errors:
             return None
         if not _unchanged(known.get(str(path)), kind, st):
@@ -83,7 +83,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
     for path in files:
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind = forced_format(path, fmt)
         except read_errors() as exc:
             res.unreadable.append((str(path), _why(exc)))
             continue
@@ -157,7 +157,7 @@ def _has_companion(plan: FilePlan) -> bool:
 
 def _stem(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj"):
+    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj", ".log", ".txt", ".out"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name
