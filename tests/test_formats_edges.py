@@ -278,6 +278,7 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("hermes-trajectory", "hermes_traj"),
         ("aider", None),
         ("opencode", "opencode"),
+        ("opencode-run", "opencode_run"),
     ],
 )
 def test_samples_ingest_cleanly(con, sub, fmt):
