@@ -272,6 +272,7 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("cline/1777073160794", None),
         ("gemini-cli", "gemini_cli"),
         ("gemini-cli-doc", "gemini_cli_json"),
+        ("gemini-cli-checkpoint", "gemini_cli_history"),
         ("copilot-cli", "copilot_cli"),
         ("openhands", "openhands"),
         ("swe-agent", "swe_agent"),

@@ -128,3 +128,46 @@ def test_gemini_jsonl_every_record_kind(con, tmp_path):
     ]
     assert _acct(con, f) == (10, 5, 5, 0, 4, "ok")
     assert accounting_errors(con) == []
+
+
+CHECKPOINT = SAMPLES / "gemini-cli-checkpoint" / "checkpoint-dst-bug.json"
+PROMPT_LOG = SAMPLES / "gemini-cli-checkpoint" / "logs.json"
+
+
+def test_gemini_checkpoint_and_prompt_log(con, tmp_path):
+    """logger.ts files: a /chat save checkpoint in each of its shapes, and logs.json (skipped knowingly)."""
+    cp = json.loads(CHECKPOINT.read_text(encoding="utf-8"))
+    bare = tmp_path / "checkpoint-bare.json"  # the older shape: the Content list itself
+    bare.write_text(json.dumps(cp["history"], indent=2))
+    mini = tmp_path / "checkpoint-mini.json"
+    mini.write_text(json.dumps(cp))
+    for f in (CHECKPOINT, PROMPT_LOG, bare, mini):
+        assert detect_format(f) == "gemini_cli_history", f.name
+    ingest_paths(con, [str(CHECKPOINT), str(PROMPT_LOG)])
+    rows = con.execute(
+        "SELECT line, part, role, kind, n_tool_calls, tool_call_id, ts_quality FROM events ORDER BY seq"
+    ).fetchall()
+    assert rows == [
+        (1, 1, "user", "message", 0, None, "none"),
+        (2, 1, "assistant", "message", 0, None, "none"),
+        (3, 1, "user", "message", 0, None, "none"),
+        (4, 1, "assistant", "message", 1, None, "none"),  # the thought part is not its text
+        (5, 1, "tool", "tool_result", 0, "run_shell_command-1754212447904-0", "none"),
+        (6, 1, "assistant", "message", 0, None, "none"),
+    ]
+    assert con.execute("SELECT text FROM events WHERE line = 4").fetchone() == (None,)
+    assert _skips(con, PROMPT_LOG) == [(1, "prompt_log"), (2, "prompt_log")]
+    assert _acct(con, CHECKPOINT) == (6, 6, 0, 0, 6, "ok")
+    assert accounting_errors(con) == []
+
+
+def test_gemini_environment_context_is_automatic(con):
+    from stallscan.replay.boundaries import replay_boundaries
+
+    ingest_paths(con, [str(CHECKPOINT)])
+    replay_boundaries(con, relabel=True)
+    got = con.execute(
+        "SELECT e.line, l.origin, l.origin_rule, l.starts_request FROM events e JOIN user_labels l USING (event_id) "
+        "WHERE e.role = 'user' ORDER BY e.seq"
+    ).fetchall()
+    assert got == [(1, "automatic", "gemini.session_context", False), (3, "human", "default_human", True)]

@@ -31,6 +31,8 @@ SPECS: dict[str, FormatSpec] = {
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
     "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),  # ids re-written: read whole
     "gemini_cli_json": FormatSpec("gemini_cli_json", whole_file=True, appendable=False, then=("gemini_messages",)),
+    # issue 25: Gemini CLI checkpoint-<tag>.json histories ([Content] / {history}) and logs.json prompt logs
+    "gemini_cli_history": FormatSpec("gemini_cli_history", whole_file=True, appendable=False),
     "copilot_cli": FormatSpec("copilot_cli"),
     "openhands": FormatSpec("openhands", whole_file=True, appendable=False),
     "swe_agent": FormatSpec("swe_agent", whole_file=True, appendable=False),
@@ -48,8 +50,8 @@ FORMATS = tuple(SPECS)
 # shape its content shows
 FAMILIES = {
     "opencode": ("opencode", "opencode_run"),
-    "gemini_cli": ("gemini_cli", "gemini_cli_json"),
-    "gemini_cli_json": ("gemini_cli", "gemini_cli_json"),
+    "gemini_cli": ("gemini_cli", "gemini_cli_json", "gemini_cli_history"),
+    "gemini_cli_json": ("gemini_cli", "gemini_cli_json", "gemini_cli_history"),
 }
 OPENCODE_RUN_TYPES = ("step_start", "step_finish", "text", "reasoning", "tool_use", "error")
 
@@ -171,6 +173,12 @@ _GEMINI_DOC_KEY = re.compile(
 )
 _GEMINI_MARK = re.compile(rb'"projectHash"\s*:|"kind"\s*:\s*"(main|subagent)"|"type"\s*:\s*"gemini"')
 GEMINI_TYPES = ("user", "gemini", "info", "error", "warning")
+# Gemini CLI logger.ts: checkpoint-<tag>.json ({history: [Content]} or a bare [Content]; a Content's keys come
+# in either order) and logs.json ([{sessionId, messageId, timestamp, type, message}])
+_GEMINI_CONTENT = rb'\{\s*("role"\s*:\s*"(user|model)"\s*,\s*"parts"|"parts"\s*:\s*\[)'
+_GEMINI_HISTORY_LIST = re.compile(rb"^\s*\[\s*" + _GEMINI_CONTENT)
+_GEMINI_HISTORY_DOC = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[\s*(\]|' + _GEMINI_CONTENT + rb")")
+_GEMINI_PROMPT_LOG = re.compile(rb'^\s*\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:\s*\d+')
 _OPENCODE_DOC = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 _OPENCODE_LIST = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"msg_')
 _AIDER_MD = re.compile(rb"^\s*# aider chat started at \d{4}-\d\d-\d\d")
@@ -197,6 +205,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return "openhands"
         if _OPENCODE_LIST.match(head):
             return "opencode"
+        if _GEMINI_HISTORY_LIST.match(head) or _GEMINI_PROMPT_LOG.match(head):
+            return "gemini_cli_history"
         if lname == "api_conversation_history.json":
             return "cline_api"  # empty or truncated array: the name is all there is
         if lname == "ui_messages.json":
@@ -210,6 +220,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             rec = None
         if isinstance(rec, dict):
             return None  # one object per line (or one minified document): _classify decides
+        if _GEMINI_HISTORY_DOC.match(head):
+            return "gemini_cli_history"
         if _OPENCODE_DOC.match(head):
             return "opencode"
         if _GEMINI_DOC.match(head) or (_GEMINI_DOC_KEY.match(head) and _GEMINI_MARK.search(head)):
@@ -243,7 +255,10 @@ def _classify(rec: dict[str, Any]) -> str | None:
     info = rec.get("info")
     if isinstance(info, dict) and isinstance(rec.get("messages"), list) and str(info.get("id", "")).startswith("ses_"):
         return "opencode"  # a minified `opencode export` document
-    if isinstance(rec.get("history"), list) or isinstance(rec.get("trajectory"), list):
+    hist = rec.get("history")
+    if isinstance(hist, list) and hist and isinstance(hist[0], dict) and "parts" in hist[0] and "trajectory" not in rec:
+        return "gemini_cli_history"  # a minified checkpoint-<tag>.json ({history: [Content], authType})
+    if isinstance(hist, list) or isinstance(rec.get("trajectory"), list):
         return "swe_agent"
     if "projectHash" in rec and "sessionId" in rec:
         return "gemini_cli_json" if isinstance(rec.get("messages"), list) else "gemini_cli"
