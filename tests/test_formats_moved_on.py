@@ -171,3 +171,86 @@ def test_gemini_environment_context_is_automatic(con):
         "WHERE e.role = 'user' ORDER BY e.seq"
     ).fetchall()
     assert got == [(1, "automatic", "gemini.session_context", False), (3, "human", "default_human", True)]
+
+
+def test_drift_shows_in_ingest_and_report_and_fails_strict(tmp_path):
+    """Claude Code records of a type no reader knows: skipped as unknown_shape with the writer's version,
+    listed in the ingest summary (terminal and JSON) and the report's corpus section; --strict exits 1."""
+    import subprocess
+    import sys
+
+    from tests.test_cli import ENV
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, timeout=120
+        )
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    base = {"sessionId": "d1", "version": "2.1.180", "isSidechain": False}
+    (logs / "s.jsonl").write_text(
+        "\n".join(
+            json.dumps({**base, **rec})
+            for rec in [
+                {
+                    "type": "user",
+                    "uuid": "u1",
+                    "timestamp": "2026-09-01T10:00:00Z",
+                    "message": {"role": "user", "content": "hi"},
+                },
+                {"type": "task-ledger", "uuid": "t1", "timestamp": "2026-09-01T10:00:01Z", "entries": []},
+                {"type": "task-ledger", "uuid": "t2", "timestamp": "2026-09-01T10:00:02Z", "entries": []},
+                {"type": "progress", "uuid": "p1", "timestamp": "2026-09-01T10:00:03Z", "data": {}},
+            ]
+        )
+        + "\n"
+    )
+    db = str(tmp_path / "d.duckdb")
+    p = run("ingest", str(logs), "--db", db, "--json")
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["skipped"] == {"progress": 1, "unknown_shape:type task-ledger @2.1.180": 2}
+    assert got["unknown_shapes"] == [
+        {"format": "claude_code", "version": "2.1.180", "shape": "type task-ledger", "records": 2, "files": 1}
+    ]
+    line = "2 records of unknown shape in claude_code 2.1.180: type `task-ledger`"
+    p = run("ingest", str(logs), "--db", str(tmp_path / "t.duckdb"))
+    assert p.returncode == 0 and line in p.stderr
+    p = run("ingest", str(logs), "--db", str(tmp_path / "s.duckdb"), "--strict")
+    assert p.returncode == 1 and "unknown shape" in p.stderr.splitlines()[-1]
+    rep = run("report", "--db", db, "--format", "json")
+    assert rep.returncode == 0, rep.stderr
+    assert json.loads(rep.stdout)["corpus"]["unknown_shapes"] == got["unknown_shapes"]
+    assert line in run("report", "--db", db).stdout
+    assert line in run("report", "--db", db, "--format", "markdown").stdout
+
+
+def test_codex_drift_carries_cli_version(con, tmp_path):
+    ts = "2026-09-01T10:00:00.000Z"
+    f = tmp_path / "rollout-2026-09-01T10-00-00-x.jsonl"
+    f.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"timestamp": ts, "type": "session_meta", "payload": {"id": "c1", "cli_version": "0.140.0"}},
+                {
+                    "timestamp": ts,
+                    "type": "response_item",
+                    "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                },
+                {"timestamp": ts, "type": "response_item", "payload": {"type": "agent_handoff", "to": "x"}},
+                {"timestamp": ts, "type": "event_msg", "payload": {"type": "brand_new_ui_event"}},
+                {"timestamp": ts, "type": "thread_note", "payload": {"text": "x"}},
+            ]
+        )
+        + "\n"
+    )
+    ingest_paths(con, [str(f)])
+    assert _skips(con, f) == [
+        (1, "session_meta"),
+        (3, "unknown_shape:type response_item:agent_handoff @0.140.0"),
+        (4, "event_msg:brand_new_ui_event"),  # a UI event: skipped by type, not drift
+        (5, "unknown_shape:type thread_note @0.140.0"),  # a record type of its own (no payload.type)
+    ]
+    assert accounting_errors(con) == []
