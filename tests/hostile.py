@@ -9,7 +9,12 @@ from pathlib import Path
 from stallscan.ingest.detect import SPECS
 
 # formats whose file is one JSON object: the list inside it whose elements are numbered as lines
-RECORD_LISTS = {"opencode": "messages", "swe_agent": "history", "gemini_cli_json": "messages"}
+RECORD_LISTS = {
+    "opencode": "messages",
+    "swe_agent": "history",
+    "gemini_cli_json": "messages",
+    "gemini_cli_history": "history",
+}
 
 TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects": "file, line"}
 

@@ -222,7 +222,7 @@ REAL_INJECTED = [
     (
         "blackgirlbytes-planetfall-seed-signalkit/entire-checkpoints-v1__35_00b4613672_2_full.jsonl",
         409,
-        "claude.compact_summary",
+        "claude.compact_summary.after_manual_compaction",
     ),
     ("drmaciver-claude-reliability/hello-world-script/transcript.jsonl", 8, "claude.stop_hook_feedback"),
 ]

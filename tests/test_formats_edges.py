@@ -271,6 +271,8 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
     [
         ("cline/1777073160794", None),
         ("gemini-cli", "gemini_cli"),
+        ("gemini-cli-doc", "gemini_cli_json"),
+        ("gemini-cli-checkpoint", "gemini_cli_history"),
         ("copilot-cli", "copilot_cli"),
         ("openhands", "openhands"),
         ("swe-agent", "swe_agent"),
@@ -280,6 +282,7 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
         ("otlp", "otlp"),
         ("litellm", "litellm"),
         ("phoenix", "phoenix_spans"),
+        ("opencode-run", "opencode_run"),
     ],
 )
 def test_samples_ingest_cleanly(con, sub, fmt):

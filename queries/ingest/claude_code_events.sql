@@ -14,6 +14,7 @@ SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
        coalesce(j.isSidechain, false) AS is_sidechain, j.isMeta AS is_meta, j.isCompactSummary AS is_compact,
        j.requestId AS request_id, j.operation, j.version, j.permissionMode AS permission_mode,
        j.sourceToolAssistantUUID AS source_tool_uuid, j.message.role IS NOT NULL AS has_role,
+       j.compactMetadata.trigger AS boundary_trigger,
        j.message.id AS msg_id, j.message.model AS model, j.message.stop_reason AS stop_reason,
        j.message.usage.input_tokens + coalesce(j.message.usage.cache_read_input_tokens, 0)
            + coalesce(j.message.usage.cache_creation_input_tokens, 0) AS tokens_in,
@@ -48,7 +49,7 @@ FROM (
                    "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
                    "agentId":"VARCHAR","isSidechain":"BOOLEAN","isMeta":"BOOLEAN","isCompactSummary":"BOOLEAN",
                    "timestamp":"JSON","requestId":"VARCHAR","operation":"VARCHAR","content":"JSON","version":"VARCHAR",
-                   "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR",
+                   "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","compactMetadata":{"trigger":"VARCHAR"},
                    "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
                               "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
                                           "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
@@ -87,9 +88,24 @@ SELECT fid, line,
             WHEN d.line IS NOT NULL THEN 'duplicate_record'
             WHEN typ IN ('user', 'assistant') AND NOT has_role THEN 'missing or malformed field: message'
             WHEN typ = 'queue-operation' THEN 'queue-operation:' || coalesce(operation, 'unknown')
-            ELSE typ END AS label,
+            -- record types Claude Code writes that are not events (formats.md §1); any other type is a shape
+            -- this reader does not know: skipped, and counted as drift with the writer's version
+            WHEN typ IN ('summary', 'file-history-snapshot', 'progress', 'file-history-delta', 'last-prompt', 'mode',
+                         'permission-mode', 'ai-title', 'attachment', 'custom-title') THEN typ
+            ELSE 'unknown_shape:type ' || typ || coalesce(' @' || version, '') END AS label,
        coalesce(bad_excerpt, excerpt) AS excerpt
 FROM cc LEFT JOIN cc_dups d USING (fid, line);
+
+-- a compaction summary (isCompactSummary) and the compact_boundary it hangs from (its parentUuid): the
+-- boundary's compactMetadata.trigger says whether Claude Code compacted on its own ("auto": it then sends
+-- the summary as a request and the model carries on; spotter 258c7280 L1256-L1261, 2.1.39) or after a typed
+-- /compact ("manual": the summary is context, the next request is the person's; planetfall 09_cb2a L297-L298,
+-- 35_00b4 L408-L409, 2.1.170/2.1.177). meta.compact_trigger of the summary's user event; prompts.toml reads it.
+CREATE OR REPLACE TEMP TABLE cc_compact AS
+SELECT s.fid, s.line, b.boundary_trigger AS summary_trigger
+FROM (SELECT fid, line, parent_uuid FROM cc WHERE is_compact) s
+JOIN (SELECT fid, uuid, boundary_trigger FROM cc WHERE typ = 'system' AND subtype = 'compact_boundary') b
+  ON b.fid = s.fid AND b.uuid = s.parent_uuid;
 
 -- the reply run of each assistant line (see the GROUP BY at the end of fmt_events), from narrow columns:
 -- a window carries every column it is given, and over the full rows (texts) it cost more than the merge
@@ -115,8 +131,8 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
        json_object('isMeta', is_meta, 'isCompactSummary', is_compact, 'agentId', agent_id,
                    'permissionMode', permission_mode, 'version', version, 'is_error', result_is_error,
                    'sourceToolAssistantUUID', source_tool_uuid,
-                   'content_is_string', content_is_string) AS meta
-FROM ev WHERE typ = 'user'
+                   'content_is_string', content_is_string, 'compact_trigger', k.summary_trigger) AS meta
+FROM ev LEFT JOIN cc_compact k USING (fid, line) WHERE typ = 'user'
 UNION ALL
 -- queue-operation enqueue: text a person typed while the agent was busy
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',
@@ -128,7 +144,7 @@ UNION ALL
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
        CASE subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
        text, [], NULL, NULL, NULL, NULL, uuid, parent_uuid, NULL, NULL, is_sidechain, NULL, NULL,
-       json_object('subtype', subtype, 'isMeta', is_meta, 'version', version)
+       json_object('subtype', subtype, 'isMeta', is_meta, 'version', version, 'compact_trigger', boundary_trigger)
 FROM ev WHERE typ = 'system'
 UNION ALL
 -- assistant lines merged per API message (message.id); a line without id is its own reply. The lines'

@@ -111,7 +111,9 @@ SELECT l.*,
        coalesce(last_value(CASE WHEN rtype = 'turn_context' THEN j.payload.model END IGNORE NULLS) OVER w, f.ctx_model) AS model,
        coalesce(first_value(CASE WHEN rtype = 'session_meta' THEN j.payload.id END IGNORE NULLS)
                   OVER (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
-                f.ctx_session, f.stem) AS session_id
+                f.ctx_session, f.stem) AS session_id,
+       first_value(CASE WHEN rtype = 'session_meta' THEN j.payload.cli_version END IGNORE NULLS)
+           OVER (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS cli_version
 FROM cx_lines l JOIN batch_files f USING (fid)
 WINDOW w AS (PARTITION BY l.fid ORDER BY line ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
 
@@ -135,6 +137,15 @@ SELECT fid, line,
                  THEN 'mirror:' || j.payload.type
             WHEN rtype = 'event_msg:token_count' THEN 'token_count'
             WHEN rtype = 'response_item:reasoning' THEN 'reasoning'
+            -- a record type, or a response item (what the model saw or said), this reader does not know:
+            -- skipped and counted as drift with the session's cli_version (event_msg types are UI events,
+            -- skipped by type: new ones appear with most releases and carry nothing the model saw)
+            WHEN j.type NOT IN ('session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted')
+                 OR (j.type = 'response_item' AND coalesce(j.payload.type, '') NOT IN ('message', 'reasoning', 'function_call',
+                     'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call',
+                     'web_search_call', 'ghost_snapshot', 'tool_search_call', 'tool_search_output', 'compaction',
+                     'compaction_summary', 'image_generation_call'))
+                 THEN 'unknown_shape:type ' || rtype || coalesce(' @' || cli_version, '')
             ELSE rtype END AS label,
        coalesce(bad_excerpt, excerpt, CASE WHEN rtype = 'response_item:message' AND coalesce(j.payload.role, '') NOT IN ('user', 'developer', 'system', 'assistant') THEN left(j::VARCHAR, 120) END) AS excerpt
 FROM cx_ctx;

@@ -1,9 +1,12 @@
--- Gemini CLI single-JSON chat file (older layout, ~/.gemini/tmp/<projectHash>/chats/session-*.json) ->
--- fmt_events + fmt_fates.   Input: stage_lines, batch_files. One object {sessionId, projectHash, startTime,
--- lastUpdated, messages: [...]} staged whole as line 1; each element of `messages` is a record numbered
+-- Gemini CLI single-JSON chat file (the layout before the JSONL log, ~/.gemini/tmp/<projectHash>/chats/
+-- session-*.json; also what /export-session writes) -> fmt_events + fmt_fates.   Input: stage_lines,
+-- batch_files. One object {sessionId, projectHash, startTime, lastUpdated, messages: [...], kind, summary,
+-- directories} in ANY key order (writers put `kind` before or after `messages`; pretty-printed or on one
+-- line; sessionId may be missing), staged whole as line 1; each element of `messages` is a record numbered
 -- 1.. (line = its 1-based position). Messages map exactly as in the JSONL layout (gemini_cli_events.sql):
--- user -> user message, gemini -> assistant message (toolCall results in meta.tool_results), info/other ->
--- system. A repeated id (not seen in real files) is merged, last wins.
+-- user -> user message, gemini -> assistant message (toolCall results in meta.tool_results), info / error /
+-- warning -> system; content is a string or a part list. Another type is a shape this reader does not know
+-- -> skip unknown_shape:type <t>. A repeated id (not seen in real files) is merged, last wins.
 CREATE OR REPLACE TEMP TABLE gm_el AS
 SELECT fid, line, e, etype,
        CASE WHEN etype = 'OBJECT' THEN try(json_transform(e, '{
@@ -16,17 +19,19 @@ CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT * FROM doc_rejects('$.messages')
 UNION ALL
 SELECT fid, line,
-       CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL OR j.id IS NULL THEN 'reject' ELSE 'event' END,
+       CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL OR j.id IS NULL THEN 'reject'
+            WHEN j.type IN ('user', 'gemini', 'info', 'error', 'warning') THEN 'event' ELSE 'skip' END,
        CASE WHEN etype <> 'OBJECT' THEN 'not a JSON object'
             WHEN j IS NULL THEN 'malformed message'
             WHEN j.type IS NULL THEN 'missing field: type'
             WHEN j.id IS NULL THEN 'missing field: id'
-            ELSE 'type:' || j.type END,
+            WHEN j.type IN ('user', 'gemini', 'info', 'error', 'warning') THEN 'type:' || j.type
+            ELSE 'unknown_shape:type ' || j.type END,
        CASE WHEN etype <> 'OBJECT' OR j IS NULL OR j.type IS NULL OR j.id IS NULL THEN left(e::VARCHAR, 120) END
 FROM gm_el;
 
 CREATE OR REPLACE TEMP TABLE gm_rec AS
-SELECT r.fid, min(r.line) AS line, max(r.line) AS last_line, count(*)::INTEGER AS n_records, arg_max(r.j, r.line) AS j
+SELECT r.fid, min(r.line) AS line, max(r.line) AS last_line, 0 AS part, count(*)::INTEGER AS n_records, arg_max(r.j, r.line) AS j
 FROM gm_el r JOIN fmt_fates t USING (fid, line)
 WHERE t.fate = 'event'
 GROUP BY r.fid, r.j.id;

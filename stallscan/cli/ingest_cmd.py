@@ -45,7 +45,10 @@ def ingest(
         help="Transcript format: auto detects it per file by content.",
     ),
     strict: bool = typer.Option(
-        False, "--strict", help="Exit 1 when a line is rejected or a file is in no format stallscan reads."
+        False,
+        "--strict",
+        help="Exit 1 when a line is rejected, a file is in no format stallscan reads, or a record of a known "
+        "format has a shape its reader does not know (unknown_shape).",
     ),
     naive_tz: str | None = typer.Option(
         None,
@@ -107,6 +110,14 @@ def ingest(
         raise typer.Exit(EXIT_INPUT)
     if strict and res.rejects:
         err.print(f"[red]{res.rejects} line(s) rejected[/] (--strict); see the rejects table", highlight=False)
+        raise typer.Exit(EXIT_REJECTS)
+    if strict and res.unknown_shapes:
+        n = sum(int(r["records"]) for r in res.unknown_shapes)
+        err.print(
+            f"[red]{n} record(s) of unknown shape[/] (--strict): the format moved on; "
+            "see the skipped table (kind unknown_shape:...)",
+            highlight=False,
+        )
         raise typer.Exit(EXIT_REJECTS)
     if strict and res.unrecognized:
         err.print(

@@ -31,6 +31,8 @@ SPECS: dict[str, FormatSpec] = {
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
     "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),  # ids re-written: read whole
     "gemini_cli_json": FormatSpec("gemini_cli_json", whole_file=True, appendable=False, then=("gemini_messages",)),
+    # issue 25: Gemini CLI checkpoint-<tag>.json histories ([Content] / {history}) and logs.json prompt logs
+    "gemini_cli_history": FormatSpec("gemini_cli_history", whole_file=True, appendable=False),
     "copilot_cli": FormatSpec("copilot_cli"),
     "openhands": FormatSpec("openhands", whole_file=True, appendable=False),
     "swe_agent": FormatSpec("swe_agent", whole_file=True, appendable=False),
@@ -39,6 +41,8 @@ SPECS: dict[str, FormatSpec] = {
     "aider_input": FormatSpec("aider_input", appendable=False),
     # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
+    # issue 25: `opencode run --format json` event streams (a model message spans lines: re-read whole)
+    "opencode_run": FormatSpec("opencode_run", appendable=False),
     "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
     # issue 22: OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
     "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans")),
@@ -47,6 +51,14 @@ SPECS: dict[str, FormatSpec] = {
     "litellm": FormatSpec("litellm"),
 }
 FORMATS = tuple(SPECS)
+# shapes of one tool's format: a file forced to the family's name (--input-format opencode) is read in the
+# shape its content shows
+FAMILIES = {
+    "opencode": ("opencode", "opencode_run"),
+    "gemini_cli": ("gemini_cli", "gemini_cli_json", "gemini_cli_history"),
+    "gemini_cli_json": ("gemini_cli", "gemini_cli_json", "gemini_cli_history"),
+}
+OPENCODE_RUN_TYPES = ("step_start", "step_finish", "text", "reasoning", "tool_use", "error")
 
 CLAUDE_TYPES = {
     "user",
@@ -176,6 +188,17 @@ def _after_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
     return data.split(b"\n", 1)[1][:HEAD] if b"\n" in data else b""
 
 
+def holds_records(path: str | Path, n: int = 8192) -> bool:
+    """True when the first n bytes of a file a walk only sniffs (.log, .txt: suffixes.SNIFF_SUFFIXES) hold a
+    record of a known format; plain-text lines before it are fine, a record cut at n bytes does not count."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(n)
+    except OSError:
+        return False
+    return b"{" in head and any(_classify(rec) for rec in _records(head))
+
+
 def _records(head: bytes, limit: int = 20, cut: bool = True) -> Iterator[dict[str, Any]]:
     lines = head.split(b"\n")
     if cut and len(head) >= HEAD:
@@ -205,6 +228,20 @@ _OPENHANDS = re.compile(
 )
 _SWE_DOC = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 _GEMINI_DOC = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
+# a Gemini CLI session document whose keys come in another order (`kind` or `messages` first, pretty-printed;
+# chatRecordingService.ts writes the record as JSON.stringify(conversation, null, 2), key order follows
+# the object it built): a first key of ConversationRecord and a marker only Gemini's record carries
+_GEMINI_DOC_KEY = re.compile(
+    rb'^\s*\{\s*"(sessionId|projectHash|startTime|lastUpdated|kind|summary|directories|memoryScratchpad|messages)"\s*:'
+)
+_GEMINI_MARK = re.compile(rb'"projectHash"\s*:|"kind"\s*:\s*"(main|subagent)"|"type"\s*:\s*"gemini"')
+GEMINI_TYPES = ("user", "gemini", "info", "error", "warning")
+# Gemini CLI logger.ts: checkpoint-<tag>.json ({history: [Content]} or a bare [Content]; a Content's keys come
+# in either order) and logs.json ([{sessionId, messageId, timestamp, type, message}])
+_GEMINI_CONTENT = rb'\{\s*("role"\s*:\s*"(user|model)"\s*,\s*"parts"|"parts"\s*:\s*\[)'
+_GEMINI_HISTORY_LIST = re.compile(rb"^\s*\[\s*" + _GEMINI_CONTENT)
+_GEMINI_HISTORY_DOC = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[\s*(\]|' + _GEMINI_CONTENT + rb")")
+_GEMINI_PROMPT_LOG = re.compile(rb'^\s*\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:\s*\d+')
 _OPENCODE_DOC = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 _OPENCODE_LIST = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"msg_')
 _OTLP_DOC = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
@@ -232,6 +269,8 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return "openhands"
         if _OPENCODE_LIST.match(head):
             return "opencode"
+        if _GEMINI_HISTORY_LIST.match(head) or _GEMINI_PROMPT_LOG.match(head):
+            return "gemini_cli_history"
         if lname == "api_conversation_history.json":
             return "cline_api"  # empty or truncated array: the name is all there is
         if lname == "ui_messages.json":
@@ -247,9 +286,11 @@ def _classify_head(head: bytes, name: str) -> str | None:
             return None  # one object per line (or one minified document): _classify decides
         if _OTLP_DOC.match(head):
             return "otlp_doc"
+        if _GEMINI_HISTORY_DOC.match(head):
+            return "gemini_cli_history"
         if _OPENCODE_DOC.match(head):
             return "opencode"
-        if _GEMINI_DOC.match(head):
+        if _GEMINI_DOC.match(head) or (_GEMINI_DOC_KEY.match(head) and _GEMINI_MARK.search(head)):
             return "gemini_cli_json"
         if _SWE_DOC.match(head) or lname.endswith(".traj"):
             return "swe_agent"
@@ -280,6 +321,17 @@ def is_array_document(head: bytes, fmt: str) -> bool:
     return not SPECS[fmt].whole_file and head.lstrip()[:1] == b"["
 
 
+def forced_format(path: Path, fmt: str) -> str | None:
+    """The format to read `path` in: `fmt` unless it names a family whose other shape the content shows."""
+    if fmt == "auto":
+        return detect_format(path)
+    if fmt in FAMILIES:
+        found = detect_format(path)
+        if found in FAMILIES[fmt]:
+            return found
+    return fmt
+
+
 def _classify(rec: dict[str, Any]) -> str | None:
     if isinstance(rec.get("resourceSpans"), list):
         return "otlp"
@@ -289,17 +341,33 @@ def _classify(rec: dict[str, Any]) -> str | None:
         return "litellm"
     if "stallscan_guard" in rec and "decision" in rec:
         return "stallscan_guard"
+    if (
+        rec.get("type") in OPENCODE_RUN_TYPES
+        and isinstance(rec.get("sessionID"), str)
+        and "timestamp" in rec
+        and (isinstance(rec.get("part"), dict) or "error" in rec)
+    ):
+        return "opencode_run"  # one line of `opencode run --format json` (cli/cmd/run.ts emit)
     info = rec.get("info")
     if isinstance(info, dict) and isinstance(rec.get("messages"), list) and str(info.get("id", "")).startswith("ses_"):
         return "opencode"  # a minified `opencode export` document
-    if isinstance(rec.get("history"), list) or isinstance(rec.get("trajectory"), list):
+    hist = rec.get("history")
+    if isinstance(hist, list) and hist and isinstance(hist[0], dict) and "parts" in hist[0] and "trajectory" not in rec:
+        return "gemini_cli_history"  # a minified checkpoint-<tag>.json ({history: [Content], authType})
+    if isinstance(hist, list) or isinstance(rec.get("trajectory"), list):
         return "swe_agent"
     if "projectHash" in rec and "sessionId" in rec:
         return "gemini_cli_json" if isinstance(rec.get("messages"), list) else "gemini_cli"
-    if "$set" in rec and len(rec) == 1:
+    if ("$set" in rec or "$rewindTo" in rec) and len(rec) == 1:
         return "gemini_cli"
+    msgs = rec.get("messages")
+    if isinstance(msgs, list) and (
+        rec.get("kind") in ("main", "subagent")
+        or any(isinstance(m, dict) and m.get("type") == "gemini" and "id" in m for m in msgs[:50])
+    ):
+        return "gemini_cli_json"  # a one-line session document whose keys start with `kind` or `messages`
     if (
-        rec.get("type") in ("user", "gemini", "info")
+        rec.get("type") in GEMINI_TYPES
         and "id" in rec
         and "timestamp" in rec
         and "content" in rec

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stallscan.ingest.suffixes import WALK_SUFFIXES
+from stallscan.ingest.detect import holds_records
+from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_SUFFIXES, WALK_SUFFIXES
 from stallscan.store.errors import InputError, StallscanError
 
 DEFAULT_FOLDERS = {
@@ -37,6 +38,9 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     searched: list[str] = field(default_factory=list)
+    # files a directory walk left out by name, per suffix (".md", ".py", "(none)"); a sniffed name (.log,
+    # .txt) whose first bytes hold no record of a known format counts under its suffix too
+    left_out: dict[str, int] = field(default_factory=dict)
 
 
 def default_roots() -> list[Path]:
@@ -127,8 +131,12 @@ def _walk(root: Path, found: Discovery) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         dirnames.sort()
         for name in sorted(filenames):
-            if name.lower().endswith(WALK_SUFFIXES):
-                full = Path(dirpath) / name
+            lname = name.lower()
+            full = Path(dirpath) / name
+            if lname.endswith(WALK_SUFFIXES) or (lname.endswith(SNIFF_SUFFIXES) and holds_records(full, SNIFF_BYTES)):
                 if full.is_file():
                     out.append(_absolute(full))
+            else:
+                suffix = os.path.splitext(lname)[1] or "(none)"
+                found.left_out[suffix] = found.left_out.get(suffix, 0) + 1
     return out

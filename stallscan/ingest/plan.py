@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 
-from stallscan.ingest.detect import SPECS, compression_of, detect, detect_format
+from stallscan.ingest.detect import SPECS, compression_of, detect, forced_format
 
 if TYPE_CHECKING:
     from stallscan.ingest.run import IngestResult
@@ -70,7 +70,7 @@ def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -
     for path in files:
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind = forced_format(path, fmt)
         except errors:
             return None
         if not _unchanged(known.get(str(path)), kind, st):
@@ -85,7 +85,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
         array = False
         try:
             st = path.stat()
-            kind, array = (fmt, False) if fmt != "auto" else detect(path)
+            kind, array = detect(path) if fmt == "auto" else (forced_format(path, fmt), False)
         except read_errors() as exc:
             res.unreadable.append((str(path), _why(exc)))
             continue
@@ -195,7 +195,7 @@ def _has_companion(plan: FilePlan) -> bool:
 
 def _stem(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj"):
+    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj", ".log", ".txt", ".out"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name

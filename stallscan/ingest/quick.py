@@ -75,7 +75,7 @@ def unchanged_run(argv: list[str]) -> tuple[IngestResult, str] | None:
         return None
     if n is None:
         return None
-    res = IngestResult(files=n, unchanged=n, searched=found.searched)
+    res = IngestResult(files=n, unchanged=n, searched=found.searched, left_out=found.left_out)
     res.seconds = time.perf_counter() - t0
     if os.environ.get("STALLSCAN_PROFILE"):
         import sys

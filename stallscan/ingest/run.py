@@ -46,6 +46,9 @@ class IngestResult:
     bytes: int = 0
     seconds: float = 0.0
     searched: list[str] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)  # suffix -> files a directory walk did not take
+    # drift: records of a known format in a shape no reader knows, per (format, tool version, shape)
+    unknown_shapes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
@@ -69,6 +72,8 @@ class IngestResult:
             "seconds": round(self.seconds, 3),
             "mb_per_s": round(self.mb_per_s, 1),
             "searched": self.searched,
+            "left_out_by_suffix": dict(sorted(self.left_out.items())),
+            "unknown_shapes": self.unknown_shapes,
         }
 
 
@@ -98,7 +103,10 @@ def ingest_paths(
     t0 = time.perf_counter()
     found = discover(paths)
     res = IngestResult(
-        files=len(found.files) + len(found.unreadable), unreadable=found.unreadable, searched=found.searched
+        files=len(found.files) + len(found.unreadable),
+        unreadable=found.unreadable,
+        searched=found.searched,
+        left_out=found.left_out,
     )
     with sql.timed("plan (stat, detect, files lookup)"):
         plans = _plan(con, found.files, fmt, res)

@@ -15,3 +15,9 @@ WALK_SUFFIXES = (
     ".aider.chat.history.md",
     ".aider.input.history",
 )  # aider's two files (not every .md)
+
+# names a walk opens to look at (the first SNIFF_BYTES): taken only when they hold records of a known format,
+# e.g. an `opencode run --format json` stream saved as run.log (issue 25). Other names are left out and
+# counted by suffix.
+SNIFF_SUFFIXES = (".log", ".txt", ".out")
+SNIFF_BYTES = 8192

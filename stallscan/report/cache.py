@@ -38,7 +38,7 @@ import hashlib
 import os
 import sys
 
-from stallscan.ingest.suffixes import WALK_SUFFIXES
+from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_SUFFIXES, WALK_SUFFIXES
 
 ENV_OFF = "STALLSCAN_REPORT_CACHE"
 KEEP = 8  # entries kept per database (newest first)
@@ -194,11 +194,19 @@ def _walk(root: str) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
         for name in sorted(filenames):
-            if name.lower().endswith(WALK_SUFFIXES):
+            lname = name.lower()
+            if lname.endswith(WALK_SUFFIXES) or (lname.endswith(SNIFF_SUFFIXES) and _sniffed(dirpath, name)):
                 full = os.path.join(dirpath, name)
                 if os.path.isfile(full):
                     out.append(os.path.abspath(full))
     return out
+
+
+def _sniffed(dirpath: str, name: str) -> bool:
+    """A .log / .txt file ingest's walk takes (its first bytes hold transcript records): the same test."""
+    from stallscan.ingest.detect import holds_records
+
+    return holds_records(os.path.join(dirpath, name), SNIFF_BYTES)
 
 
 def _db_state(db: str) -> str | None:

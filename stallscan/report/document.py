@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from stallscan.report.headline import duration
+from stallscan.report.render import unknown_shape_line
 
 TITLES = {"corpus": "Corpus", "boundaries": "Turn boundaries", "stalls": "Stalls", "threshold": "Threshold"}
 CURVE_AT = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -130,6 +131,7 @@ def _corpus(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]:
             f"({num(len(d['skipped']))} kinds: metadata, progress and snapshot records that are not events).",
         ),
     ]
+    out += [("p", unknown_shape_line(u)) for u in d.get("unknown_shapes", [])]
     if d["rejects"]:
         out.append(("table", ["reject reason", "lines"], [[r["reason"], num(r["lines"])] for r in d["rejects"]], {}))
     if d["skipped"]:

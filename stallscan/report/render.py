@@ -41,6 +41,11 @@ def ingest_summary(res: IngestResult) -> Group:
         for kind, n in sorted(res.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
             s.add_row(kind, f"{n:,}")
         parts.append(s)
+    for row in res.unknown_shapes:
+        parts.append(Text(unknown_shape_line(row), style="yellow"))
+    if res.left_out:
+        left = ", ".join(f"{k} {n:,}" for k, n in sorted(res.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
+        parts.append(Text(f"left out by name in the folders walked (not a transcript suffix): {left}", style="dim"))
     for path in res.unrecognized[:10]:
         parts.append(Text(f"unrecognised format: {path}", style="yellow"))
     if len(res.unrecognized) > 10:
@@ -51,6 +56,15 @@ def ingest_summary(res: IngestResult) -> Group:
     for path, why in res.unreadable:
         parts.append(Text(f"unreadable: {path} ({why})", style="red"))
     return Group(*parts)
+
+
+def unknown_shape_line(row: dict[str, Any]) -> str:
+    """'412 records of unknown shape in claude_code 2.1.180: type `x`' (drift: see docs/formats.md)."""
+    what, _, name = str(row["shape"]).partition(" ")
+    shape = f"{what} `{name}`" if name else f"`{what}`"
+    version = f" {row['version']}" if row.get("version") else ""
+    n = int(row["records"])
+    return f"{n:,} record{'s' if n != 1 else ''} of unknown shape in {row['format']}{version}: {shape}"
 
 
 def table_from_rows(columns: list[str], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:

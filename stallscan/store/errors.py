@@ -2,7 +2,8 @@
 
 Exit codes (also in README.md and docs/errors.md):
   0  success
-  1  ingest finished but --strict and some lines were rejected
+  1  ingest finished but --strict and some lines were rejected, a file was in no known format, or a
+     record of a known format had a shape its reader does not know (unknown_shape)
   2  usage error (bad option, unknown format, nothing to ingest)
   3  input path missing or unreadable (a file name that is not UTF-8, a --db that is a FIFO or device)
   4  database locked by another process

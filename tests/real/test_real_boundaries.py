@@ -109,7 +109,12 @@ def test_spotter_long_session(tb):
         assert (r[line]["origin"], r[line]["origin_rule"]) == ("automatic", "claude.task_notification")
     assert r[1847]["gap_s"] == pytest.approx(1.0, abs=0.05)
     assert r[1847]["decision"] == "continuation"  # fast automatic prompt: the gap rule gets it right
-    assert (r[1257]["origin"], r[1257]["origin_rule"]) == ("automatic", "claude.compact_summary")
+    # auto-compaction (L1256 boundary, trigger auto): the summary starts a request, the model carries on at L1261
+    assert (r[1257]["origin"], r[1257]["origin_rule"], r[1257]["starts_request"]) == (
+        "automatic",
+        "claude.compact_summary.after_auto_compaction",
+        True,
+    )
     # typed while the agent worked: human, never a user line of their own (the fast humans)
     for line in (497, 603):
         assert (r[line]["kind"], r[line]["origin"], r[line]["starts_request"]) == ("queued_input", "human", True)

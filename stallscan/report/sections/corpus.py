@@ -10,6 +10,7 @@ from rich.text import Text
 
 from stallscan.report.fit import Col, fit_table
 from stallscan.report.registry import ReportOptions, Section, register
+from stallscan.report.render import unknown_shape_line
 from stallscan.store import sql
 
 
@@ -28,6 +29,9 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         for r, n in con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
     ]
     skipped = dict(con.execute("SELECT kind, count(*) FROM skipped GROUP BY ALL ORDER BY 2 DESC, 1").fetchall())
+    cur = sql.query(con, "report/unknown_shapes")
+    shape_cols = [d[0] for d in cur.description]
+    unknown_shapes = [dict(zip(shape_cols, r)) for r in cur.fetchall()]
     row = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()
     pending = row[0] if row else 0
     totals = {
@@ -41,6 +45,8 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "rejects": rejects,
         "skipped": skipped,
         "pending_truncated_lines": pending,
+        # drift: records of a known format in a shape its reader does not know (format, version, shape)
+        "unknown_shapes": unknown_shapes,
     }
 
 
@@ -115,12 +121,14 @@ def summary(data: dict[str, Any]) -> Group:
         + "; sessions by harness: "
         + ", ".join(f"{h['harness']} {_c(h['sessions'])}" for h in hs),
         _line(data),
+        *[Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])],
     )
 
 
 def render(data: dict[str, Any]) -> Group:
     rows = _rows(data)
     parts = [fit_table(COLS, rows, title="Corpus", styles=[None] * (len(rows) - 1) + ["bold"]), _line(data)]
+    parts += [Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])]
     for r in data["rejects"][:5]:
         parts.append(f"  reject: {r['reason']} x{r['lines']:,}")
     if data["skipped"]:

@@ -1,0 +1,15 @@
+-- Drift: records of a known format whose shape its reader does not know (a new record type, a renamed
+-- discriminator), which the reader skipped as kind `unknown_shape:<shape>[ @<tool version>]`, counted per
+-- format, tool version (Claude Code `version`, Codex session_meta cli_version; NULL where the format carries
+-- none) and shape, over this ingest run's rows (the files in run_files from their start line).
+-- Input: skipped, files, run_files. queries/report/unknown_shapes.sql is the same count over the database.
+SELECT f.source_format AS format,
+       nullif(regexp_extract(s.kind, ' @(.+)$', 1), '') AS version,
+       regexp_replace(s.kind, '^unknown_shape:(.*?)( @.+)?$', '\1') AS shape,
+       count(*)::INTEGER AS records,
+       count(DISTINCT s.file)::INTEGER AS files
+FROM skipped s JOIN files f ON f.path = s.file
+WHERE s.kind LIKE 'unknown_shape:%'
+  AND EXISTS (SELECT 1 FROM run_files r WHERE r.file = s.file AND s.line >= r.start_line)
+GROUP BY ALL
+ORDER BY records DESC, format, version, shape;
