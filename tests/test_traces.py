@@ -20,10 +20,8 @@ from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
+from tests import trace_capture as tc
 from tests.hostile import accounting_errors
-
-sys.path.insert(0, str(Path(__file__).parent))
-import trace_capture as tc
 
 N_REQ = len(tc.SCRIPT)
 # events: the first request's two new messages (system, user), one new message for each later request, and
