@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -19,13 +20,8 @@ from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
+from tests import trace_capture as tc
 from tests.hostile import accounting_errors
-
-for _mod in ("openai", "httpx", "opentelemetry.sdk", "opentelemetry.exporter.otlp.json.file"):
-    pytest.importorskip(_mod, reason=f"{_mod} missing: pip install -e '.[traces]'")
-
-sys.path.insert(0, str(Path(__file__).parent))
-import trace_capture as tc  # noqa: E402
 
 N_REQ = len(tc.SCRIPT)
 # events: the first request's two new messages (system, user), one new message for each later request, and
@@ -35,6 +31,9 @@ N_EVENTS = 2 + (N_REQ - 1) + N_REQ
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
+    # only the captures need the traces extra (trace_capture.py imports them when it runs)
+    for mod in ("openai", "httpx", "opentelemetry.sdk", "opentelemetry.exporter.otlp.json.file"):
+        pytest.importorskip(mod, reason=f"{mod} missing: pip install -e '.[traces]'")
     out = tmp_path_factory.mktemp("traces")
     for mode, module in (
         ("genai", "opentelemetry.instrumentation.openai_v2"),
@@ -381,3 +380,25 @@ def test_system_instructions_error_span_and_conversation_id(tmp_path):
         (2, "user", "hi", None, "conv-7", by),
         (2, "assistant", "429 Too Many Requests", "error", "conv-7", by),
     ]
+
+
+def test_cli_conversation_attr_and_input_format(tmp_path):
+    sample = Path(__file__).parent.parent / "sample_logs" / "phoenix" / "spans.jsonl"
+    env = dict(os.environ, TZ="UTC", NO_COLOR="1")
+
+    def stallscan(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=120
+        )
+
+    db = tmp_path / "a.duckdb"
+    p = stallscan("ingest", str(sample), "--db", str(db), "--conversation-attr", "session.id", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["sessions"] == 1
+    q = "SELECT DISTINCT session_id, meta->>'conversation_by' AS by FROM events"
+    p = stallscan("sql", q, "--db", str(db), "--format", "json")
+    assert json.loads(p.stdout) == [{"session_id": "sess-px-1", "by": "attr:session.id"}]
+    db2 = tmp_path / "b.duckdb"
+    p = stallscan("ingest", str(sample), "--db", str(db2), "--input-format", "otlp", "--json")
+    assert p.returncode == 0, p.stderr  # forced to the wrong format: every line a reject, none lost
+    assert json.loads(p.stdout)["rejects"] == 3

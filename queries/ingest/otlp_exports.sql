@@ -2,23 +2,25 @@
 -- record is no export, NULL when it is one; rs: its resourceSpans) and ot_flat (one row per span: fid, line,
 -- span_no, scope, res: resource attributes, sp: the span as OTLP JSON names its fields). Run after
 -- otlp_events.sql / otlp_doc_events.sql (ot_src), before otlp_spans.sql.
+-- one typed parse of each line (json_transform is lenient about types: a field of the wrong type reads as
+-- NULL); the line is looked at again only when it holds no resourceSpans list, to say why
 CREATE OR REPLACE TEMP TABLE ot_raw AS
-SELECT s.fid, s.line, s.txt IS NULL AS bad_utf8, s.blank, s.bad_excerpt,
+SELECT s.fid, s.line, s.blank, s.bad_excerpt,
        CASE WHEN s.txt IS NULL OR s.blank THEN NULL ELSE left(s.txt, 120) END AS excerpt,
-       j IS NOT NULL AS parsed,
-       CASE WHEN j IS NOT NULL AND json_type(j.resourceSpans) = 'ARRAY' THEN try(json_transform(j.resourceSpans, '[{
+       j.resourceSpans AS rs,
+       CASE WHEN s.txt IS NULL THEN 'invalid UTF-8' WHEN s.blank THEN NULL WHEN j IS NULL THEN 'invalid JSON'
+            WHEN j.resourceSpans IS NOT NULL THEN NULL
+            WHEN json_type(s.txt) <> 'OBJECT' THEN 'not a JSON object'
+            WHEN json_type(s.txt, '$.resourceSpans') IS NULL THEN 'missing field: resourceSpans'
+            ELSE 'malformed resourceSpans' END AS problem
+FROM (SELECT o.*, CASE WHEN o.txt IS NOT NULL AND NOT o.blank THEN parse_line(o.txt, '{"resourceSpans":[{
          "resource":{"attributes":[{"key":"VARCHAR","value":"JSON"}]},
          "scopeSpans":[{"scope":{"name":"VARCHAR"},
            "spans":[{"traceId":"VARCHAR","spanId":"VARCHAR","parentSpanId":"VARCHAR","name":"VARCHAR",
                      "startTimeUnixNano":"VARCHAR","endTimeUnixNano":"VARCHAR",
                      "attributes":[{"key":"VARCHAR","value":"JSON"}],
                      "events":[{"timeUnixNano":"VARCHAR","name":"VARCHAR","attributes":[{"key":"VARCHAR","value":"JSON"}]}],
-                     "status":{"code":"JSON","message":"VARCHAR"}}]}]}]')) END AS rs,
-       CASE WHEN s.txt IS NULL THEN 'invalid UTF-8' WHEN s.blank THEN NULL WHEN j IS NULL THEN 'invalid JSON'
-            WHEN json_type(j.resourceSpans) IS NULL THEN 'missing field: resourceSpans'
-            WHEN json_type(j.resourceSpans) <> 'ARRAY' OR try(json_transform(j.resourceSpans, '[{"scopeSpans":[{"spans":[{"attributes":[{"key":"VARCHAR"}]}]}]}]')) IS NULL
-                 THEN 'malformed resourceSpans' END AS problem
-FROM (SELECT o.*, CASE WHEN o.txt IS NOT NULL AND NOT o.blank THEN parse_line(o.txt, '{"resourceSpans":"JSON"}') END AS j
+                     "status":{"code":"JSON","message":"VARCHAR"}}]}]}]}') END AS j
       FROM ot_src o) s;
 
 CREATE OR REPLACE TEMP TABLE ot_flat AS
