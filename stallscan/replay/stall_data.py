@@ -56,7 +56,8 @@ def precision_line(p: dict[str, Any] | None) -> str:
 
 
 def install(con: duckdb.DuckDBPyConnection) -> StallData:
-    """(Re)create the tables stall_signatures, stall_prompts, stall_providers, stall_settings from the files."""
+    """(Re)create the tables stall_signatures, stall_background, stall_approval_modes, stall_prompts, stall_providers,
+    stall_settings from the files."""
     import pyarrow as pa  # only when the rule tables are (re)installed
 
     d = load()
@@ -70,6 +71,25 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
                 "regex": [s.regex for s in d.signatures],
                 "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
                 "citation": [s.citation for s in d.signatures],
+                "class": pa.array([s.cls for s in d.signatures], pa.string()),
+            }
+        ),
+        "stall_background": pa.table(
+            {
+                "ord": pa.array(range(len(d.background)), pa.int32()),
+                "id": pa.array([b.id for b in d.background], pa.string()),
+                "tool": pa.array([b.tool for b in d.background], pa.string()),
+                "arguments": pa.array([b.arguments for b in d.background], pa.string()),
+                "citation": pa.array([b.citation for b in d.background], pa.string()),
+            }
+        ),
+        "stall_approval_modes": pa.table(
+            {
+                "ord": pa.array(range(len(d.approval_modes)), pa.int32()),
+                "id": pa.array([m.id for m in d.approval_modes], pa.string()),
+                "meta_key": pa.array([m.meta_key for m in d.approval_modes], pa.string()),
+                "value": pa.array([m.value for m in d.approval_modes], pa.string()),
+                "citation": pa.array([m.citation for m in d.approval_modes], pa.string()),
             }
         ),
         "stall_prompts": pa.table(

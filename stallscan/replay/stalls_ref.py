@@ -85,16 +85,36 @@ def _finish(ev: dict[str, Any]) -> tuple[str | None, str | None]:
     return eff, evidence
 
 
-def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str]]:
+def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str], list[str]]:
+    """(intent hits, vetoes: done / question / statement hits, wait hits) in file order."""
     tail = stripped[-data.tail_chars :] if data.tail_chars else ""
     hits: list[str] = []
     vetoes: list[str] = []
+    waits: list[str] = []
     for sig in data.signatures:
         if sig.max_chars is not None and len(stripped) > sig.max_chars:
             continue
         if sig.compiled.search(tail):
-            (hits if sig.kind == "intent" else vetoes).append(sig.id)
-    return hits, vetoes
+            {"intent": hits, "wait": waits}.get(sig.kind, vetoes).append(sig.id)
+    return hits, vetoes, waits
+
+
+def _background(ev: dict[str, Any], data: StallData) -> str | None:
+    """The first [[background]] entry (file order) that one of the reply's calls matches, else None."""
+    calls = ev.get("tool_calls") or []
+    for b in data.background:
+        if any(b.matches(c.get("name"), c.get("arguments")) for c in calls):
+            return b.id
+    return None
+
+
+def _approval_mode(ev: dict[str, Any], data: StallData) -> str | None:
+    meta = _meta(ev)
+    for m in data.approval_modes:
+        v = meta.get(m.meta_key)
+        if v is not None and str(v) == m.value:
+            return m.id
+    return None
 
 
 def classify_rounds(
@@ -105,12 +125,32 @@ def classify_rounds(
     events = sorted(events, key=lambda e: (e["seq"], e["event_id"]))
     rounds: list[dict[str, Any]] = []
     turn = 0
+    background: dict[int, str] = {}  # turn -> the first background call's entry id (calls seen so far)
+    modes: dict[int, str] = {}  # turn -> the first plan-approval mode marker seen so far
     for ev in events:
         if ev["event_id"] in starts:
             turn += 1
         if ev["role"] == "assistant":
-            rounds.append({"ev": ev, "turn_id": turn, "nudge": None, "n_nudges": 0, "interrupted": False})
-        elif rounds and rounds[-1]["turn_id"] == turn:
+            rounds.append(
+                {
+                    "ev": ev,
+                    "turn_id": turn,
+                    "nudge": None,
+                    "n_nudges": 0,
+                    "interrupted": False,
+                    "background": background.get(turn),
+                    "approval_mode": modes.get(turn),
+                }
+            )
+            if ev["n_tool_calls"] > 0 and turn not in background:
+                bg = _background(ev, data)
+                if bg is not None:
+                    background[turn] = bg
+            continue
+        mode = _approval_mode(ev, data) if turn not in modes else None
+        if mode is not None:
+            modes[turn] = mode
+        if rounds and rounds[-1]["turn_id"] == turn:
             # what followed the last round, before the next round of the same turn
             after = rounds[-1]
             if ev["kind"] == "turn_aborted":
@@ -133,9 +173,16 @@ def classify_rounds(
         after_tool = tool_seen.get(t, False)
         in_turn[t] = in_turn.get(t, 0) + 1
         sentinel = _first_prompt(stripped, data, ("sentinel",))
-        hits, vetoes = _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [])
+        hits, vetoes, waits = _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [], [])
         nudge = r["nudge"]
-        by_text = after_tool and hits and not vetoes
+        # issue 25: a wait is a hand-off only after background work; a first-reply plan only outside a
+        # plan-approval mode
+        by_text = (
+            bool(hits)
+            and not vetoes
+            and not (waits and r["background"] is not None)
+            and (after_tool or r["approval_mode"] is None)
+        )
         kind: str | None
         if ev["n_tool_calls"] > 0:
             kind = "tool_round"
@@ -147,8 +194,8 @@ def classify_rounds(
             kind = "failed"
         elif eff == "cancelled":
             kind = "cancelled"
-        elif not stripped:
-            kind = "truncated" if eff == "length" else "empty"
+        elif not stripped:  # a dropped call can carry no text at all (thinking only): issue 25 class 6
+            kind = {"length": "truncated", "tool_calls": "dropped_tool_call"}.get(cast(str, eff), "empty")
         elif eff == "length":
             kind = "truncated"
         elif eff == "tool_calls":
@@ -180,6 +227,9 @@ def classify_rounds(
                 "after_tool_round": after_tool,
                 "sig_hits": hits,
                 "veto_hits": vetoes,
+                "wait_hits": waits,
+                "background": r["background"],
+                "approval_mode": r["approval_mode"],
                 "nudge_id": nudge.id if nudge else None,
                 "n_nudges": r["n_nudges"],
                 "interrupted": r["interrupted"],
@@ -328,6 +378,9 @@ ROUND_COLS = (
     "after_tool_round",
     "sig_hits",
     "veto_hits",
+    "wait_hits",
+    "background",
+    "approval_mode",
     "nudge_id",
     "n_nudges",
     "interrupted",
