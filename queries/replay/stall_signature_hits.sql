@@ -4,7 +4,7 @@
 -- Harness-judged stalls appear as signature 'nudge:<id>'. Input: rounds, stall_signatures, stall_scope.
 WITH r AS (SELECT * FROM rounds WHERE session_id IN (SELECT session_id FROM stall_scope)),
 m AS (SELECT unnest(sig_hits || veto_hits || wait_hits) AS id, event_id, after_tool_round, round_kind,
-             len(veto_hits) > 0 OR (len(wait_hits) > 0 AND background IS NOT NULL) AS vetoed FROM r)
+             vetoed OR (len(wait_hits) > 0 AND background IS NOT NULL) AS vetoed FROM r)
 SELECT s.id, s.kind, s.language,
        (SELECT count(*) FROM m WHERE m.id = s.id) AS matched,
        (SELECT count(*) FROM r WHERE r.signature = s.id) AS decided,

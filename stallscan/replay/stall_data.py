@@ -72,6 +72,7 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
                 "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
                 "citation": [s.citation for s in d.signatures],
                 "class": pa.array([s.cls for s in d.signatures], pa.string()),
+                "decides": pa.array([s.decides for s in d.signatures], pa.bool_()),
             }
         ),
         "stall_background": pa.table(

@@ -32,6 +32,7 @@ class Signature(NamedTuple):
     citation: str
     max_chars: int | None = None
     cls: str | None = None  # the issue-25 class of silent ending an intent signature was written for
+    decides: bool = False  # an intent that reads the whole last sentence: a done word inside it does not veto
 
     @property
     def compiled(self) -> re.Pattern[str]:
@@ -100,7 +101,16 @@ def load() -> StallData:
     sig = toml_cache.read(os.path.join(DATA, "intent_signatures.toml"))
     pr = toml_cache.read(os.path.join(DATA, "stall_prompts.toml"))
     sigs = tuple(
-        Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"), s.get("class"))
+        Signature(
+            s["id"],
+            s["language"],
+            s["kind"],
+            s["regex"],
+            s["citation"],
+            s.get("max_chars"),
+            s.get("class"),
+            bool(s.get("decides", False)),
+        )
         for s in sig["signature"]
     )
     background = tuple(

@@ -85,18 +85,23 @@ def _finish(ev: dict[str, Any]) -> tuple[str | None, str | None]:
     return eff, evidence
 
 
-def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str], list[str]]:
-    """(intent hits, vetoes: done / question / statement hits, wait hits) in file order."""
+def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str], list[str], bool]:
+    """(intent hits, vetoes: done / question / statement hits, wait hits, vetoed) in file order. vetoed: a
+    question or statement hit, or a done hit where no `decides` intent matched (the last sentence decides)."""
     tail = stripped[-data.tail_chars :] if data.tail_chars else ""
     hits: list[str] = []
     vetoes: list[str] = []
     waits: list[str] = []
+    hard = done = decides = False
     for sig in data.signatures:
         if sig.max_chars is not None and len(stripped) > sig.max_chars:
             continue
         if sig.compiled.search(tail):
             {"intent": hits, "wait": waits}.get(sig.kind, vetoes).append(sig.id)
-    return hits, vetoes, waits
+            hard = hard or sig.kind in ("question", "statement")
+            done = done or sig.kind == "done"
+            decides = decides or (sig.kind == "intent" and sig.decides)
+    return hits, vetoes, waits, hard or (done and not decides)
 
 
 def _background(ev: dict[str, Any], data: StallData) -> str | None:
@@ -173,13 +178,15 @@ def classify_rounds(
         after_tool = tool_seen.get(t, False)
         in_turn[t] = in_turn.get(t, 0) + 1
         sentinel = _first_prompt(stripped, data, ("sentinel",))
-        hits, vetoes, waits = _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [], [])
+        hits, vetoes, waits, vetoed = (
+            _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [], [], False)
+        )
         nudge = r["nudge"]
         # issue 25: a wait is a hand-off only after background work; a first-reply plan only outside a
         # plan-approval mode
         by_text = (
             bool(hits)
-            and not vetoes
+            and not vetoed
             and not (waits and r["background"] is not None)
             and (after_tool or r["approval_mode"] is None)
         )
@@ -228,6 +235,7 @@ def classify_rounds(
                 "sig_hits": hits,
                 "veto_hits": vetoes,
                 "wait_hits": waits,
+                "vetoed": vetoed,
                 "background": r["background"],
                 "approval_mode": r["approval_mode"],
                 "nudge_id": nudge.id if nudge else None,
@@ -379,6 +387,7 @@ ROUND_COLS = (
     "sig_hits",
     "veto_hits",
     "wait_hits",
+    "vetoed",
     "background",
     "approval_mode",
     "nudge_id",

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 import re
 import sys
@@ -149,6 +150,39 @@ def _read_labagents() -> list[dict]:
     return list(rows.values())
 
 
+def _shape_cases() -> list[dict]:
+    """shape_cases.csv (truth-labels branch), when present: hand-written endings in the shapes of the real
+    positives; `shape` c<N>_... names the class, other:... its own; class 1 is the turn's first reply."""
+    if not (TRUTH / "shape_cases.csv").is_file():
+        return []
+    out = []
+    for c in read_csv("shape_cases.csv"):
+        cls = c["shape"][1] if c["shape"][:1] == "c" and c["shape"][1:2].isdigit() else c["shape"]
+        setting = "first_reply" if cls == "1" else "after_tool"
+        out.append({**c, "class": cls if c["label"] == "plan" else "", "setting": setting, "group": "shape_cases"})
+    return out
+
+
+def _public_positives() -> list[dict]:
+    """public_positives.csv (truth-labels branch), when present: real endings found in public threads, each
+    replayed as its invented sentence of the same shape in the setting its class needs."""
+    if not (TRUTH / "public_positives.csv").is_file():
+        return []
+    out = []
+    for i, p in enumerate(read_csv("public_positives.csv")):
+        text = p["shape"].replace("\\n", "\n")
+        no_text = text.startswith("(no text")
+        if p["class"] in ("6", "other:dropped_call_with_text"):
+            setting = "finish_tool_calls"
+        else:
+            setting = "first_reply" if p["class"] == "1" else "after_tool"
+        out.append(
+            {"id": f"public:{p['repo']} {p['path_or_issue']}#{i}", "group": "public", "class": p["class"],
+             "setting": setting, "text": "" if no_text else text}
+        )  # fmt: skip
+    return out
+
+
 def _keyed_events(con, root: Path) -> dict[tuple, list[dict]]:
     events = _rows(
         con,
@@ -166,7 +200,7 @@ def _class_table(items: list[dict], flags: list[dict]) -> dict[str, dict]:
     """Per class: labelled stalls, how many flagged, and the replay's flags attributed to the class that were
     not labelled stalls (false alarms)."""
     out: dict[str, dict] = {}
-    for c in CLASSES:
+    for c in CLASSES + tuple(sorted({i["class"] for i in items} - set(CLASSES))):
         pos = [i for i in items if i["class"] == c]
         det = sum(1 for i in pos if flagged(i))
         fa = sum(1 for f in flags if f["detected_class"] == c)
@@ -250,6 +284,8 @@ def measure(root: Path | None = None) -> dict:
         lv = _verdicts(con)
         lk = _keyed_events(con, la_root)
         for t in la_rows:
+            if t["label"] not in ("plan", "wait", "genuine", "question"):
+                continue  # empty / error rows: no model text to judge
             hits = lk.get((t["file"], int(t["line"]), t["text_sha"]), [])
             if len(hits) != 1:
                 problems.append(f"labagents reply not found once: {t['file']}:{t['line']} {t['text_sha']}")
@@ -257,15 +293,15 @@ def measure(root: Path | None = None) -> dict:
             labagents.append({**t, **annotate(lv[hits[0]["event_id"]], hits[0]["text"])})
         con.close()
 
-    cases = read_csv("intent_cases.csv")
+    cases = read_csv("intent_cases.csv") + _shape_cases()
     for c in cases:
         c["text"] = c["text"].replace("\\n", "\n")
     con = connect(":memory:")
     synth = positives + [
-        {"id": c["id"], "group": c["language"], "text": c["text"], "case": c, "setting": c["setting"],
-         "class": c["class"] if c["label"] == "plan" else ""}
+        {"id": c["id"], "group": c.get("group") or c["language"], "text": c["text"], "case": c,
+         "setting": c["setting"], "class": c["class"] if c["label"] == "plan" else ""}
         for c in cases
-    ]  # fmt: skip
+    ] + _public_positives()  # fmt: skip
     reply = insert(con, [(f"s{i}", s["text"], s["setting"]) for i, s in enumerate(synth)])
     replay_stalls(con, segmentation="fallback")
     v = _verdicts(con)
@@ -273,6 +309,8 @@ def measure(root: Path | None = None) -> dict:
         s.update(annotate(v[reply[f"s{i}"]], s["text"]))
     con.close()
 
+    public = [s for s in synth if s.get("group") == "public"]
+    synth = [s for s in synth if s.get("group") != "public"]
     plan = [s for s in synth if "case" not in s or s["case"]["label"] == "plan"]
     handoff = [s for s in synth if "case" in s and s["case"]["label"] != "plan"]
     la_pos = [r for r in labagents if r["label"] in ("plan", "wait")]
@@ -351,12 +389,19 @@ def measure(root: Path | None = None) -> dict:
         "real_precision": len(la_tp) / (len(la_tp) + real_fp_all) if la_tp or real_fp_all else None,
         "classes_real": _class_table(la_pos, [r for r in real + la_neg if flagged(r)]),
         "classes_shapes": _class_table(plan, fp_cases),
+        "classes_public": _class_table(public, []) if public else None,
+        "public_positives": len(public),
+        "public_detected": sum(1 for s in public if flagged(s)),
+        "truth_files": sorted(
+            {r["source_csv"] for r in labagents}
+            | {f for f in ("shape_cases.csv", "public_positives.csv") if (TRUTH / f).is_file()}
+        ),
     }
 
 
 def _class_rows(table: dict[str, dict]) -> str:
     return "".join(
-        f"{c} = {{ positives = {t['positives']}, detected = {t['detected']}, false_alarms = {t['false_alarms']} }}\n"
+        f'"{c}" = {{ positives = {t["positives"]}, detected = {t["detected"]}, false_alarms = {t["false_alarms"]} }}\n'
         for c, t in table.items()
     )
 
@@ -407,6 +452,8 @@ def toml_text(m: dict) -> str:
         "# shapes: detected / (detected + every false alarm above), and detected / positives\n"
         f"precision = {f(m['precision'])}\n"
         f"recall = {f(m['recall'])}\n"
+        "# which truth files were read (labels from the truth-labels branch change the figures: re-measure)\n"
+        f"truth_files = {json.dumps(m['truth_files'])}\n"
         "\n# per class (docs/rules.md): real LabAgents endings\n[classes_real]\n"
         + _class_rows(m["classes_real"])
         + "\n# per class: shapes (real narrations replayed after a tool round + hand-written cases)\n[classes_shapes]\n"
@@ -415,26 +462,33 @@ def toml_text(m: dict) -> str:
 
 
 def class_lines(m: dict) -> list[str]:
-    """The per-class table, printed by the script and the test."""
-    out = [f"{'class':<10} {'real: pos':>9} {'det':>4} {'recall':>7} {'FA':>3} {'prec':>6}   "
-           f"{'shapes: pos':>11} {'det':>4} {'recall':>7} {'FA':>3}"]  # fmt: skip
-    for c in CLASSES:
-        r, s = m["classes_real"][c], m["classes_shapes"][c]
+    """The per-class table, printed by the script and the test: real LabAgents endings (recall, false alarms
+    attributed to the class, precision), the shapes (real narrations + hand-written), and the public real
+    endings replayed as their shape sentence (when public_positives.csv is present)."""
 
-        def pct(x):
-            return "   -" if x is None else f"{x:6.1%}"
+    def pct(x):
+        return "-" if x is None else f"{x:.1%}"
 
+    empty = {"positives": 0, "detected": 0, "false_alarms": 0, "recall": None, "precision": None}
+    pub = m.get("classes_public") or {}
+    keys = list(m["classes_real"]) + [k for k in list(m["classes_shapes"]) + list(pub) if k not in m["classes_real"]]
+    keys = list(dict.fromkeys(keys))
+    out = [
+        f"{'class':<28} {'real pos':>8} {'det':>4} {'recall':>7} {'FA':>3} {'prec':>7} | {'shapes':>6} {'det':>4} "
+        f"{'recall':>7} {'FA':>3} | {'public':>6} {'det':>4}"
+    ]
+    for c in keys:
+        r, s, p = m["classes_real"].get(c, empty), m["classes_shapes"].get(c, empty), pub.get(c, empty)
         out.append(
-            f"{c:<10} {r['positives']:>9} {r['detected']:>4} {pct(r['recall']):>7} {r['false_alarms']:>3} "
-            f"{pct(r['precision']):>6}   {s['positives']:>11} {s['detected']:>4} {pct(s['recall']):>7} "
-            f"{s['false_alarms']:>3}"
+            f"{c:<28} {r['positives']:>8} {r['detected']:>4} {pct(r['recall']):>7} {r['false_alarms']:>3} "
+            f"{pct(r['precision']):>7} | {s['positives']:>6} {s['detected']:>4} {pct(s['recall']):>7} "
+            f"{s['false_alarms']:>3} | {p['positives']:>6} {p['detected']:>4}"
         )
-    rr, rp = m["real_recall"], m["real_precision"]
     out.append(
-        f"{'overall':<10} {m['labagents_positives']:>9} {m['labagents_detected']:>4} "
-        f"{'-' if rr is None else f'{rr:6.1%}':>7} {m['false_alarms_real_all']:>3} "
-        f"{'-' if rp is None else f'{rp:6.1%}':>6}   {m['positives']:>11} {m['detected']:>4} "
-        f"{m['recall']:6.1%} {m['false_alarms_cases']:>3}"
+        f"{'overall':<28} {m['labagents_positives']:>8} {m['labagents_detected']:>4} {pct(m['real_recall']):>7} "
+        f"{m['false_alarms_real_all']:>3} {pct(m['real_precision']):>7} | {m['positives']:>6} {m['detected']:>4} "
+        f"{pct(m['recall']):>7} {m['false_alarms_cases']:>3} | {m.get('public_positives', 0):>6} "
+        f"{m.get('public_detected', 0):>4}"
     )
     return out
 
