@@ -46,6 +46,15 @@ def precision_line(p: dict[str, Any] | None) -> str:
     if not p:
         return "Narrated-intent precision: not measured (stallscan/data/precision.toml is missing)."
     stale = "" if p["current"] else f" on older signatures ({p['data_version']})"
+    if p.get("real_genuine_all") and p.get("labagents_positives"):  # issue 25: measured on real endings
+        return (
+            f"Silent-ending detector, measured {p['measured_on']}{stale} on hand-labelled real endings: "
+            f"recall {p['labagents_detected'] / p['labagents_positives']:.0%} of {p['labagents_positives']} real "
+            f"plan-as-answer endings; {p['false_alarms_real_all']} false alarms in {p['real_genuine_all']} genuine "
+            f"real endings (95 % bound {p['false_alarm_upper95_per_1000_all']:g} per 1,000); on shapes, recall "
+            f"{p['recall']:.0%} of {p['positives']} and {p['false_alarms_cases']} false alarms in "
+            f"{p['handoff_cases']} hand-written hand-offs (docs/rules.md)."
+        )
     return (
         f"Narrated-intent precision, measured {p['measured_on']}{stale} on a hand-labelled truth set: "
         f"{p['false_alarms_real']} false alarms in {p['real_genuine']} real genuine endings "
