@@ -63,7 +63,7 @@ def test_cases_cover_four_languages_and_every_veto_shape():
     assert all(c["source"] for c in CASES)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["label"] == "handoff"], ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", [c for c in CASES if c["label"] in ("handoff", "genuine")], ids=lambda c: c["id"])
 def test_handoffs_and_waits_are_not_stalls(case, verdicts):
     v = verdicts[case["id"]]
     assert v["round_kind"] == "final", v
