@@ -13,7 +13,7 @@ import pytest
 
 from stallscan.replay.stall_data import load
 from stallscan.replay.stalls import replay_stalls
-from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
 from tests.truth_sessions import insert
 
