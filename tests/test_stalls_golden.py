@@ -15,7 +15,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import _labels_module, replay_stalls
-from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
 
 GOLDEN = Path(__file__).parent / "golden" / "stalls"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from stallscan.replay.stall_data import load
 from stallscan.replay.stalls import replay_stalls
-from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
 
 DATA = load()

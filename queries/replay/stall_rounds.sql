@@ -1,11 +1,22 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind.
--- Input: stall_ev, stall_turn_span, stall_atext, stall_nudges, stall_sig_matches (steps 1-2), stall_providers.
+-- Input: stall_ev, stall_turn_span, stall_turn_evidence, stall_atext, stall_nudges, stall_sig_matches (steps 1-2),
+-- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
+-- statement signature did, no done signature did unless an intent that reads the whole last sentence
+-- (`decides`) matched (the last sentence decides), no wait signature did in a turn that started background work
+-- before it, and, with no tool round before it in the turn, the turn is not in a plan-approval mode
+-- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
 -- The signature hits of a reply, in signature order (list_sort on (ord, id): no ordered aggregate)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
-SELECT rid,
-       list_transform(list_sort(list((ord, id)) FILTER (WHERE kind = 'intent')), lambda x: x[2]) AS sig_hits,
-       list_transform(list_sort(list((ord, id)) FILTER (WHERE kind <> 'intent')), lambda x: x[2]) AS veto_hits
-FROM stall_sig_matches GROUP BY rid;
+SELECT m.rid,
+       list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind = 'intent')), lambda x: x[2]) AS sig_hits,
+       list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind NOT IN ('intent', 'wait'))), lambda x: x[2])
+           AS veto_hits,
+       list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind = 'wait')), lambda x: x[2]) AS wait_hits,
+       -- the vetoes that count: any question / statement; a done one unless a `decides` intent matched
+       count(*) FILTER (WHERE m.kind IN ('question', 'statement')) > 0
+           OR (count(*) FILTER (WHERE m.kind = 'done') > 0
+               AND NOT coalesce(bool_or(m.kind = 'intent' AND s.decides), false)) AS vetoed
+FROM stall_sig_matches m JOIN stall_signatures s USING (id) GROUP BY m.rid;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
 SELECT m.model, arg_min(p.provider, p.ord) AS provider
@@ -27,27 +38,36 @@ WITH base AS (   -- per turn: the rounds and tool rounds of the session before i
 ), b AS (
     SELECT x.* EXCLUDE (tail), a.turn_id, a.round_no, a.round_in_turn, a.after_tool_round,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
+           coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed,
+           CASE WHEN ev.bg_seq < x.seq THEN ev.bg_id END AS background,
+           CASE WHEN ev.mode_seq < x.seq THEN ev.mode_id END AS approval_mode,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
            coalesce(n.interrupted, false) AS interrupted
     FROM stall_atext x
     JOIN a USING (rid)
     LEFT JOIN stall_sig_hits h USING (rid)
     LEFT JOIN stall_nudges n ON n.session_id = x.session_id AND n.turn_id = a.turn_id AND n.round_no = a.round_no
+    LEFT JOIN stall_turn_evidence ev ON ev.session_id = x.session_id AND ev.turn_id = a.turn_id
+), bb AS (
+    SELECT b.*, len(sig_hits) > 0 AND NOT vetoed AND (len(wait_hits) = 0 OR background IS NULL)
+                AND (after_tool_round OR approval_mode IS NULL) AS by_text
+    FROM b
 ), c AS (
-    SELECT b.*, CASE
+    SELECT bb.*, CASE
         WHEN n_tool_calls > 0 THEN 'tool_round'
         WHEN sentinel_kind IS NOT NULL THEN sentinel_kind
         WHEN interrupted THEN 'cancelled'
         WHEN finish_eff IN ('error', 'content_filter') THEN 'failed'
         WHEN finish_eff = 'cancelled' THEN 'cancelled'
-        WHEN blank THEN CASE WHEN finish_eff = 'length' THEN 'truncated' ELSE 'empty' END
+        WHEN blank THEN CASE finish_eff WHEN 'length' THEN 'truncated' WHEN 'tool_calls' THEN 'dropped_tool_call'
+                                        ELSE 'empty' END
         WHEN finish_eff = 'length' THEN 'truncated'
         WHEN finish_eff = 'tool_calls' THEN 'dropped_tool_call'
-        WHEN after_tool_round AND len(sig_hits) > 0 AND len(veto_hits) = 0 THEN 'narrated_intent'
+        WHEN by_text THEN 'narrated_intent'
         WHEN nudge_reacts_to = 'narrated' THEN 'narrated_intent'
         WHEN nudge_reacts_to IN ('no_tool', 'dropped') THEN 'no_tool'
         ELSE 'final' END AS round_kind
-    FROM b
+    FROM bb
 )
 SELECT c.event_id, c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGER AS turn_id,
        c.round_in_turn::INTEGER AS round_in_turn, c.model,
@@ -56,9 +76,8 @@ SELECT c.event_id, c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGE
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
-           WHEN 'narrated_intent' THEN CASE WHEN c.after_tool_round AND len(c.sig_hits) > 0 AND len(c.veto_hits) = 0
-                                            THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
+           WHEN 'narrated_intent' THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
-       c.sig_hits, c.veto_hits, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted,
+       c.sig_hits, c.veto_hits, c.wait_hits, c.vetoed, c.background, c.approval_mode, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted,
        c.excerpt
 FROM c LEFT JOIN stall_model_provider mp USING (model);

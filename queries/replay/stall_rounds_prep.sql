@@ -18,6 +18,30 @@ SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source
 FROM events e LEFT JOIN stall_turn_starts s USING (event_id)
 WINDOW w AS (PARTITION BY e.session_id ORDER BY e.seq ROWS UNBOUNDED PRECEDING);
 
+-- per turn: the evidence that makes a wait or a first-reply plan a hand-off (intent_signatures.toml
+-- [[background]] / [[approval_mode]]): the turn's first call that starts background work, and its first
+-- event marked with a plan-approval mode (seq and the entry's id; a round uses them when they came before it)
+CREATE OR REPLACE TEMP TABLE stall_turn_evidence AS
+WITH calls AS (
+    SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
+    FROM stall_ev v JOIN events e ON e.rowid = v.rid
+    WHERE v.role = 'assistant' AND v.n_tool_calls > 0
+), bg AS (
+    SELECT c.session_id, c.turn_id, min(c.seq) AS bg_seq,
+           arg_min(b.id, c.seq::BIGINT * 1000 + b.ord) AS bg_id
+    FROM calls c JOIN stall_background b
+      ON regexp_matches(coalesce(c.c.name, ''), b.tool)
+     AND (b.arguments IS NULL OR regexp_matches(coalesce(c.c.arguments, ''), b.arguments))
+    GROUP BY ALL
+), modes AS (
+    SELECT v.session_id, v.turn_id, min(v.seq) AS mode_seq, arg_min(m.id, v.seq::BIGINT * 1000 + m.ord) AS mode_id
+    FROM stall_ev v JOIN events e ON e.rowid = v.rid
+    JOIN stall_approval_modes m ON json_extract_string(e.meta, '$."' || m.meta_key || '"') = m.value
+    WHERE v.role <> 'assistant' AND e.meta IS NOT NULL
+    GROUP BY ALL
+)
+SELECT * FROM bg FULL JOIN modes USING (session_id, turn_id);
+
 -- per turn: its span and start, and the session's running counts before it (read by rounds and turns)
 CREATE OR REPLACE TEMP TABLE stall_turn_span AS
 SELECT session_id, turn_id,

@@ -172,7 +172,12 @@ def claude_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 else [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
             )
             text = "\n".join(t for t in texts if t) or None
-            calls = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use")
+            calls_l = [
+                {"name": b.get("name"), "arguments": json.dumps(b.get("input"))}
+                for b in blocks
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]  # (name and arguments: the background-work evidence of intent_signatures.toml [[background]])
+            calls = len(calls_l)
             mid = msg.get("id")
             # lines of one message.id merge even across the tool results written between them (the SQL
             # numbers runs over the assistant lines only)
@@ -181,6 +186,7 @@ def claude_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if text:
                     prev["text"] = text if prev["text"] is None else prev["text"] + "\n" + text
                 prev["n_tool_calls"] += calls
+                prev["tool_calls"] += calls_l
                 if msg.get("stop_reason") is not None:
                     prev["finish_reason"] = msg["stop_reason"]
                     prev["finish_norm"] = finish_norm(msg["stop_reason"])
@@ -188,6 +194,7 @@ def claude_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             ev = _event(i, session, "assistant", "message", text, calls, msg.get("stop_reason"), msg.get("model"), rec)
             ev["message_id"] = mid
+            ev["tool_calls"] = calls_l
             events.append(ev)
             last_reply = ev
     return events
@@ -206,7 +213,7 @@ def _event(
     fmt: str = "claude_code",
 ) -> dict[str, Any]:
     meta = {}
-    for key in ("isMeta", "isCompactSummary"):
+    for key in ("isMeta", "isCompactSummary", "permissionMode"):  # permissionMode: [[approval_mode]] evidence
         if rec.get(key) is not None:
             meta[key] = rec[key]
     return {
@@ -225,6 +232,7 @@ def _event(
         "message_id": None,
         "meta": meta,
         "ts": rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
+        "tool_calls": [],
     }
 
 
@@ -280,6 +288,13 @@ def codex_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     open_reply["meta"]["phase"] = p["phase"]
             else:
                 open_reply["n_tool_calls"] += 1
+                args = p.get("arguments") if p.get("arguments") is not None else p.get("input", p.get("action"))
+                open_reply["tool_calls"].append(
+                    {
+                        "name": p.get("name") or str(ptype).replace("_call", ""),
+                        "arguments": args if isinstance(args, str) or args is None else json.dumps(args),
+                    }
+                )
             open_reply["model"] = model
             continue
         if is_break:

@@ -46,6 +46,15 @@ def precision_line(p: dict[str, Any] | None) -> str:
     if not p:
         return "Narrated-intent precision: not measured (stallscan/data/precision.toml is missing)."
     stale = "" if p["current"] else f" on older signatures ({p['data_version']})"
+    if p.get("real_genuine_all") and p.get("labagents_positives"):  # issue 25: measured on real endings
+        return (
+            f"Silent-ending detector, measured {p['measured_on']}{stale} on hand-labelled real endings: "
+            f"recall {p['labagents_detected'] / p['labagents_positives']:.0%} of {p['labagents_positives']} real "
+            f"plan-as-answer endings; {p['false_alarms_real_all']} false alarms in {p['real_genuine_all']} genuine "
+            f"real endings (95 % bound {p['false_alarm_upper95_per_1000_all']:g} per 1,000); on shapes, recall "
+            f"{p['recall']:.0%} of {p['positives']} and {p['false_alarms_cases']} false alarms in "
+            f"{p['handoff_cases']} hand-written hand-offs (docs/rules.md)."
+        )
     return (
         f"Narrated-intent precision, measured {p['measured_on']}{stale} on a hand-labelled truth set: "
         f"{p['false_alarms_real']} false alarms in {p['real_genuine']} real genuine endings "
@@ -56,7 +65,8 @@ def precision_line(p: dict[str, Any] | None) -> str:
 
 
 def install(con: duckdb.DuckDBPyConnection) -> StallData:
-    """(Re)create the tables stall_signatures, stall_prompts, stall_providers, stall_settings from the files."""
+    """(Re)create the tables stall_signatures, stall_background, stall_approval_modes, stall_prompts, stall_providers,
+    stall_settings from the files."""
     import pyarrow as pa  # only when the rule tables are (re)installed
 
     d = load()
@@ -70,6 +80,26 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
                 "regex": [s.regex for s in d.signatures],
                 "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
                 "citation": [s.citation for s in d.signatures],
+                "class": pa.array([s.cls for s in d.signatures], pa.string()),
+                "decides": pa.array([s.decides for s in d.signatures], pa.bool_()),
+            }
+        ),
+        "stall_background": pa.table(
+            {
+                "ord": pa.array(range(len(d.background)), pa.int32()),
+                "id": pa.array([b.id for b in d.background], pa.string()),
+                "tool": pa.array([b.tool for b in d.background], pa.string()),
+                "arguments": pa.array([b.arguments for b in d.background], pa.string()),
+                "citation": pa.array([b.citation for b in d.background], pa.string()),
+            }
+        ),
+        "stall_approval_modes": pa.table(
+            {
+                "ord": pa.array(range(len(d.approval_modes)), pa.int32()),
+                "id": pa.array([m.id for m in d.approval_modes], pa.string()),
+                "meta_key": pa.array([m.meta_key for m in d.approval_modes], pa.string()),
+                "value": pa.array([m.value for m in d.approval_modes], pa.string()),
+                "citation": pa.array([m.citation for m in d.approval_modes], pa.string()),
             }
         ),
         "stall_prompts": pa.table(

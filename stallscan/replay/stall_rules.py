@@ -18,20 +18,48 @@ from stallscan.store import toml_cache
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")  # (no pathlib: start-up)
 STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")  # the same class as stall_strip() in SQL
+# intent announces an action; done / question / statement veto it; wait vetoes it only where the turn shows
+# background work (intent_signatures.toml header)
+SIGNATURE_KINDS = ("intent", "done", "question", "wait", "statement")
 
 
 # NamedTuples, not dataclasses: importing dataclasses (and inspect) is a large share of the guard's start-up
 class Signature(NamedTuple):
     id: str
     language: str
-    kind: str  # intent | done | question
+    kind: str  # intent | done | question | wait | statement
     regex: str
     citation: str
     max_chars: int | None = None
+    cls: str | None = None  # the issue-25 class of silent ending an intent signature was written for
+    decides: bool = False  # an intent that reads the whole last sentence: a done word inside it does not veto
 
     @property
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.regex)
+
+
+class Background(NamedTuple):
+    """A tool call that starts work which wakes the agent when done (a wait after it is a hand-off)."""
+
+    id: str
+    tool: str  # regex on the call's name
+    arguments: str | None  # regex on the call's JSON arguments (None: any)
+    citation: str
+
+    def matches(self, name: str | None, arguments: str | None) -> bool:
+        if name is None or not _compile(self.tool).search(name):
+            return False
+        return self.arguments is None or bool(_compile(self.arguments).search(arguments or ""))
+
+
+class ApprovalMode(NamedTuple):
+    """A turn run in a plan-approval mode: a first reply that is only a plan is a hand-off."""
+
+    id: str
+    meta_key: str
+    value: str
+    citation: str
 
 
 class Prompt(NamedTuple):
@@ -58,6 +86,8 @@ class StallData(NamedTuple):
     signatures: tuple[Signature, ...]
     prompts: tuple[Prompt, ...]
     providers: tuple[tuple[str, str], ...]  # (regex, provider), first match wins
+    background: tuple[Background, ...] = ()
+    approval_modes: tuple[ApprovalMode, ...] = ()
 
 
 @cache
@@ -71,11 +101,28 @@ def load() -> StallData:
     sig = toml_cache.read(os.path.join(DATA, "intent_signatures.toml"))
     pr = toml_cache.read(os.path.join(DATA, "stall_prompts.toml"))
     sigs = tuple(
-        Signature(s["id"], s["language"], s["kind"], s["regex"], s["citation"], s.get("max_chars"))
+        Signature(
+            s["id"],
+            s["language"],
+            s["kind"],
+            s["regex"],
+            s["citation"],
+            s.get("max_chars"),
+            s.get("class"),
+            bool(s.get("decides", False)),
+        )
         for s in sig["signature"]
     )
+    background = tuple(
+        Background(b["id"], b["tool"], b.get("arguments"), b["citation"]) for b in sig.get("background", [])
+    )
+    modes = tuple(ApprovalMode(m["id"], m["meta_key"], m["value"], m["citation"]) for m in sig.get("approval_mode", []))
+    for b in background:
+        _compile(b.tool)
+        if b.arguments is not None:
+            _compile(b.arguments)
     for s in sigs:
-        if s.kind not in ("intent", "done", "question"):
+        if s.kind not in SIGNATURE_KINDS:
             raise ValueError(f"signature {s.id}: unknown kind {s.kind!r}")
         _compile(s.regex)
     prompts = tuple(
@@ -84,12 +131,18 @@ def load() -> StallData:
         + [Prompt(a["id"], "interrupt", None, a["match"], a["text"], a["citation"]) for a in pr["interrupt"]]
         + [Prompt(s["id"], "sentinel", s["kind"], s["match"], s["text"], s["citation"]) for s in pr["sentinel"]]
     )
-    ids = [s.id for s in sigs] + [p.id for p in prompts]
+    ids = [s.id for s in sigs] + [p.id for p in prompts] + [b.id for b in background] + [m.id for m in modes]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate ids in stallscan/data/*.toml")
     providers = tuple((p["regex"], p["provider"]) for p in pr["provider"])
     return StallData(
-        f"signatures-v{sig['version']}+prompts-v{pr['version']}", int(sig["tail_chars"]), sigs, prompts, providers
+        f"signatures-v{sig['version']}+prompts-v{pr['version']}",
+        int(sig["tail_chars"]),
+        sigs,
+        prompts,
+        providers,
+        background,
+        modes,
     )
 
 

@@ -143,6 +143,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_nudges",
         "stall_prompt_hits",
         "stall_turn_span",
+        "stall_turn_evidence",
         "stall_atext",
         "stall_text",
         "stall_sig_matches",

@@ -2,7 +2,8 @@
 
 Readable on purpose: one loop per rule, in the order harness_logic.md gives them. The production replay
 (queries/replay/stall_*.sql via stallscan.replay.stalls.replay_stalls) must produce the same rounds, stalls and turns;
-tests/test_stalls_reference.py holds the two to agreement on every real file and on generated sessions.
+tests/test_stalls_reference.py holds the two to agreement on every real file and on generated sessions
+(stallscan/replay/stalls_agreement.py lists where they differ).
 Events are dicts with the columns of the `events` table (meta as a dict or a JSON string).
 """
 
@@ -10,12 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from stallscan.replay.stall_rules import Prompt, StallData, load, strip
-
-if TYPE_CHECKING:
-    import duckdb
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 
@@ -85,16 +83,41 @@ def _finish(ev: dict[str, Any]) -> tuple[str | None, str | None]:
     return eff, evidence
 
 
-def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str]]:
+def _signatures(stripped: str, data: StallData) -> tuple[list[str], list[str], list[str], bool]:
+    """(intent hits, vetoes: done / question / statement hits, wait hits, vetoed) in file order. vetoed: a
+    question or statement hit, or a done hit where no `decides` intent matched (the last sentence decides)."""
     tail = stripped[-data.tail_chars :] if data.tail_chars else ""
     hits: list[str] = []
     vetoes: list[str] = []
+    waits: list[str] = []
+    hard = done = decides = False
     for sig in data.signatures:
         if sig.max_chars is not None and len(stripped) > sig.max_chars:
             continue
         if sig.compiled.search(tail):
-            (hits if sig.kind == "intent" else vetoes).append(sig.id)
-    return hits, vetoes
+            {"intent": hits, "wait": waits}.get(sig.kind, vetoes).append(sig.id)
+            hard = hard or sig.kind in ("question", "statement")
+            done = done or sig.kind == "done"
+            decides = decides or (sig.kind == "intent" and sig.decides)
+    return hits, vetoes, waits, hard or (done and not decides)
+
+
+def _background(ev: dict[str, Any], data: StallData) -> str | None:
+    """The first [[background]] entry (file order) that one of the reply's calls matches, else None."""
+    calls = ev.get("tool_calls") or []
+    for b in data.background:
+        if any(b.matches(c.get("name"), c.get("arguments")) for c in calls):
+            return b.id
+    return None
+
+
+def _approval_mode(ev: dict[str, Any], data: StallData) -> str | None:
+    meta = _meta(ev)
+    for m in data.approval_modes:
+        v = meta.get(m.meta_key)
+        if v is not None and str(v) == m.value:
+            return m.id
+    return None
 
 
 def classify_rounds(
@@ -105,12 +128,32 @@ def classify_rounds(
     events = sorted(events, key=lambda e: (e["seq"], e["event_id"]))
     rounds: list[dict[str, Any]] = []
     turn = 0
+    background: dict[int, str] = {}  # turn -> the first background call's entry id (calls seen so far)
+    modes: dict[int, str] = {}  # turn -> the first plan-approval mode marker seen so far
     for ev in events:
         if ev["event_id"] in starts:
             turn += 1
         if ev["role"] == "assistant":
-            rounds.append({"ev": ev, "turn_id": turn, "nudge": None, "n_nudges": 0, "interrupted": False})
-        elif rounds and rounds[-1]["turn_id"] == turn:
+            rounds.append(
+                {
+                    "ev": ev,
+                    "turn_id": turn,
+                    "nudge": None,
+                    "n_nudges": 0,
+                    "interrupted": False,
+                    "background": background.get(turn),
+                    "approval_mode": modes.get(turn),
+                }
+            )
+            if ev["n_tool_calls"] > 0 and turn not in background:
+                bg = _background(ev, data)
+                if bg is not None:
+                    background[turn] = bg
+            continue
+        mode = _approval_mode(ev, data) if turn not in modes else None
+        if mode is not None:
+            modes[turn] = mode
+        if rounds and rounds[-1]["turn_id"] == turn:
             # what followed the last round, before the next round of the same turn
             after = rounds[-1]
             if ev["kind"] == "turn_aborted":
@@ -133,9 +176,18 @@ def classify_rounds(
         after_tool = tool_seen.get(t, False)
         in_turn[t] = in_turn.get(t, 0) + 1
         sentinel = _first_prompt(stripped, data, ("sentinel",))
-        hits, vetoes = _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [])
+        hits, vetoes, waits, vetoed = (
+            _signatures(stripped, data) if ev["n_tool_calls"] == 0 and stripped else ([], [], [], False)
+        )
         nudge = r["nudge"]
-        by_text = after_tool and hits and not vetoes
+        # issue 25: a wait is a hand-off only after background work; a first-reply plan only outside a
+        # plan-approval mode
+        by_text = (
+            bool(hits)
+            and not vetoed
+            and not (waits and r["background"] is not None)
+            and (after_tool or r["approval_mode"] is None)
+        )
         kind: str | None
         if ev["n_tool_calls"] > 0:
             kind = "tool_round"
@@ -147,8 +199,8 @@ def classify_rounds(
             kind = "failed"
         elif eff == "cancelled":
             kind = "cancelled"
-        elif not stripped:
-            kind = "truncated" if eff == "length" else "empty"
+        elif not stripped:  # a dropped call can carry no text at all (thinking only): issue 25 class 6
+            kind = {"length": "truncated", "tool_calls": "dropped_tool_call"}.get(cast(str, eff), "empty")
         elif eff == "length":
             kind = "truncated"
         elif eff == "tool_calls":
@@ -180,6 +232,10 @@ def classify_rounds(
                 "after_tool_round": after_tool,
                 "sig_hits": hits,
                 "veto_hits": vetoes,
+                "wait_hits": waits,
+                "vetoed": vetoed,
+                "background": r["background"],
+                "approval_mode": r["approval_mode"],
                 "nudge_id": nudge.id if nudge else None,
                 "n_nudges": r["n_nudges"],
                 "interrupted": r["interrupted"],
@@ -315,114 +371,3 @@ def _turns(
             }
         )
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# agreement check: the reference walk against the SQL tables (used by the tests)
-# ---------------------------------------------------------------------------------------------------
-ROUND_COLS = (
-    "turn_id",
-    "round_in_turn",
-    "round_kind",
-    "signature",
-    "after_tool_round",
-    "sig_hits",
-    "veto_hits",
-    "nudge_id",
-    "n_nudges",
-    "interrupted",
-    "provider",
-)
-STALL_COLS = (
-    "turn_id",
-    "round_kind",
-    "signature",
-    "stall_index",
-    "would_do",
-    "nudged",
-    "nudge_id",
-    "episode",
-    "episode_nudges",
-    "delivered",
-    "outcome",
-)
-TURN_COLS = (
-    "start_event_id",
-    "n_rounds",
-    "n_tool_calls",
-    "n_stalls",
-    "delivered_event_id",
-    "delivered_round_kind",
-    "outcome",
-)
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(query, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
-def disagreements(
-    con: duckdb.DuckDBPyConnection,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
-    check_fallback_starts: bool = True,
-    limit: int = 20,
-) -> list[str]:
-    """Walk every session of `events` in Python and list where it differs from rounds / stalls / turns
-    (as left by the last replay_stalls). Empty list = agreement."""
-    data = load()
-    problems: list[str] = []
-    info = _fetch(con, "SELECT segmentation FROM stall_replay_info")[0]
-    events = _fetch(con, "SELECT * FROM events ORDER BY session_id, seq, event_id")
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for ev in events:
-        sessions.setdefault(ev["session_id"], []).append(ev)
-    sql_rounds = {r["event_id"]: r for r in _fetch(con, "SELECT * FROM rounds")}
-    sql_stalls = {r["event_id"]: r for r in _fetch(con, "SELECT * FROM stalls")}
-    sql_turns = {(r["session_id"], r["turn_id"]): r for r in _fetch(con, "SELECT * FROM turns")}
-    starts_by_session: dict[str, set[str]] = {}
-    for (sid, _), t in sql_turns.items():
-        if t["start_event_id"] is not None:
-            starts_by_session.setdefault(sid, set()).add(t["start_event_id"])
-    seen_rounds: set[Any] = set()
-    seen_stalls: set[Any] = set()
-    seen_turns: set[Any] = set()
-    for sid, evs in sessions.items():
-        starts = starts_by_session.get(sid, set())
-        if check_fallback_starts and info["segmentation"] == "fallback":
-            mine = turn_starts_fallback(evs, data)
-            if mine != starts:
-                problems.append(
-                    f"{sid}: turn starts differ: python-only {sorted(mine - starts)[:3]}, "
-                    f"sql-only {sorted(starts - mine)[:3]}"
-                )
-        res = walk(evs, starts, retry_bound, narrated_bound, data)
-        for kind, mine_rows, theirs, cols, key in (
-            ("round", res["rounds"], sql_rounds, ROUND_COLS, lambda r: r["event_id"]),
-            ("stall", res["stalls"], sql_stalls, STALL_COLS, lambda r: r["event_id"]),
-            ("turn", res["turns"], sql_turns, TURN_COLS, lambda r: (r["session_id"], r["turn_id"])),
-        ):
-            seen = {"round": seen_rounds, "stall": seen_stalls, "turn": seen_turns}[kind]
-            for row in mine_rows:
-                k = key(row)
-                seen.add(k)
-                other = theirs.get(k)
-                if other is None:
-                    problems.append(f"{sid}: {kind} {k} only in the reference walk")
-                    continue
-                for c in cols:
-                    a, b = row.get(c), other.get(c)
-                    if isinstance(b, tuple):
-                        b = list(b)
-                    if a != b:
-                        problems.append(f"{sid}: {kind} {k} {c}: python {a!r} != sql {b!r}")
-    for kind, theirs, seen in (
-        ("round", sql_rounds, seen_rounds),
-        ("stall", sql_stalls, seen_stalls),
-        ("turn", sql_turns, seen_turns),
-    ):
-        for k in theirs.keys() - seen:
-            problems.append(f"{kind} {k} only in SQL")
-    return problems[:limit] if limit else problems

@@ -15,6 +15,8 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from stallscan.report.estimate import estimate, estimate_sentence
+
 PROVIDERS: list[Callable[[dict[str, Any]], list[dict[str, Any]]]] = []
 
 RULE_NAMES = {
@@ -89,7 +91,11 @@ def _silent(data: dict[str, Any]) -> dict[str, Any] | None:
         "worst_harness": worst("harness"),
         "worst_model": worst("model"),
     }
-    text = f"{silent:,} of {turns:,} turns ({per:.1f} per 1,000) ended on a plan nobody re-prompted"
+    text = (
+        f"{silent:,} of {turns:,} turns ({per:.1f} per 1,000) ended on a plan nobody re-prompted"
+        if silent
+        else f"No turn of {turns:,} was flagged as ending on a plan nobody re-prompted"
+    )
     if exhausted:
         text += f"; {exhausted:,} more ended on a plan after {st.get('retry_bound', 3)} re-prompts (bound exhausted)"
     bits: list[str] = []
@@ -294,9 +300,11 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     rec = _recommendation(data, misread)
     items = []
     if silent:
-        trust = _precision_note((data.get("stalls") or {}).get("precision"))
+        p = (data.get("stalls") or {}).get("precision")
+        est = estimate(silent["silent"], silent["turns"], p)  # issue 25: the rate behind the count
+        trust = estimate_sentence(est) if est else _precision_note(p)
         if trust:
-            silent = {**silent, "text": f"{silent['text']} {trust}", "precision": trust}
+            silent = {**silent, "text": f"{silent['text']} {trust}", "precision": trust, "estimate": est}
         items.append({"key": "silent", "label": "Silent plan-as-answer endings", **silent})
     if misread:
         items.append({"key": "misread", "label": "Misread turns (router order)", **misread})

@@ -14,7 +14,7 @@ import pytest
 
 from stallscan.ingest.detect import FORMATS
 from stallscan.replay.stalls import _labels_module, replay_stalls
-from stallscan.replay.stalls_ref import disagreements
+from stallscan.replay.stalls_agreement import disagreements
 
 MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
 
