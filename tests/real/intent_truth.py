@@ -17,8 +17,8 @@ The labels were written by reading each reply and what followed it in its file, 
   labagents_labels.csv       every turn-final reply of the 198 LabAgents eval-run logs (../shared/data/labagents,
                              a chat-completions loop that nothing wakes), read by hand: plan / wait (stalls),
                              genuine / question (not), empty / error (left out), with the class of each stall.
-                             Until that file lands, labagents_labels_dev.csv (the same columns, read while the
-                             rules were written) stands in; where both label a reply, labagents_labels.csv wins.
+                             labagents_labels_second_reader.csv is a second, independent reading of the same
+                             replies (kept for the agreement figure in tests/truth/README.md; not read here).
 
 Classes (docs/rules.md): narration = an announcement after a tool round (issue 15); 1 = a plan as the turn's
 first reply; 2 = present-tense / progressive announcement; 3 = a promise after a done statement; 4 = a wait or
@@ -144,9 +144,9 @@ def _upper95(k: int, n: int) -> float | None:
 
 
 def _read_labagents() -> list[dict]:
-    """The LabAgents labels: labagents_labels.csv (the labelling branch) over labagents_labels_dev.csv."""
+    """The LabAgents labels (labagents_labels.csv)."""
     rows: dict[tuple, dict] = {}
-    for name in ("labagents_labels_dev.csv", "labagents_labels.csv"):
+    for name in ("labagents_labels.csv",):
         if (TRUTH / name).is_file():
             for r in read_csv(name):
                 rows[(r["file"], int(r["line"]), r["text_sha"])] = {**r, "source_csv": name}
