@@ -239,7 +239,11 @@ def run_db(t: Tally, tmp: Path) -> None:
     assert cli("ingest", str(ROOT / "sample_logs"), "--db", str(good)).returncode == 0
     want = _contents(good)
     size = good.stat().st_size
+    data = good.read_bytes()
     for off in range(0, size, 4096):
+        if not data[off : off + 4096].strip(b"\0"):  # already zero (free space, padding): nothing damaged
+            t.notes["db: 4 KiB already zero (not counted)"] = t.notes.get("db: 4 KiB already zero (not counted)", 0) + 1
+            continue
         bad = tmp / "bad.duckdb"
         shutil.copy(good, bad)
         with open(bad, "r+b") as fh:

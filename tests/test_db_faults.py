@@ -126,6 +126,16 @@ def test_full_disk_for_a_report_file(tmp_path, small_disk):
     _says_disk_full(p)
 
 
+def test_full_disk_while_deriving_the_replay_tables(small_disk):
+    """Read commands derive their tables into the database first: a full disk there is a full disk too
+    (the clean-up after the failed write once replaced the error)."""
+    db = small_disk / "d.duckdb"
+    assert _cli("ingest", str(SAMPLES), "--db", str(db)).returncode == 0
+    _fill(small_disk)
+    for args in (("stalls",), ("sweep",), ("report",)):
+        _says_disk_full(_cli(*args, "--db", str(db)))
+
+
 # ------------------------------------------------------------------------------------ corrupted database
 @pytest.fixture(scope="module")
 def good_db(tmp_path_factory):

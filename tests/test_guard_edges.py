@@ -200,7 +200,7 @@ def test_relative_transcript_path_is_read_from_the_payload_cwd(tmp_path):
     payload = dict(payload, transcript_path="t.jsonl", cwd=str(tmp_path))
     log = tmp_path / "g.jsonl"
     p = subprocess.run(
-        [*HOOK, "--mode", "enforce", "--log", str(log)],
+        [*HOOK, "--mode", "enforce", "--log", str(log), "--budget-ms", "60000"],  # (a loaded machine's start-up)
         input=json.dumps(payload),
         capture_output=True,
         text=True,

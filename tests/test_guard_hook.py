@@ -110,7 +110,15 @@ class ClaudeSession:
 def run_hook(payload, log: Path, *args, raw: str | None = None, cmd=None):
     stdin = raw if raw is not None else json.dumps(payload)
     cmd = cmd or [sys.executable, "-m", "stallscan.guard"]
-    p = subprocess.run([*cmd, "--log", str(log), *args], input=stdin, capture_output=True, text=True, timeout=30)
+    # the budget counts from process start: a start-up slowed by a loaded machine must not turn a block into
+    # an allow here (tests that are about the budget pass their own --budget-ms, which comes later and wins)
+    p = subprocess.run(
+        [*cmd, "--log", str(log), "--budget-ms", "60000", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     recs = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
     return p, recs[-1] if recs else None
 
@@ -181,7 +189,7 @@ def test_bound_and_mode_from_stallscan_toml(tmp_path):
     s.reply("Now I'll run the tests.")
     env_free = {k: v for k, v in os.environ.items() if k != "STALLSCAN_CONFIG"}
     p = subprocess.run(
-        [sys.executable, "-m", "stallscan.guard", "--log", str(log)],
+        [sys.executable, "-m", "stallscan.guard", "--log", str(log), "--budget-ms", "60000"],
         input=json.dumps(s.stop("Now I'll run the tests.")),
         capture_output=True,
         text=True,
@@ -192,7 +200,7 @@ def test_bound_and_mode_from_stallscan_toml(tmp_path):
     s.feedback(NUDGE)
     s.reply("Now I'll run the tests.")
     p = subprocess.run(
-        [sys.executable, "-m", "stallscan.guard", "--log", str(log)],
+        [sys.executable, "-m", "stallscan.guard", "--log", str(log), "--budget-ms", "60000"],
         input=json.dumps(s.stop("Now I'll run the tests.")),
         capture_output=True,
         text=True,

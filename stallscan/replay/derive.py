@@ -81,6 +81,7 @@ def _incremental(
     s = SCRATCH
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     con.execute(f"CREATE SCHEMA {s}")
+    failed = True  # (the clean-ups below must not replace the error of a failed write: a full disk, say)
     try:
         con.execute(
             f"CREATE TABLE {s}.events AS SELECT * FROM main.events "
@@ -94,10 +95,12 @@ def _incremental(
             con.execute(f"CREATE TABLE {s}.{t} AS SELECT * FROM main.{t} WHERE {where}")
         saved = stamps.one(con, "SELECT current_setting('search_path')")
         con.execute(f"SET search_path = '{s}'")
+        computed = False
         try:
             compute(con)
+            computed = True
         finally:
-            con.execute(f"SET search_path = '{saved}'" if saved else "RESET search_path")
+            sql.after_failure(con, f"SET search_path = '{saved}'" if saved else "RESET search_path", not computed)
         con.execute("BEGIN TRANSACTION")
         try:
             for t in outputs:
@@ -117,8 +120,9 @@ def _incremental(
         except BaseException:
             sql.rollback(con)
             raise
+        failed = False
     finally:
-        con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
+        sql.after_failure(con, f"DROP SCHEMA IF EXISTS {s} CASCADE", failed)
 
 
 GROUP = {"user_labels": "user_labels", "turn_boundaries": "turn_boundaries", "rounds": "stalls"}
