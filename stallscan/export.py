@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store.errors import InputError, StallscanError
+from stallscan.store.version import SCHEMA_VERSION, __version__
 
 # table -> how to make sure it exists (module, function) before exporting it
 DERIVED = {

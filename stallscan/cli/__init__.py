@@ -1,20 +1,23 @@
 """Command-line interface (the only package that imports typer; everything else is core).
 
-Each command group lives in its own module and registers on `app` when imported at the bottom."""
+`app` is the `stallscan` console script. Each command lives in its own module, which registers on `app`
+when imported; COMMANDS names that module, and the app's group (_Lazy) imports only the module of the
+command being run (`--version` imports none, `--help` all, to list them)."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
-from typer.core import TyperArgument
+from typer.core import TyperArgument, TyperGroup
 
-from stallscan import __version__
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError
+from stallscan.store.version import __version__
 
 
 # Arguments are named by their metavar (SESSION, QUERY, [PATH]...); typer would add a type label such as
@@ -29,7 +32,50 @@ if TYPE_CHECKING:
     import duckdb
     from rich.console import Console
 
+# command -> the module of stallscan.cli that registers it, in the order `--help` lists them
+COMMANDS = {
+    "ingest": "ingest_cmd",
+    "sql": "ingest_cmd",
+    "report": "report_cmd",
+    "export": "export_cmd",
+    "boundaries": "boundaries_cmd",
+    "sweep": "sweep_cmd",
+    "stalls": "stalls_cmd",
+    "show": "show_cmd",
+    "sessions": "sessions_cmd",
+    "guard": "guard_cmd",
+    "spark": "spark_cmd",
+}
+
+
+class _Lazy(TyperGroup):
+    """The root group: a command's module is imported when the command is looked up (run, or listed by
+    --help), and its typer registration turned into the click command then."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            from typer.main import get_command_from_info, get_command_name, get_group_from_info
+
+            importlib.import_module(f"{__name__}.{COMMANDS[cmd_name]}")
+            short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+            for info in app.registered_commands:
+                if cmd_name == (info.name or get_command_name(getattr(info.callback, "__name__", ""))):
+                    self.commands[cmd_name] = get_command_from_info(
+                        info, pretty_exceptions_short=short, rich_markup_mode=markup
+                    )
+            for group in app.registered_groups:
+                if group.name == cmd_name:
+                    self.commands[cmd_name] = get_group_from_info(
+                        group, pretty_exceptions_short=short, rich_markup_mode=markup, suggest_commands=True
+                    )
+        return self.commands.get(cmd_name)
+
+
 app = typer.Typer(
+    cls=_Lazy,
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,  # plain help: choices as <a|b>, metavars as written, no <bool>/<str> type labels
@@ -199,30 +245,16 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-@app.callback(invoke_without_command=True)
-def main(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
+def _version(value: bool) -> None:
+    if value:
         typer.echo(f"stallscan {__version__}")
         raise typer.Exit(0)
 
 
-def run() -> None:
-    if sys.argv[1:] == ["--version"]:  # answered before typer builds every command (it loads pydantic for that)
-        sys.stdout.write(f"stallscan {__version__}\n")
-        return
-    app()
-
-
-# command modules register themselves on `app`, in the order `--help` lists them
-# isort: off
-from . import ingest_cmd  # noqa: E402, F401
-from . import report_cmd  # noqa: E402, F401
-from . import export_cmd  # noqa: E402, F401
-from . import boundaries_cmd  # noqa: E402, F401
-from . import sweep_cmd  # noqa: E402, F401
-from . import stalls_cmd  # noqa: E402, F401
-from . import show_cmd  # noqa: E402, F401
-from . import sessions_cmd  # noqa: E402, F401
-from . import guard_cmd  # noqa: E402, F401
-from . import spark_cmd  # noqa: E402, F401
-# isort: on
+@app.callback(invoke_without_command=True)
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, expose_value=False, help="Print the version and exit."
+    ),
+) -> None:
+    pass

@@ -15,7 +15,7 @@ from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError
 if TYPE_CHECKING:
     import duckdb
 
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
 from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
 from ._lazy import Console, connect
@@ -60,8 +60,6 @@ def ingest(
     ),
 ) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
-    from stallscan.report.render import ingest_summary
-
     if out not in ("table", "json") and not as_json:
         if out == "auto" or out in FORMATS:  # the older spelling: --format named the transcript format
             fmt = out
@@ -76,6 +74,10 @@ def ingest(
     existed = path == ":memory:" or Path(path).exists()
     if existed and path != ":memory:":
         check_db(path)
+    res = _unchanged(path, paths, fmt) if existed and path != ":memory:" and not rebuild else None
+    if res is not None:
+        _print(res, as_json)
+        return
     con = connect(path, rebuild=rebuild)
     try:
         res = _run(con, paths, fmt, naive_tz, as_json)
@@ -90,12 +92,7 @@ def ingest(
         if not as_json:
             _err_console().print(f"nothing read, so no database was written at {path}", highlight=False)
     err = _err_console()
-    if as_json:
-        sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
-    else:
-        if res.searched:
-            err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
-        err.print(ingest_summary(res))
+    _print(res, as_json)
     if res.unreadable:
         raise typer.Exit(EXIT_INPUT)
     if strict and res.rejects:
@@ -108,6 +105,35 @@ def ingest(
             highlight=False,
         )
         raise typer.Exit(EXIT_REJECTS)
+
+
+def _print(res: IngestResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
+        return
+    from stallscan.report.render import ingest_summary
+
+    err = _err_console()
+    if res.searched:
+        err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
+    err.print(ingest_summary(res))
+
+
+def _unchanged(path: str, paths: list[str] | None, fmt: str) -> IngestResult | None:
+    """The run's result when every file is unchanged, found on a read-only connection (no write lock, no
+    write); None: ingest as usual (which also reports a lock, a stale schema or an unreadable file)."""
+    import duckdb
+
+    from stallscan.ingest.run import unchanged
+
+    try:
+        con = connect(path, read_only=True)
+    except (StallscanError, duckdb.Error):
+        return None
+    try:
+        return unchanged(con, paths or [], fmt)
+    finally:
+        con.close()
 
 
 def _drop(path: str) -> None:

@@ -137,11 +137,6 @@ def report(
     extra = (f" --db {shlex.quote(path)}" if db else "") + (f" --threshold {threshold:g}" if threshold != 2.0 else "")
     opts.show_args = extra
     err = _err_console()
-    remembered = None
-    if fmt != "table" and not output and not from_parquet:  # a document on stdout: may be printed again
-        from stallscan.report import cache
-
-        remembered = cache.prepare(list(paths or []), path)
     if from_parquet:
         if paths:
             raise StallscanError("--from-parquet takes no transcripts", hint="ingest them, then export or replay")
@@ -197,8 +192,6 @@ def report(
         write_output(text, output)
     else:
         sys.stdout.write(text)
-        if remembered is not None:
-            cache.remember(remembered, path, text)
 
 
 def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:

@@ -18,7 +18,7 @@ from stallscan.ingest.reader import ReadState, iter_lines, read_whole
 from stallscan.store import sql, stamps
 
 if TYPE_CHECKING:
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
 BATCH_FILES = 2000
 # a transaction spans batches until it holds this many events (4 DuckDB row groups) or this many bytes

@@ -20,7 +20,7 @@ import duckdb
 from stallscan.ingest.detect import SPECS, compression_of, detect_format
 
 if TYPE_CHECKING:
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
 
 def read_errors() -> tuple[type[BaseException], ...]:

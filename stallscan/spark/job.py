@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan.export import LAYOUT_VERSION  # the hand-off layout (README "Beyond one machine")
 from stallscan.replay.labels import load_config
 from stallscan.spark import task
 from stallscan.store.errors import InputError, StallscanError
+from stallscan.store.version import SCHEMA_VERSION, __version__
 from stallscan.sweep.core import POLICIES, SweepResult, sweep_from_cells, thresholds_grid
 
 if TYPE_CHECKING:  # pyspark is optional: imported for real inside the functions

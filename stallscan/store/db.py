@@ -11,9 +11,9 @@ from typing import cast
 
 import duckdb
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store import sql
 from stallscan.store.errors import DatabaseError, DatabaseLocked, SchemaError
+from stallscan.store.version import SCHEMA_VERSION, __version__
 
 DEFAULT_DB = "stallscan.duckdb"
 

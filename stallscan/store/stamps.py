@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan import __version__
+from stallscan.store.version import __version__
 
 VERSION_KEY = "events_version"
 STAMPS = "derive_stamps"
