@@ -17,8 +17,10 @@ from typer.core import TyperGroup
 
 from stallscan.store.errors import StallscanError
 
-from . import _guard, app
 from ._lazy import Console, default_db_path
+from .common import _guard
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 class _HookGroup(TyperGroup):

@@ -17,8 +17,11 @@ if TYPE_CHECKING:
 
     from stallscan.ingest.result import IngestResult
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
 from ._lazy import Console, connect
+from .common import _err_console, _guard, check_db, db_path, open_db, out_format, read_unchanged
+from .options import Db, Json
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
@@ -30,14 +33,14 @@ def ingest(
         help="Files, directories (recursive) or globs. "
         "Default: the usual log folders of the supported tools (see README).",
     ),
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str = typer.Option(
         "table",
         "--format",
         metavar="<table|json>",
         help="How to print the summary. (A transcript format here still works as --input-format, the older spelling.)",
     ),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
     fmt: str = typer.Option(
         "auto",
         "--input-format",
@@ -74,7 +77,7 @@ def ingest(
     existed = path == ":memory:" or Path(path).exists()
     if existed and path != ":memory:":
         check_db(path)
-    res = _unchanged(path, paths, fmt) if existed and path != ":memory:" and not rebuild else None
+    res = read_unchanged(path, paths or [], fmt) if existed and path != ":memory:" and not rebuild else None
     if res is not None:
         _print(res, as_json)
         return
@@ -119,23 +122,6 @@ def _print(res: IngestResult, as_json: bool) -> None:
     err.print(ingest_summary(res))
 
 
-def _unchanged(path: str, paths: list[str] | None, fmt: str) -> IngestResult | None:
-    """The run's result when every file is unchanged, found on a read-only connection (no write lock, no
-    write); None: ingest as usual (which also reports a lock, a stale schema or an unreadable file)."""
-    import duckdb
-
-    from stallscan.ingest.run import unchanged
-
-    try:
-        con = connect(path, read_only=True)
-    except (StallscanError, duckdb.Error):
-        return None
-    try:
-        return unchanged(con, paths or [], fmt)
-    finally:
-        con.close()
-
-
 def _drop(path: str) -> None:
     for p in (Path(path), Path(path + ".wal")):
         if p.exists():
@@ -175,9 +161,9 @@ def _run(
 @_guard
 def sql_cmd(
     query: str = typer.Argument(..., metavar="QUERY", help="A SQL statement run against the database."),
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """Run a query against the database and print the result."""
     from stallscan.report.render import table_from_rows

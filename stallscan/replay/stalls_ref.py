@@ -12,7 +12,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, cast
 
-from stallscan.replay.stall_rules import Prompt, StallData, load, strip
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND, Prompt, StallData, load, strip
 
 if TYPE_CHECKING:
     import duckdb
@@ -197,8 +197,8 @@ def classify_rounds(
 def walk(
     events: list[dict[str, Any]],
     starts: set[str] | None = None,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
+    retry_bound: int = RETRY_BOUND,
+    narrated_bound: int = NARRATED_BOUND,
     data: StallData | None = None,
 ) -> dict[str, Any]:
     """Replay one session: {'rounds': [...], 'stalls': [...], 'turns': [...]} (dicts like the SQL tables)."""
@@ -365,8 +365,8 @@ def _fetch(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | None 
 
 def disagreements(
     con: duckdb.DuckDBPyConnection,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
+    retry_bound: int = RETRY_BOUND,
+    narrated_bound: int = NARRATED_BOUND,
     check_fallback_starts: bool = True,
     limit: int = 20,
 ) -> list[str]:
