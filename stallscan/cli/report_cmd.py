@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import shlex
@@ -136,7 +137,7 @@ def report(
         f" --threshold {threshold:g}" if threshold != GAP_THRESHOLD_S else ""
     )
     opts.show_args = extra
-    err = _err_console()
+    err = functools.cache(_err_console)  # the stderr console, made (rich imported) when first used
     if from_parquet:
         if paths:
             raise StallscanError("--from-parquet takes no transcripts", hint="ingest them, then export or replay")
@@ -152,7 +153,7 @@ def report(
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
         _check_filters(con, opts)
-        data = _with_steps(err, lambda cb: build_report(con, opts, progress=cb))
+        data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
     else:
@@ -189,7 +190,9 @@ def report(
         sys.stdout.write(text)
 
 
-def _memoised(path: str, paths: list[str], db: str | None, opts: ReportOptions, err: RichConsole) -> dict[str, Any]:
+def _memoised(
+    path: str, paths: list[str], db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]
+) -> dict[str, Any]:
     """The report data, memoised in the database (stallscan.report.memo). Looked up on a read-only
     connection after the no-change ingest check, so a report that only reuses writes nothing; else the
     transcripts are ingested and the data built on a write connection, then stored."""
@@ -205,7 +208,7 @@ def _memoised(path: str, paths: list[str], db: str | None, opts: ReportOptions, 
 
                 ingested = unchanged(ro, paths)
                 if ingested is not None:
-                    _say_ingested(err, ingested)
+                    _say_ingested(ingested)
             if ingested is not None or not paths:
                 _check_filters(ro, opts)
                 data = memo.get(ro, memo.key(ro, opts))
@@ -214,26 +217,26 @@ def _memoised(path: str, paths: list[str], db: str | None, opts: ReportOptions, 
         finally:
             ro.close()
     if not paths and not Path(path).exists() and path != ":memory:":
-        _discover_and_ingest(path, err)
+        _discover_and_ingest(path, err())
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
         con = connect(path)
-        res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        res = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
         con.close()
-        _say_ingested(err, res)
+        _say_ingested(res)
     return _build(db, opts, err)
 
 
-def _say_ingested(err: RichConsole, res: IngestResult) -> None:
-    err.print(
+def _say_ingested(res: IngestResult) -> None:
+    # plain text, no markup: written as the console would print it (soft wrap, no highlighting)
+    sys.stderr.write(
         f"ingested {res.ingested} file(s), {res.events:,} events "
-        f"({res.unchanged} unchanged, {res.rejects} rejected lines)",
-        highlight=False,
+        f"({res.unchanged} unchanged, {res.rejects} rejected lines)\n"
     )
 
 
-def _build(db: str | None, opts: ReportOptions, err: RichConsole) -> dict[str, Any]:
+def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
     from stallscan.report import memo
     from stallscan.report.build import build_report
@@ -241,7 +244,7 @@ def _build(db: str | None, opts: ReportOptions, err: RichConsole) -> dict[str, A
     con = open_db(db)
     _check_filters(con, opts)
     key = memo.key(con, opts)
-    text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb)))
+    text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
     con.close()
     return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
