@@ -1,3 +1,5 @@
-from . import run
+"""`python -m stallscan ...`: the same typer app as the `stallscan` script."""
 
-run()
+from stallscan.cli import app
+
+app(prog_name="stallscan")

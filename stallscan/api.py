@@ -24,7 +24,9 @@ import duckdb
 import polars as pl
 
 from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.labels import label_events
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.replay.stalls import OUTCOME_ALIASES, OUTCOMES, list_stalls, replay_stalls
 from stallscan.report.timeline import resolve_session
 from stallscan.store import sql
@@ -100,8 +102,8 @@ class Stallscan:
         outcome: str | Sequence[str] | None = None,
         session: str | None = None,
         kind: str | Sequence[str] | None = None,
-        retry_bound: int = 3,
-        narrated_bound: int = 2,
+        retry_bound: int = RETRY_BOUND,
+        narrated_bound: int = NARRATED_BOUND,
         limit: int | None = None,
     ) -> pl.DataFrame:
         """Stalled rounds, worst first (the rows of `stallscan stalls --format json`). outcome: silent,
@@ -123,7 +125,7 @@ class Stallscan:
 
     def boundaries(
         self,
-        threshold: float = 2.0,
+        threshold: float = GAP_THRESHOLD_S,
         session: str | None = None,
         errors_only: bool = False,
         all: bool = False,  # the CLI's --all

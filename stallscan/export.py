@@ -10,7 +10,6 @@ events, the sessions another partitioning (e.g. `date`) splits across partitions
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import shutil
@@ -20,20 +19,11 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan import export_files as files
+from stallscan.replay.stall_rules import NARRATED_BOUND
 from stallscan.store.errors import InputError, StallscanError
+from stallscan.store.version import SCHEMA_VERSION, __version__
 
-# table -> how to make sure it exists (module, function) before exporting it
-DERIVED = {
-    "user_labels": ("stallscan.replay.labels", "label_events"),
-    "turn_boundaries": ("stallscan.replay.boundaries", "replay_boundaries"),
-    "turn_boundary_variants": ("stallscan.replay.boundary_variants", "replay_variants"),
-    "stalls": ("stallscan.replay.stalls", "replay_stalls"),
-    "turns": ("stallscan.replay.stalls", "replay_stalls"),
-    "rounds": ("stallscan.replay.stalls", "replay_stalls"),
-    "sweep": ("stallscan.sweep.core", "sweep_table"),
-}
 BASE = ("events", "files", "skipped", "rejects")
 LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misread
 LAYOUT_FILE = "_stallscan_layout.json"
@@ -64,32 +54,23 @@ class ExportResult:
     sessions_split: int | None = None  # sessions whose rows landed in more than one partition
 
 
+def _registry() -> Any:
+    """stallscan.replay.registry with every stage's entries registered (the sweep's register on import)."""
+    import stallscan.sweep.bins
+    import stallscan.sweep.core  # noqa: F401
+    from stallscan.replay import registry
+
+    return registry
+
+
 def available_tables() -> list[str]:
-    return list(BASE) + list(DERIVED)
+    return list(BASE) + [t for e in _registry().REGISTRY.values() if e.export for t in e.outputs]
 
 
 def ensure_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Build a derived table (labels, boundaries, stalls, sweep) when it is not there yet."""
-    exists = cast(
-        "tuple[Any, ...]",
-        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone(),
-    )[0]
-    if table in BASE:
-        return
-    if exists:
-        from stallscan.replay.derive import refresh
-
-        refresh(con, table)  # a stamped table behind the events: replay the changed sessions, same options
-        return
-    mod_name, fn_name = DERIVED[table]
-    try:
-        fn = getattr(importlib.import_module(mod_name), fn_name)
-    except (ImportError, AttributeError):
-        raise StallscanError(
-            f"table {table} is not available in this version",
-            hint="export one of: " + ", ".join(t for t in available_tables() if _importable(t)),
-        ) from None
-    fn(con)
+    """A derived table present and up to date (stallscan.replay.registry.ensure); base tables as they are."""
+    if table not in BASE:
+        _registry().ensure(con, table)
 
 
 def export_tables(
@@ -237,15 +218,6 @@ def _select(table: str, cols: list[str], redact: str) -> str:
     return f"SELECT * REPLACE ({', '.join(repl)}) FROM {table}"
 
 
-def _importable(table: str) -> bool:
-    if table in BASE:
-        return True
-    try:
-        return hasattr(importlib.import_module(DERIVED[table][0]), DERIVED[table][1])
-    except ImportError:
-        return False
-
-
 def _q(s: str) -> str:
     return s.replace("'", "''")
 
@@ -316,7 +288,7 @@ def connect_parquet(
         "narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
         {
             "r": retry,
-            "n": info.get("narrated_bound", 2),
+            "n": info.get("narrated_bound", NARRATED_BOUND),
             "s": info.get("segmentation", "labels"),
             "v": info.get("data_version", stall_data.load().version),
         },

@@ -336,14 +336,29 @@ def test_hook_process_imports_no_heavy_module(tmp_path, entry):
     s.reply("Now I'll run the tests.")
     cmd = [sys.executable, "-X", "importtime", "-m", "stallscan.guard"]
     if entry == "console_script":
-        script = BIN / "stallscan"
+        script = BIN / "stallscan-guard"
         if not script.exists():
             pytest.skip(f"no console script at {script}")
-        cmd = [sys.executable, "-X", "importtime", str(script), "guard"]
+        cmd = [sys.executable, "-X", "importtime", str(script)]
     p, _rec = run_hook(s.stop("Now I'll run the tests."), tmp_path / "g.jsonl", "--mode", "enforce", cmd=cmd)
     assert json.loads(p.stdout)["decision"] == "block"
     imported = {ln.split("|")[-1].strip().split(".")[0] for ln in p.stderr.splitlines() if "|" in ln}
     assert not imported & {"duckdb", "pyarrow", "numpy", "polars", "typer", "rich", "click"}, sorted(imported)
+
+
+def test_stallscan_guard_without_a_subcommand_runs_the_hook(tmp_path):
+    """`stallscan guard --mode ...` (through the typer app) hands its arguments to the hook: same decision."""
+    script = BIN / "stallscan"
+    if not script.exists():
+        pytest.skip(f"no console script at {script}")
+    s = ClaudeSession(tmp_path / "t.jsonl")
+    s.human("go")
+    s.tool_round()
+    s.reply("Now I'll run the tests.")
+    p, rec = run_hook(
+        s.stop("Now I'll run the tests."), tmp_path / "g.jsonl", "--mode", "enforce", cmd=[str(script), "guard"]
+    )
+    assert json.loads(p.stdout)["decision"] == "block" and rec["decision"] == "block"
 
 
 def test_log_is_beside_the_database(tmp_path):

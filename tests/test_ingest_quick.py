@@ -1,38 +1,19 @@
-"""The no-change `stallscan ingest` (stallscan.ingest.quick, answered by stallscan.run before the CLI
-loads): it says what the CLI says for the same unchanged corpus, loads no typer, and hands every run with
-work to do, or an option it does not read, to the CLI."""
+"""The no-change `stallscan ingest`: the command first asks stallscan.ingest.run.unchanged on a read-only
+connection. Its answer equals what a full ingest run says for the same unchanged corpus (timing aside), it
+writes nothing, and any file with work to do (or a forced format that differs) leaves it to ingest_paths."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import subprocess
-import sys
 
+from typer.testing import CliRunner
+
+from stallscan.cli import app
+from stallscan.ingest.run import ingest_paths, unchanged
+from stallscan.store.db import connect
 from tests.conftest import SAMPLES, claude_line
-
-PROBE = (
-    "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom {mod} import run\n"
-    "try:\n    run()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
-    "print('LOADED', 'typer' in sys.modules, code, file=sys.stderr)"
-)
-
-
-def _run(argv: list[str], cwd, via: str = "stallscan") -> tuple[str, str, bool]:
-    """(stdout, stderr without the probe line, typer loaded). via: stallscan (the console script's entry,
-    with the fast path) or stallscan.cli (the CLI itself)."""
-    r = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=argv, mod=via)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "COLUMNS": "80", "TZ": "UTC", "PATH": "/usr/bin:/bin"},
-    )
-    *err, probe = r.stderr.rstrip("\n").split("\n")
-    assert probe.startswith("LOADED "), r.stderr
-    _, loaded, code = probe.split()
-    assert code in ("0", "None"), r.stderr
-    return r.stdout, "\n".join(err), loaded == "True"
 
 
 def _corpus(tmp_path):
@@ -46,41 +27,55 @@ def _timeless(summary: dict) -> dict:
     return {k: v for k, v in summary.items() if k not in ("seconds", "mb_per_s")}
 
 
-def test_unchanged_corpus_is_answered_before_the_cli_with_the_clis_answer(tmp_path):
+def _state(db: str) -> list[tuple[str, int, int]]:
+    return [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in (db, db + ".wal") if os.path.exists(p)]
+
+
+def test_unchanged_answers_as_a_full_run_would(tmp_path):
     src, db = _corpus(tmp_path), str(tmp_path / "s.duckdb")
-    first, _, loaded = _run(["ingest", str(src), "--db", db, "--json"], tmp_path)
-    assert loaded and json.loads(first)["ingested"] > 0  # the first run has work: the CLI did it
-
-    fast, _, fast_loaded = _run(["ingest", str(src), "--db", db, "--json"], tmp_path)
-    cli, _, _ = _run(["ingest", str(src), "--db", db, "--json"], tmp_path, via="stallscan.cli")
-    assert not fast_loaded  # answered before typer loaded
-    assert _timeless(json.loads(fast)) == _timeless(json.loads(cli))
-    assert json.loads(fast)["unchanged"] == json.loads(fast)["files"] > 0
-
-    _, fast_err, _ = _run(["ingest", str(src), "--db", db], tmp_path)
-    _, cli_err, _ = _run(["ingest", str(src), "--db", db], tmp_path, via="stallscan.cli")
-
-    def words(text: str) -> list[str]:  # the summary without its timing figures
-        return [w for w in text.split() if not any(c.isdigit() for c in w) or w.isdigit()]
-
-    assert "unchanged" in fast_err and words(fast_err) == words(cli_err)
+    con = connect(db)
+    first = ingest_paths(con, [str(src)])
+    assert first.ingested > 0
+    again = ingest_paths(con, [str(src)]).as_dict()
+    con.close()
+    ro = connect(db, read_only=True)
+    fast = unchanged(ro, [str(src)])
+    ro.close()
+    assert fast is not None and _timeless(fast.as_dict()) == _timeless(again)
+    assert again["unchanged"] == again["files"] > 0 and again["ingested"] == 0
 
 
-def test_a_grown_file_goes_to_the_cli(tmp_path):
+def test_the_no_change_command_writes_nothing_and_prints_the_same(tmp_path):
     src, db = _corpus(tmp_path), str(tmp_path / "s.duckdb")
-    _run(["ingest", str(src), "--db", db, "--json"], tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(app, ["ingest", str(src), "--db", db, "--json"])
+    assert first.exit_code == 0 and json.loads(first.stdout)["ingested"] > 0
+    before = _state(db)
+    r = runner.invoke(app, ["ingest", str(src), "--db", db, "--json"])
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    assert res["unchanged"] == res["files"] > 0 and res["ingested"] == 0
+    assert _state(db) == before  # no write connection was opened: the file and its WAL are as they were
+
+
+def test_a_grown_file_is_read(tmp_path):
+    src, db = _corpus(tmp_path), str(tmp_path / "s.duckdb")
+    con = connect(db)
+    ingest_paths(con, [str(src)])
     log = sorted((src / "claude-code").rglob("*.jsonl"))[0]
     with log.open("a") as fh:
         fh.write(claude_line("user", 59, session="quick-grown") + "\n")
-    out, _, loaded = _run(["ingest", str(src), "--db", db, "--json"], tmp_path)
-    res = json.loads(out)
-    assert loaded  # (the grown file is read from its last open reply: that reply and the new line)
+    assert unchanged(con, [str(src)]) is None
+    con.close()
+    r = CliRunner().invoke(app, ["ingest", str(src), "--db", db, "--json"])
+    res = json.loads(r.stdout)
     assert res["ingested"] == 1 and res["unchanged"] == res["files"] - 1 and res["events"] >= 1
 
 
-def test_options_it_does_not_read_go_to_the_cli(tmp_path):
+def test_another_forced_format_is_not_unchanged(tmp_path):
     src, db = _corpus(tmp_path), str(tmp_path / "s.duckdb")
-    _run(["ingest", str(src), "--db", db, "--json"], tmp_path)
-    for extra in (["--strict"], ["--format", "claude_code"], ["--naive-tz", "UTC"]):
-        _, _, loaded = _run(["ingest", str(src), "--db", db, "--json", *extra], tmp_path)
-        assert loaded, extra
+    con = connect(db)
+    ingest_paths(con, [str(src / "codex")])
+    assert unchanged(con, [str(src / "codex")]) is not None
+    assert unchanged(con, [str(src / "codex")], "claude_code") is None
+    con.close()

@@ -104,3 +104,81 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     assert _upward(rel, pkg) == ["line 1: stallscan.sweep", "line 1: stallscan.sweep.core"]
     assert _upward(table, pkg) == ["line 1: stallscan.cli.app"]
     assert _upward(fine, pkg) == []
+
+
+def _module_name(path: Path, pkg: Path = PKG) -> str:
+    parts = path.relative_to(pkg.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports: at the top, inside functions (lazy), under
+    TYPE_CHECKING, and through package __init__ re-export tables. `from a import b` is an edge to a.b when
+    that is a module, else to a (whose __init__ runs, and whose lazy table counts only by the names it maps)."""
+    mods = {_module_name(p, pkg): p for p in sorted(pkg.rglob("*.py")) if "__pycache__" not in p.parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        found = _imports(path, pkg)
+        # `from a import b` with b a module runs a's __init__ but reaches b, not a's lazy re-export table
+        via = {(line, t.rpartition(".")[0]) for line, t in found if t in mods}
+        out = set()
+        for line, target in found:
+            if (line, target) in via:
+                continue
+            while target and target not in mods:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+        graph[name] = out
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle (as a path a -> ... -> a), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_import_graph_is_acyclic():
+    """No module reaches itself through imports, the root and lazy imports included."""
+    cycle = _cycle(_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_checker_sees_a_lazy_circle(tmp_path):
+    pkg = tmp_path / "stallscan"
+    (pkg / "replay").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('_EXPORTS = {"x": "stallscan.replay.a"}\n')
+    (pkg / "replay" / "__init__.py").write_text("")
+    (pkg / "replay" / "a.py").write_text("from stallscan.replay import b\n")
+    (pkg / "replay" / "b.py").write_text("def f():\n    from . import c\n")
+    (pkg / "replay" / "c.py").write_text("import stallscan.replay.a\n")
+    assert _cycle(_graph(pkg)) == [
+        "stallscan.replay.a",
+        "stallscan.replay.b",
+        "stallscan.replay.c",
+        "stallscan.replay.a",
+    ]
+    (pkg / "replay" / "c.py").write_text(
+        "import stallscan.replay.b as _  # (b itself does not import c at import time)\n"
+    )
+    assert _cycle(_graph(pkg)) is not None  # lazy imports count: b -> c -> b
+    (pkg / "replay" / "c.py").write_text("")
+    assert _cycle(_graph(pkg)) is None

@@ -7,17 +7,21 @@ import sys
 
 import typer
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _err_console, _guard, open_db, out_format
+from .options import Db, Json, Threshold
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def boundaries(
-    db: str | None = DbOpt,
-    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
+    db: Db = None,
+    threshold: Threshold = GAP_THRESHOLD_S,
     session: str | None = typer.Option(
         None, "--session", metavar="ID", help="Only this session (id or unique prefix; its sidechains too)."
     ),
@@ -25,7 +29,7 @@ def boundaries(
     show_all: bool = typer.Option(False, "--all", help="Also plain tool results and records that are not requests."),
     limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
     config: str | None = typer.Option(
         None, "--config", metavar="FILE", help="stallscan.toml with extra prompt patterns / label overrides."
     ),

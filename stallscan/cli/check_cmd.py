@@ -7,16 +7,19 @@ import sys
 
 import typer
 
-from . import DbOpt, JsonOpt, _guard, app, check_db, db_path, out_format
 from ._lazy import Console, Table
+from .common import _guard, check_db, db_path, out_format
+from .options import Db, Json
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def check(
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """Read every stored value of every table (DuckDB verifies each block's checksum): exit 0 when all read,
     6 with what to do when the database is damaged."""

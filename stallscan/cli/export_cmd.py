@@ -9,15 +9,18 @@ import typer
 
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _err_console, _guard, open_db, out_format
+from .options import Db, Json
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def export(
     out_dir: str = typer.Argument(..., metavar="DIR", help="Directory to write <table>/ parquet folders into."),
-    db: str | None = DbOpt,
+    db: Db = None,
     tables: str = typer.Option(
         "events,user_labels,turn_boundaries,rounds,stalls,turns",
         "--tables",
@@ -39,7 +42,7 @@ def export(
         "none", "--redact", metavar="<none|mask|drop>", help="mask: secret shapes in text; drop: text columns removed."
     ),
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="How to print what was written."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """Write tables as zstd parquet (hive-partitioned with --partition-by)."""
     from stallscan.export import export_tables

@@ -1,8 +1,8 @@
 """`stallscan guard` (the Stop hook itself) and `stallscan guard install | uninstall | status`.
 
-The hook path never comes here when run as `stallscan guard [--mode ...]`: stallscan.run (the console script) hands it to
-stallscan.guard.hook before typer is imported (a hook must start fast). This group serves the subcommands
-and `stallscan guard` run through `app` (tests' CliRunner).
+The hook's own entry is `stallscan-guard` (or `python -m stallscan.guard`, which `guard install` writes):
+it loads no typer, rich or duckdb (a hook runs at every turn end and must start fast). `stallscan guard
+[--mode ...]` without a subcommand hands its arguments to the same stallscan.guard.hook.main.
 """
 
 from __future__ import annotations
@@ -10,17 +10,37 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from stallscan.store.errors import StallscanError
 
-from . import JsonOpt, _guard, app, out_format
 from ._lazy import Console, default_db_path
+from .common import _guard, out_format
+from .options import Json
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
+
+
+class _HookGroup(TyperGroup):
+    """`stallscan guard ARGS`: ARGS not naming a subcommand (none, or the hook's own options) run the hook."""
+
+    def invoke(self, ctx: Any) -> Any:
+        args = [*ctx._protected_args, *ctx.args]
+        if args and args[0] not in self.commands:
+            from stallscan.guard.hook import main
+
+            ctx.exit(main(args))
+        return super().invoke(ctx)
+
 
 guard_app = typer.Typer(
+    cls=_HookGroup,
     help="Live guard: a Stop hook for Claude Code and Codex that re-prompts a silent plan-as-answer ending.",
     invoke_without_command=True,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
 app.add_typer(guard_app, name="guard")
 
@@ -111,7 +131,7 @@ def status_cmd(
     scope: str = ScopeOpt,
     project: str | None = ProjectOpt,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """What is installed where, in which mode, and what the guard log has recorded."""
     from stallscan.guard import install as gi

@@ -15,10 +15,13 @@ from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError, cor
 if TYPE_CHECKING:
     import duckdb
 
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, check_db, db_path, open_db, out_format
 from ._lazy import Console, connect
+from .common import _err_console, _guard, check_db, db_path, open_db, out_format, read_unchanged
+from .options import Db, Json
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
@@ -30,14 +33,14 @@ def ingest(
         help="Files, directories (recursive) or globs. "
         "Default: the usual log folders of the supported tools (see README).",
     ),
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str = typer.Option(
         "table",
         "--format",
         metavar="<table|json>",
         help="How to print the summary. (A transcript format here still works as --input-format, the older spelling.)",
     ),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
     fmt: str = typer.Option(
         "auto",
         "--input-format",
@@ -70,8 +73,6 @@ def ingest(
     ),
 ) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
-    from stallscan.report.render import ingest_summary
-
     if out not in ("table", "json") and not as_json:
         if out == "auto" or out in FORMATS:  # the older spelling: --format named the transcript format
             fmt = out
@@ -86,6 +87,10 @@ def ingest(
     existed = path == ":memory:" or Path(path).exists()
     if existed and path != ":memory:":
         check_db(path)
+    res = read_unchanged(path, paths or [], fmt) if existed and path != ":memory:" and not rebuild else None
+    if res is not None:
+        _print(res, as_json)
+        return
     con = connect(path, rebuild=rebuild)
     try:
         res = _run(con, paths, fmt, naive_tz, as_json, conversation_attr)
@@ -100,12 +105,7 @@ def ingest(
         if not as_json:
             _err_console().print(f"nothing read, so no database was written at {path}", highlight=False)
     err = _err_console()
-    if as_json:
-        sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
-    else:
-        if res.searched:
-            err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
-        err.print(ingest_summary(res))
+    _print(res, as_json)
     if res.unreadable:
         raise typer.Exit(EXIT_INPUT)
     if strict and res.rejects:
@@ -126,6 +126,18 @@ def ingest(
             highlight=False,
         )
         raise typer.Exit(EXIT_REJECTS)
+
+
+def _print(res: IngestResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
+        return
+    from stallscan.report.render import ingest_summary
+
+    err = _err_console()
+    if res.searched:
+        err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
+    err.print(ingest_summary(res))
 
 
 def _drop(path: str) -> None:
@@ -177,9 +189,9 @@ def _run(
 @_guard
 def sql_cmd(
     query: str = typer.Argument(..., metavar="QUERY", help="A SQL statement run against the database."),
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """Run a query against the database and print the result."""
     from stallscan.report.render import table_from_rows

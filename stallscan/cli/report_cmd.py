@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import shlex
@@ -19,10 +20,17 @@ if TYPE_CHECKING:
     import duckdb
     from rich.console import Console as RichConsole
 
+    from stallscan.ingest.result import IngestResult
     from stallscan.report.registry import ReportOptions
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, db_path, missing_db_hint, open_db, out_format, write_output
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
+
 from ._lazy import Console, connect
+from .common import _err_console, _guard, db_path, missing_db_hint, open_db, out_format, write_output
+from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 T = TypeVar("T")
 
@@ -73,36 +81,26 @@ EXTENSIONS = {
 @_guard
 def report(
     paths: list[str] = typer.Argument(None, metavar="[PATH]...", help="Transcripts to ingest first (optional)."),
-    db: str | None = DbOpt,
+    db: Db = None,
     out: str | None = typer.Option(
         None,
         "--format",
         metavar="<table|json|markdown|html>",
         help="Output format (default: from the -o extension, else table).",
     ),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
     output: str | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file, not stdout."),
     full: bool = typer.Option(False, "--full", help="Terminal: every section in full after the headline."),
     section: list[str] | None = typer.Option(
         None, "--section", metavar="NAME", help="Terminal: only this section in full (repeatable)."
     ),
-    bootstrap: int = typer.Option(
-        1000, "--bootstrap", metavar="N", help="Session resamples for the threshold interval."
-    ),
-    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(
-        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
-    ),
-    since: str | None = typer.Option(
-        None, "--since", metavar="TIME", help="Only sessions active at or after this time."
-    ),
-    until: str | None = typer.Option(None, "--until", metavar="TIME", help="Only sessions active before this time."),
-    harness: list[str] | None = typer.Option(
-        None, "--harness", metavar="NAME", help="Only this source format (repeatable)."
-    ),
-    model: list[str] | None = typer.Option(
-        None, "--model", metavar="NAME", help="Only sessions using this model (repeatable)."
-    ),
+    bootstrap: Bootstrap = 1000,
+    threshold: Threshold = GAP_THRESHOLD_S,
+    retry_bound: RetryBound = RETRY_BOUND,
+    since: Since = None,
+    until: Until = None,
+    harness: Harnesses = None,
+    model: Models = None,
     limit: int = typer.Option(20, "--limit", metavar="N", help="Rows in the worst-first lists."),
     from_parquet: str | None = typer.Option(
         None,
@@ -118,11 +116,12 @@ def report(
     ),
 ) -> None:
     """The answer first (silent endings, misread turns, the threshold to use), then the details."""
-    from stallscan.report.build import build_report, public, render_report
-    from stallscan.report.registry import sections
+    from stallscan.report import memo
+    from stallscan.report.build import public
+    from stallscan.report.registry import names as section_names
 
     fmt = _pick_format(out, as_json, output)
-    names = [s.name for s in sections()]
+    names = section_names()
     for name in section or []:
         if name not in names:
             raise StallscanError(f"unknown --section {name!r}", hint="one of: " + ", ".join(names))
@@ -132,16 +131,13 @@ def report(
         )
     opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
     opts.bootstrap = bootstrap
-    opts.timelines = fmt == "html"
+    opts.timelines = True  # collected for every format (the memo serves them all); only HTML shows them
     path = db_path(db)
-    extra = (f" --db {shlex.quote(path)}" if db else "") + (f" --threshold {threshold:g}" if threshold != 2.0 else "")
+    extra = (f" --db {shlex.quote(path)}" if db else "") + (
+        f" --threshold {threshold:g}" if threshold != GAP_THRESHOLD_S else ""
+    )
     opts.show_args = extra
-    err = _err_console()
-    remembered = None
-    if fmt != "table" and not output and not from_parquet:  # a document on stdout: may be printed again
-        from stallscan.report import cache
-
-        remembered = cache.prepare(list(paths or []), path)
+    err = functools.cache(_err_console)  # the stderr console, made (rich imported) when first used
     if from_parquet:
         if paths:
             raise StallscanError("--from-parquet takes no transcripts", hint="ingest them, then export or replay")
@@ -149,29 +145,22 @@ def report(
 
         # an in-memory database holding the parquet as tables; the report reads the replayed tables as
         # given (their threshold and retry bound are the run's, not --threshold / --retry-bound)
+        from stallscan.report.build import build_report
+
         con, manifest = connect_parquet(from_parquet, events)
         opts._replayed = True
         opts.threshold = float(manifest.get("threshold") or threshold)
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
-    elif not paths and not Path(path).exists() and path != ":memory:":
-        _discover_and_ingest(path, err)
-    elif paths:
-        from stallscan.ingest.run import ingest_paths
-
-        con = connect(path)
-        res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        _check_filters(con, opts)
+        data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
-        err.print(
-            f"ingested {res.ingested} file(s), {res.events:,} events "
-            f"({res.unchanged} unchanged, {res.rejects} rejected lines)",
-            highlight=False,
-        )
-    if not from_parquet:
-        con = open_db(db)
-    _check_filters(con, opts)
-    data = _with_steps(err, lambda cb: build_report(con, opts, progress=cb))
-    con.close()
+        data = json.loads(memo.dumps(data))
+    else:
+        data = _memoised(path, list(paths or []), db, opts, err)
+    data["options"]["timelines"] = fmt == "html"  # (as the options were given: only HTML asked for them)
+    if fmt != "html":
+        data.pop("timelines", None)
     text = None
     if fmt == "json":
         text = json.dumps(public(data), indent=2, default=str) + "\n"
@@ -187,6 +176,8 @@ def report(
         from stallscan.report.fit import width as fit_width
 
         console = Console(record=bool(output), file=io.StringIO() if output else None, width=fit_width())
+        from stallscan.report.build import render_report
+
         for part in render_report(data, full=full, only=section or None):
             console.print(part)
             console.print()
@@ -197,8 +188,66 @@ def report(
         write_output(text, output)
     else:
         sys.stdout.write(text)
-        if remembered is not None:
-            cache.remember(remembered, path, text)
+
+
+def _memoised(
+    path: str, paths: list[str], db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]
+) -> dict[str, Any]:
+    """The report data, memoised in the database (stallscan.report.memo). Looked up on a read-only
+    connection after the no-change ingest check, so a report that only reuses writes nothing; else the
+    transcripts are ingested and the data built on a write connection, then stored."""
+    from stallscan.report import memo
+    from stallscan.store.db import peek
+
+    ingested = None
+    ro = peek(path) if path != ":memory:" else None
+    if ro is not None:
+        try:
+            if paths:
+                from stallscan.ingest.run import unchanged
+
+                ingested = unchanged(ro, paths)
+                if ingested is not None:
+                    _say_ingested(ingested)
+            if ingested is not None or not paths:
+                _check_filters(ro, opts)
+                data = memo.get(ro, memo.key(ro, opts))
+                if data is not None:
+                    return data
+        finally:
+            ro.close()
+    if not paths and not Path(path).exists() and path != ":memory:":
+        _discover_and_ingest(path, err())
+    elif paths and ingested is None:
+        from stallscan.ingest.run import ingest_paths
+
+        con = connect(path)
+        res = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        con.close()
+        _say_ingested(res)
+    return _build(db, opts, err)
+
+
+def _say_ingested(res: IngestResult) -> None:
+    # plain text, no markup: written as the console would print it (soft wrap, no highlighting)
+    sys.stderr.write(
+        f"ingested {res.ingested} file(s), {res.events:,} events "
+        f"({res.unchanged} unchanged, {res.rejects} rejected lines)\n"
+    )
+
+
+def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
+    """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
+    from stallscan.report import memo
+    from stallscan.report.build import build_report
+
+    con = open_db(db)
+    _check_filters(con, opts)
+    key = memo.key(con, opts)
+    text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
+    memo.put(con, key, text)
+    con.close()
+    return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
 
 
 def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:

@@ -7,26 +7,31 @@ import sys
 
 import typer
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _err_console, _guard, open_db, out_format
+from .options import Db, Json, RetryBound, Threshold
 
 SORTS = ("start", "id", "harness", "turns", "silent", "misread", "events")
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def sessions(
-    db: str | None = DbOpt,
+    db: Db = None,
     sort: str = typer.Option("start", "--sort", metavar="<" + "|".join(SORTS) + ">", help="Sort key."),
     desc: bool = typer.Option(False, "--desc", help="Largest (or latest) first."),
     harness: str | None = typer.Option(None, "--harness", metavar="NAME", help="Only this source format."),
     limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
-    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted."),
+    threshold: Threshold = GAP_THRESHOLD_S,
+    retry_bound: RetryBound = RETRY_BOUND,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """List sessions: the id `show` accepts, harness, start, turns, silent endings, misread turns."""
     from stallscan.replay.boundaries import replay_boundaries

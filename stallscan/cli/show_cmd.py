@@ -7,24 +7,27 @@ import sys
 
 import typer
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _guard, open_db, out_format
+from .options import Db, Json, RetryBound, Threshold
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def show(
     session: str = typer.Argument(..., metavar="SESSION", help="Session id, or the short id other commands print."),
-    db: str | None = DbOpt,
-    threshold: float = typer.Option(2.0, "--threshold", metavar="SECONDS", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(
-        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
-    ),
+    db: Db = None,
+    threshold: Threshold = GAP_THRESHOLD_S,
+    retry_bound: RetryBound = RETRY_BOUND,
     flagged_only: bool = typer.Option(False, "--flagged", help="Only misread turns and stalls, 3 rows either side."),
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """A session's timeline: time, gap, role, origin, decision, round kind, flags, excerpts."""
     from stallscan.report.timeline import flagged, timeline, timeline_table

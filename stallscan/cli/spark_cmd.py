@@ -8,9 +8,15 @@ import sys
 import typer
 from rich.console import Console
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
-from . import _err_console, _guard, app
+from .common import _err_console, _guard
+from .options import Bootstrap, RetryBound, Seed, Threshold
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
+
 
 spark_app = typer.Typer(no_args_is_help=True, help="Run the replay on Apache Spark (PySpark >= 4).")
 app.add_typer(spark_app, name="spark")
@@ -25,8 +31,8 @@ def spark_replay_cmd(
     output: str = typer.Argument(
         ..., help="Folder to write user_labels/ turn_boundaries/ rounds/ stalls/ turns/ into."
     ),
-    threshold: float = typer.Option(2.0, "--threshold", help="Gap rule threshold in seconds."),
-    retry_bound: int = typer.Option(3, "--retry-bound", help="Consecutive stalls re-prompted before delivering."),
+    threshold: Threshold = GAP_THRESHOLD_S,
+    retry_bound: RetryBound = RETRY_BOUND,
     config: str | None = typer.Option(
         None, "--config", help="stallscan.toml with extra prompt patterns (read on the driver)."
     ),
@@ -44,8 +50,8 @@ def spark_replay_cmd(
     ),
     task_memory: str | None = typer.Option(None, "--task-memory", help="DuckDB memory limit per task, e.g. 2GB."),
     by: str = typer.Option("none", "--by", help="Sweep groups: none, harness, source_format or model."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Session resamples for the threshold interval."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
     conf: list[str] | None = typer.Option(
         None, "--conf", help="Spark setting KEY=VALUE (repeatable), e.g. spark.driver.memory=8g in local mode."
     ),
@@ -98,8 +104,8 @@ def spark_replay_cmd(
     )
     for t, n in res.tables.items():
         c.print(f"{t:16} {n:>10,} rows  {res.output}/{t}", highlight=False)
-    from stallscan.report.render_sweep import sweep_renderable
+    from stallscan.report.render_sweep import sweep_renderable, sweep_view
 
     if res.sweep is not None:
-        c.print(sweep_renderable(res.sweep))
+        c.print(sweep_renderable(sweep_view(res.sweep)))
     _err_console().print(f"report: stallscan report --from-parquet {res.output}", highlight=False)

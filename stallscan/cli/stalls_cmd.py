@@ -7,10 +7,14 @@ import sys
 
 import typer
 
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _err_console, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _err_console, _guard, open_db, out_format
+from .options import Db, Json, NarratedBound, RetryBound
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
@@ -23,14 +27,12 @@ def stalls(
         help="Only this outcome (repeatable).",
     ),
     session: str | None = typer.Option(None, "--session", metavar="ID", help="Only this session (id or short id)."),
-    retry_bound: int = typer.Option(
-        3, "--retry-bound", metavar="N", help="Consecutive stalls re-prompted before delivering."
-    ),
-    narrated_bound: int = typer.Option(2, "--narrated-bound", metavar="N", help="Narrated-intent re-prompts per turn."),
+    retry_bound: RetryBound = RETRY_BOUND,
+    narrated_bound: NarratedBound = NARRATED_BOUND,
     limit: int = typer.Option(50, "--limit", metavar="N", help="Rows to list (0 = all)."),
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
-    as_json: bool = JsonOpt,
-    db: str | None = DbOpt,
+    as_json: Json = False,
+    db: Db = None,
 ) -> None:
     """Replay every assistant round through the stall rules and list the stalls."""
     from stallscan.replay.stall_data import measured_precision, precision_line

@@ -11,17 +11,20 @@ import typer
 
 from stallscan.store.errors import StallscanError
 
-from . import DbOpt, JsonOpt, _guard, app, open_db, out_format
 from ._lazy import Console
+from .common import _guard, open_db, out_format
+from .options import Db, Json, Seed
 
 if TYPE_CHECKING:
     import numpy as np
+
+app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 
 @app.command()
 @_guard
 def sweep(
-    db: str | None = DbOpt,
+    db: Db = None,
     lo: float = typer.Option(0.0, "--min", metavar="SECONDS", help="Smallest threshold."),
     hi: float = typer.Option(30.0, "--max", metavar="SECONDS", help="Largest threshold."),
     step: float = typer.Option(0.05, "--step", metavar="SECONDS", help="Grid step."),
@@ -44,12 +47,12 @@ def sweep(
     bootstrap: int = typer.Option(
         1000, "--bootstrap", metavar="N", help="Session resamples for the interval (0: none)."
     ),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Bootstrap seed."),
+    seed: Seed = 0,
     out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output (csv: the full curve)."),
-    as_json: bool = JsonOpt,
+    as_json: Json = False,
 ) -> None:
     """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s."""
-    from stallscan.report.render_sweep import sweep_renderable
+    from stallscan.report.render_sweep import sweep_renderable, sweep_view
     from stallscan.store import sql
     from stallscan.sweep.core import ALL_POLICIES, curve_rows, policy_name, run_sweep, thresholds_grid
 
@@ -114,4 +117,4 @@ def sweep(
             f"the router decides a tool result. `boundaries` counts {counts['misread']:,} misread turns at the "
             f"replayed threshold: {counts['prompts']:,} prompts + {counts['tool_results']:,} tool results."
         )
-        Console().print(sweep_renderable(res, population=note))
+        Console().print(sweep_renderable(sweep_view(res), population=note))

@@ -22,10 +22,11 @@ from typing import Any, TextIO
 
 from stallscan.guard import log as guard_log
 from stallscan.guard import transcript as tr
+from stallscan.replay.stall_rules import RETRY_BOUND
 
 MODES = ("observe", "enforce")
 HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex"}
-DEFAULTS = {"mode": "observe", "bound": 3, "budget_ms": 1500}
+DEFAULTS = {"mode": "observe", "bound": RETRY_BOUND, "budget_ms": 1500}
 STOP_EVENTS = ("Stop", "SubagentStop")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from stallscan.replay.stall_rules import StallData, load, strip
+from stallscan.replay.stall_rules import RETRY_BOUND, StallData, load, strip
 from stallscan.replay.stalls_ref import STALL_KINDS, classify_rounds, turn_starts_fallback
 
 NUDGE_ID = "stallscan.guard"
@@ -80,7 +80,7 @@ def with_reply(events: list[dict[str, Any]], last_text: str | None) -> tuple[lis
 
 
 def judge(
-    events: list[dict[str, Any]], last_text: str | None, bound: int = 3, data: StallData | None = None
+    events: list[dict[str, Any]], last_text: str | None, bound: int = RETRY_BOUND, data: StallData | None = None
 ) -> Verdict | None:
     """The verdict on the turn's last reply, or None when there is no reply to judge."""
     data = data or load()

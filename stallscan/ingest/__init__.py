@@ -8,7 +8,7 @@ from typing import Any
 # public name -> the module that defines it; loaded on first use, so importing one submodule stays cheap
 _EXPORTS = {
     "ingest_paths": "stallscan.ingest.run",
-    "IngestResult": "stallscan.ingest.run",
+    "IngestResult": "stallscan.ingest.result",
     "detect_format": "stallscan.ingest.detect",
     "FORMATS": "stallscan.ingest.detect",
     "discover": "stallscan.ingest.discover",

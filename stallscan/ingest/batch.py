@@ -14,12 +14,12 @@ import pyarrow as pa
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
-from stallscan.ingest.plan import FilePlan, _has_companion, _stem, _why, read_errors
+from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
 from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
 from stallscan.store import sql, stamps
 
 if TYPE_CHECKING:
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
 BATCH_FILES = 2000
 # a transaction spans batches until it holds this many events (4 DuckDB row groups) or this many bytes
@@ -134,7 +134,7 @@ def _ingest_batch(
             with sql.timed("read + newline scan"):
                 got = [block.table(fid) for block in blocks]
         except read_errors() as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
-            res.unreadable.append((str(plan.path), _why(exc)))
+            res.unreadable.append((str(plan.path), why_unreadable(exc)))
             continue
         readable.append(plan)
         tables.extend(got)
@@ -155,13 +155,13 @@ def _ingest_batch(
             {
                 "fid": pa.array(range(len(batch)), pa.int32()),
                 "file": [str(p.path) for p in batch],
-                "stem": [_stem(p.path) for p in batch],
+                "stem": [file_stem(p.path) for p in batch],
                 "fmt": [p.fmt for p in batch],
                 "start_line": pa.array([p.start_line for p in batch], pa.int32()),
                 "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
                 "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
                 "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
-                "companion": pa.array([_has_companion(p) for p in batch], pa.bool_()),
+                "companion": pa.array([has_companion(p) for p in batch], pa.bool_()),
                 "more": pa.array([st.more for st in states], pa.bool_()),  # read on in a next chunk
             }
         ),

@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from stallscan.ingest.plan import FilePlan, _hashes
+from stallscan.ingest.plan import FilePlan, file_hashes
 from stallscan.ingest.reader import ReadState
 from stallscan.store import sql
 
@@ -65,7 +65,7 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
         head: str | None
         tail: str | None
         if plan.compression == "none":
-            head, tail = _hashes(plan.path, consumed_bytes)
+            head, tail = file_hashes(plan.path, consumed_bytes)
         else:
             head = tail = None
         status = "partial" if st.more else ("ok" if n_lines or st.pending_bytes else "empty")

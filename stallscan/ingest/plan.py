@@ -20,7 +20,7 @@ import duckdb
 from stallscan.ingest.detect import SPECS, compression_of, detect, forced_format
 
 if TYPE_CHECKING:
-    from stallscan.ingest.run import IngestResult
+    from stallscan.ingest.result import IngestResult
 
 
 def read_errors() -> tuple[type[BaseException], ...]:
@@ -87,7 +87,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
             st = path.stat()
             kind, array = detect(path) if fmt == "auto" else (forced_format(path, fmt), False)
         except read_errors() as exc:
-            res.unreadable.append((str(path), _why(exc)))
+            res.unreadable.append((str(path), why_unreadable(exc)))
             continue
         except RecursionError:  # (detection skips records nested deeper than Python's json decodes)
             kind = None
@@ -129,11 +129,11 @@ def _same_prefix(path: Path, row: tuple[Any, ...]) -> bool:
     consumed, head_hash, tail_hash = row[4], row[5], row[6]
     if consumed is None or row[8] is None or path.stat().st_size < consumed:
         return False
-    head, tail = _hashes(path, consumed)
+    head, tail = file_hashes(path, consumed)
     return bool(head == head_hash and tail == tail_hash)
 
 
-def _hashes(path: Path, consumed: int) -> tuple[str, str]:
+def file_hashes(path: Path, consumed: int) -> tuple[str, str]:
     with open(path, "rb") as fh:
         head = fh.read(min(consumed, 65536))
         fh.seek(max(0, consumed - 4096))
@@ -179,7 +179,7 @@ _BOOK = (
 )
 
 
-def _why(exc: BaseException) -> str:
+def why_unreadable(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc).strip().split("\n")[0] or type(exc).__name__
 
 
@@ -188,12 +188,12 @@ def _why(exc: BaseException) -> str:
 COMPANIONS = {"cline_ui": "api_conversation_history.json"}
 
 
-def _has_companion(plan: FilePlan) -> bool:
+def has_companion(plan: FilePlan) -> bool:
     name = COMPANIONS.get(plan.fmt)
     return name is not None and (plan.path.parent / name).is_file()
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
     name = path.name
     for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".ndjson", ".traj", ".log", ".txt", ".out"):
         if name.endswith(suffix):

@@ -1,6 +1,7 @@
 """Ingest transcript files into the canonical tables: incremental, idempotent, nothing lost.
 
-Core API (no CLI here): `ingest_paths(con, paths)` returns an `IngestResult`. Parsing happens in
+Core API (no CLI here): `ingest_paths(con, paths)` returns an `IngestResult`; `unchanged(con, paths)` answers,
+reading only, the run that would find every file unchanged (the CLI asks it first, on a read-only connection). Parsing happens in
 DuckDB (queries/ingest/<format>_events.sql); Python only plans files, reads bytes in bulk and keeps books.
 """
 
@@ -9,14 +10,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import duckdb
 
 from stallscan.ingest.detect import FORMATS
 from stallscan.ingest.discover import discover
+from stallscan.ingest.plan import all_unchanged
 from stallscan.ingest.plan import plan as _plan  # (a module global: tests wrap it)
+from stallscan.ingest.result import IngestResult
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
@@ -26,55 +28,6 @@ BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
-
-
-@dataclass
-class IngestResult:
-    files: int = 0  # files considered
-    ingested: int = 0  # files read (new, grown or rewritten)
-    unchanged: int = 0  # files skipped because nothing changed
-    unrecognized: list[str] = field(default_factory=list)  # paths whose format was not recognised
-    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    # (path, status, rows removed): files read before, now empty or in no format: their old rows are gone
-    emptied: list[tuple[str, str, int]] = field(default_factory=list)
-    sessions: int = 0  # sessions touched by this run
-    events: int = 0  # events written by this run
-    lines: int = 0  # lines read by this run
-    skipped: dict[str, int] = field(default_factory=dict)  # kind -> lines knowingly skipped
-    rejects: int = 0
-    pending: int = 0  # truncated last lines left for the next ingest
-    bytes: int = 0
-    seconds: float = 0.0
-    searched: list[str] = field(default_factory=list)
-    left_out: dict[str, int] = field(default_factory=dict)  # suffix -> files a directory walk did not take
-    # drift: records of a known format in a shape no reader knows, per (format, tool version, shape)
-    unknown_shapes: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def mb_per_s(self) -> float:
-        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "ingested": self.ingested,
-            "unchanged": self.unchanged,
-            "unrecognized": self.unrecognized,
-            "unreadable": [list(u) for u in self.unreadable],
-            "emptied": [{"path": p, "status": s, "rows_removed": n} for p, s, n in self.emptied],
-            "sessions": self.sessions,
-            "events": self.events,
-            "lines": self.lines,
-            "skipped": dict(sorted(self.skipped.items())),
-            "rejects": self.rejects,
-            "pending": self.pending,
-            "bytes": self.bytes,
-            "seconds": round(self.seconds, 3),
-            "mb_per_s": round(self.mb_per_s, 1),
-            "searched": self.searched,
-            "left_out_by_suffix": dict(sorted(self.left_out.items())),
-            "unknown_shapes": self.unknown_shapes,
-        }
 
 
 def ingest_paths(
@@ -152,4 +105,20 @@ def ingest_paths(
     res.sessions = len(touched)
     res.seconds = time.perf_counter() - t0
     sql.report(f"ingest {res.bytes / 1e6:.0f} MB in {res.seconds:.2f} s")
+    return res
+
+
+def unchanged(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto") -> IngestResult | None:
+    """The result `ingest_paths` would return when every file the paths name is known and unchanged since the
+    last ingest; None when one is new, grown, rewritten, unreadable, or none is found (ingest_paths then has
+    work to do or something to report). Reads only: works on a read-only connection."""
+    t0 = time.perf_counter()
+    found = discover(paths)
+    if found.unreadable or not found.files:
+        return None
+    n = all_unchanged(con, found.files, fmt)
+    if n is None:
+        return None
+    res = IngestResult(files=n, unchanged=n, searched=found.searched, left_out=found.left_out)
+    res.seconds = time.perf_counter() - t0
     return res

@@ -1,5 +1,5 @@
 """File names a directory walk picks up (files named explicitly are always read). A module of its own, with
-no imports, so the report cache's fast path (stallscan.report.cache) reads the same tuple at no start-up cost."""
+no imports, read by discover."""
 
 WALK_SUFFIXES = (
     ".jsonl",

@@ -36,22 +36,14 @@ from typing import Any
 
 import duckdb
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(
-        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary", [name]).fetchall()[
-            0
-        ][0]
-        > 0
-    )
-
-
 def replay_boundaries(
     con: duckdb.DuckDBPyConnection,
-    threshold: float = 2.0,
+    threshold: float = GAP_THRESHOLD_S,
     relabel: bool = False,
     config: str | os.PathLike[str] | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -65,7 +57,7 @@ def replay_boundaries(
     from stallscan.replay.labels import label_events, refresh_labels
     from stallscan.store import stamps
 
-    if relabel or not _has_table(con, "user_labels"):
+    if relabel or not sql.has_table(con, "user_labels", schema=None):
         label_events(con, config)
     else:
         refresh_labels(con)  # stamped labels behind the events: relabel the changed sessions, same config

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+# the router's gap rule: a user-role record this many seconds or more after the previous final reply starts
+# a turn (the default of every --threshold; the rule's SQL takes it as a parameter)
+GAP_THRESHOLD_S = 2.0
+
 BLANK = " \t\n\r"
 
 
@@ -57,7 +61,7 @@ def _error(starts_request: bool, is_human_turn: bool, decision: str | None) -> s
 
 
 def replay_session(
-    events: list[dict[str, Any]], labels: dict[str, dict[str, Any]], threshold: float = 2.0
+    events: list[dict[str, Any]], labels: dict[str, dict[str, Any]], threshold: float = GAP_THRESHOLD_S
 ) -> list[dict[str, Any]]:
     """One decision per user-role (or tool) event of a session, in seq order."""
     out = []

@@ -85,15 +85,8 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def replay_variants(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
-    """(Re)create `turn_boundary_variants` from `turn_boundaries` (replayed at 2 s first when missing, which
-    builds the variants too); returns error counts per variant."""
-    has = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries' AND NOT temporary"
-    row = con.execute(has).fetchone()
-    if not (row and row[0]):
-        from stallscan.replay.boundaries import replay_boundaries
-
-        replay_boundaries(con)
-        return variant_errors(con)
+    """(Re)create `turn_boundary_variants` from `turn_boundaries` (which must exist: replay_boundaries builds
+    both); returns error counts per variant."""
     load_rules(con)
     sql.run(con, "replay/turn_boundaries_variants")
     return variant_errors(con)

@@ -24,8 +24,6 @@ from stallscan.store import sql, stamps
 
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
-# the stamped groups that replay from events_changes (sweep_bins: stallscan.sweep.bins)
-GROUPS = ("user_labels", "turn_boundaries", "stalls", "sweep_bins")
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 
 
@@ -50,18 +48,19 @@ def run(
         total = stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events")
         if n_sessions > FULL_SHARE * max(total, 1):
             mode = "full"
+    if mode == "reused":
+        return mode  # nothing written: a command that only reuses leaves the database as it was
     if mode == "full":
         compute(con)
-    elif mode == "incremental":
+    else:
         _incremental(con, compute, outputs, upstream)
     stamps.put(con, name, key, inputs, mode, n_sessions)
-    if mode != "reused":
-        stamps.prune_changes(con, GROUPS)
-        sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
+    stamps.prune_changes(con)
+    sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 
 
-def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
+def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:  # (a column)
     return bool(
         stamps.one(
             con,
@@ -123,33 +122,3 @@ def _incremental(
         failed = False
     finally:
         sql.after_failure(con, f"DROP SCHEMA IF EXISTS {s} CASCADE", failed)
-
-
-GROUP = {"user_labels": "user_labels", "turn_boundaries": "turn_boundaries", "rounds": "stalls"}
-GROUP |= {"turn_boundary_variants": "turn_boundaries"}
-GROUP |= {"stalls": "stalls", "turns": "stalls"}
-
-
-def refresh(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    """Bring an existing derived table up to date with the events, with the options it was made with
-    (its stamp's inputs). False when the table has no stamp (nothing to refresh it from)."""
-    name = GROUP.get(table)
-    st = stamps.get(con, name) if name else None
-    if st is None:
-        return False
-    if st["events_version"] == stamps.events_version(con) and st["n_events"] == stamps.n_events(con):
-        return True
-    inp = st["inputs"]
-    if name == "user_labels":
-        from stallscan.replay.labels import label_events
-
-        label_events(con, inp.get("config") or {})
-    elif name == "turn_boundaries":
-        from stallscan.replay.boundaries import replay_boundaries
-
-        replay_boundaries(con, inp["threshold"])
-    else:
-        from stallscan.replay.stalls import replay_stalls
-
-        replay_stalls(con, inp["retry_bound"], inp["narrated_bound"], segmentation=inp["segmentation"])
-    return True

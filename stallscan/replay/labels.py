@@ -215,7 +215,7 @@ def label_events(
 
     cfg = load_config(config)
     entries = library_entries(cfg)
-    inputs = {"config": cfg, "overrides": _overrides_fingerprint(cfg)}
+    inputs = label_inputs(cfg)
     state: dict[str, int | None] = {"overrides": None}
 
     def compute(c: duckdb.DuckDBPyConnection) -> None:
@@ -228,6 +228,13 @@ def label_events(
     if n_over is None:  # reused: the override file's row count, as a fresh run reports it
         n_over = _load_overrides(con, cfg)
     return {"origin": by_origin, "not_requests": not_req, "overrides": n_over}
+
+
+def label_inputs(config: str | os.PathLike[str] | dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the labels depend on besides the events and the library: the config and the override file's
+    content (the stamp's inputs; the report memo keys on them too)."""
+    cfg = load_config(config)
+    return {"config": cfg, "overrides": _overrides_fingerprint(cfg)}
 
 
 def refresh_labels(con: duckdb.DuckDBPyConnection) -> None:

@@ -16,6 +16,11 @@ from typing import NamedTuple
 
 from stallscan.store import toml_cache
 
+# the stall replay's bounds: consecutive stalls re-prompted before the reply is delivered as it is (the
+# default of every --retry-bound), and narrated-only rounds allowed before a nudge
+RETRY_BOUND = 3
+NARRATED_BOUND = 2
+
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")  # (no pathlib: start-up)
 STRIP_RE = re.compile(r"^[ \t\n\r]+|[ \t\n\r]+$")  # the same class as stall_strip() in SQL
 # intent announces an action; done / question / statement veto it; wait vetoes it only where the turn shows

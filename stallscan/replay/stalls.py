@@ -21,6 +21,7 @@ from typing import Any, cast
 import duckdb
 
 from stallscan.replay import stall_data
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store import sql
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
@@ -65,8 +66,8 @@ def _labels_module() -> ModuleType | None:
 
 def replay_stalls(
     con: duckdb.DuckDBPyConnection,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
+    retry_bound: int = RETRY_BOUND,
+    narrated_bound: int = NARRATED_BOUND,
     segmentation: str = "auto",
     config: Any = None,
 ) -> ReplayInfo:
@@ -79,7 +80,7 @@ def replay_stalls(
     from stallscan.replay import derive
     from stallscan.store import stamps
 
-    if not stamps.one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'"):
+    if not sql.has_table(con, "stall_signatures", schema=None, temporary=None):
         stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
     labels = _labels_module() if segmentation in ("auto", "labels") else None
     if segmentation == "labels" and labels is None:

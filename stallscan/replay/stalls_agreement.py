@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stallscan.replay.stall_rules import load
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND, load
 from stallscan.replay.stalls_ref import turn_starts_fallback, walk
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ def _fetch(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | None 
 
 def disagreements(
     con: duckdb.DuckDBPyConnection,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
+    retry_bound: int = RETRY_BOUND,
+    narrated_bound: int = NARRATED_BOUND,
     check_fallback_starts: bool = True,
     limit: int = 20,
 ) -> list[str]:

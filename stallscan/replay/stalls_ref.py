@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, cast
 
-from stallscan.replay.stall_rules import Prompt, StallData, load, strip
+from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND, Prompt, StallData, load, strip
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 
@@ -253,8 +253,8 @@ def classify_rounds(
 def walk(
     events: list[dict[str, Any]],
     starts: set[str] | None = None,
-    retry_bound: int = 3,
-    narrated_bound: int = 2,
+    retry_bound: int = RETRY_BOUND,
+    narrated_bound: int = NARRATED_BOUND,
     data: StallData | None = None,
 ) -> dict[str, Any]:
     """Replay one session: {'rounds': [...], 'stalls': [...], 'turns': [...]} (dicts like the SQL tables)."""

@@ -14,8 +14,7 @@ from typing import Any
 
 import duckdb
 
-from stallscan.report import sections as _sections  # noqa: F401  (the built-in sections register on import)
-from stallscan.report.registry import SECTIONS, ReportOptions, Section, register, sections
+from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
 
 __all__ = [
@@ -29,8 +28,6 @@ __all__ = [
     "render_report",
     "scope",
 ]
-
-REPORT_VERSION = 1
 
 
 def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:

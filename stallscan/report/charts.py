@@ -97,7 +97,7 @@ def gap_chart(data: dict[str, Any]) -> str:
     svg = _frame(
         "gap after the previous final reply (histogram bins, seconds)", "user-role records", yt, sy, "gap histogram"
     )
-    thr = b.get("threshold", 2.0)
+    thr = b["threshold"]
     for i, bn in enumerate(bins):
         x0 = L + i * bw
         label = f"{bn['lo']:g}–{bn['hi']:g}" if bn["hi"] is not None else f"≥ {bn['lo']:g}"
@@ -224,7 +224,7 @@ def cost_chart(data: dict[str, Any]) -> str:
     for r in th.get("recommendations", []):
         if r["group"] == "all" and r.get("threshold") is not None and r["policy"] != "labels":
             marks[f"best {r['policy']}"] = r["threshold"]
-    cur = (data.get("options") or {}).get("threshold", 2.0)
+    cur = data["options"]["threshold"]
     marks["current"] = cur
     return _lines(
         series,

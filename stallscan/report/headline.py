@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.report.estimate import estimate, estimate_sentence
 
 PROVIDERS: list[Callable[[dict[str, Any]], list[dict[str, Any]]]] = []
@@ -97,7 +98,7 @@ def _silent(data: dict[str, Any]) -> dict[str, Any] | None:
         else f"No turn of {turns:,} was flagged as ending on a plan nobody re-prompted"
     )
     if exhausted:
-        text += f"; {exhausted:,} more ended on a plan after {st.get('retry_bound', 3)} re-prompts (bound exhausted)"
+        text += f"; {exhausted:,} more ended on a plan after {st['retry_bound']} re-prompts (bound exhausted)"
     bits: list[str] = []
     for label, w in (("harness", out["worst_harness"]), ("model", out["worst_model"])):
         if w:
@@ -114,7 +115,7 @@ def _misread(data: dict[str, Any]) -> dict[str, Any] | None:
         return None
     pop = b["misread"]
     t, p, tr = pop["turns"], pop["prompts"], pop["tool_results"]
-    thr = b.get("threshold", 2.0)
+    thr = b["threshold"]
     out = {
         "threshold": thr,
         "misread": t["misread"],
@@ -147,12 +148,12 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
     rec = next((r for r in th.get("recommendations", []) if r["policy"] == "router" and r["group"] == "all"), None)
     if not rec or rec.get("threshold") is None:
         return None
-    cur_t = (data.get("options") or {}).get("threshold", 2.0)
+    cur_t = data["options"]["threshold"]
     cur = None
     for c in th.get("curves", []):
         if c["policy"] == "router" and c["group"] == "all":
             cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
-    if cur is None and rec.get("at_2s") and abs(cur_t - 2.0) < 1e-9:
+    if cur is None and rec.get("at_2s") and abs(cur_t - GAP_THRESHOLD_S) < 1e-9:
         cur = rec["at_2s"]
     iv = rec.get("interval")
     out = {

@@ -1,53 +1,37 @@
-"""The report's section registry and shared options (imported by sections and by build; imports neither).
+"""The report's sections, in report order: the built-in ones by module (BUILTIN), others registered.
 
 Each section has `collect(con, opts) -> dict` (JSON-ready data, stable keys) and `render(data) -> rich
-renderable`. Sections register on import; `stallscan.report.sections` imports the built-in ones.
+renderable` (stallscan.report.section.Section). The registry imports the section modules (lazily); they
+import only stallscan.report.section, so the imports run one way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from stallscan.report.section import REPORT_VERSION, ReportOptions, Section
 
-import duckdb
-
-
-@dataclass
-class ReportOptions:
-    threshold: float = 2.0
-    retry_bound: int = 3
-    since: datetime | None = None
-    until: datetime | None = None
-    harness: list[str] = field(default_factory=list)
-    model: list[str] = field(default_factory=list)
-    limit: int = 20  # rows in "worst first" lists
-    bootstrap: int = 1000  # session resamples for the threshold interval
-    timelines: bool = False  # also collect the listed sessions' timelines (the HTML links to them)
-    show_args: str = ""  # appended to the `stallscan show` commands printed (e.g. " --db x.duckdb")
-    # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
-    # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
-    _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
-
-
-@dataclass
-class Section:
-    name: str
-    title: str
-    collect: Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
-    render: Callable[[dict[str, Any]], Any]
-    summary: Callable[[dict[str, Any]], Any] | None = None  # the short form the default terminal report shows
-
+__all__ = [
+    "BUILTIN",
+    "ORDER",
+    "REPORT_VERSION",
+    "SECTIONS",
+    "ReportOptions",
+    "Section",
+    "names",
+    "register",
+    "sections",
+]
 
 SECTIONS: list[Section] = []
-ORDER = (
-    "corpus",
-    "boundaries",
-    "stalls",
-    "threshold",
-    "guard",
-)  # built-ins in report order; others follow as registered
+# the built-in sections in report order, by the module that defines each as SECTION (imported when
+# sections() is first asked for; a section module does not import this one); registered others follow
+BUILTIN = {
+    "corpus": "stallscan.report.sections.corpus",
+    "boundaries": "stallscan.report.sections.boundaries",
+    "stalls": "stallscan.report.sections.stalls",
+    "threshold": "stallscan.report.sections.threshold",
+    "guard": "stallscan.report.sections.guard",
+}
+ORDER = tuple(BUILTIN)
 
 
 def register(section: Section) -> Section:
@@ -55,7 +39,15 @@ def register(section: Section) -> Section:
     return section
 
 
+def names() -> list[str]:
+    """The section names in report order, without importing the sections."""
+    return list(BUILTIN) + [s.name for s in SECTIONS if s.name not in BUILTIN]
+
+
 def sections() -> list[Section]:
-    """The registered sections in report order."""
-    rank = {name: i for i, name in enumerate(ORDER)}
-    return sorted(SECTIONS, key=lambda s: rank.get(s.name, len(ORDER)))
+    """The sections in report order: the built-in ones (each module's SECTION, imported on first use),
+    then the registered others."""
+    import importlib
+
+    builtin = [importlib.import_module(module).SECTION for module in BUILTIN.values()]
+    return builtin + [s for s in SECTIONS if s.name not in BUILTIN]

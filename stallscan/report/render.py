@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from stallscan.ingest.run import IngestResult
+from stallscan.ingest.result import IngestResult
 
 
 def ingest_summary(res: IngestResult) -> Group:

@@ -25,10 +25,43 @@ def sparkline(values: np.ndarray, width: int = 60) -> str:
     return "".join(BARS[int((x - lo) / (hi - lo) * (len(BARS) - 1))] for x in v)
 
 
-def sweep_renderable(res: SweepResult, compact: bool = False, population: str | None = None) -> Group:
-    """The recommendation per policy; `compact` keeps the router and gap-only rows and the key columns."""
+def _plain(v: Any) -> Any:
+    """numpy scalars and arrays, tuples and dicts as plain JSON values (so the view survives json round trips)."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple | np.ndarray):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def sweep_view(res: SweepResult) -> dict[str, Any]:
+    """What the sweep renderables read, as plain JSON data (the report memoises it with the report data)."""
+    return {
+        "cost_auto_as_human": float(res.cost_auto_as_human),
+        "cost_human_as_auto": float(res.cost_human_as_auto),
+        "recommendations": _plain(list(res.recommendation.values())),
+        "curves": [
+            {
+                "policy": c.policy,
+                "group": c.group,
+                "lo": float(c.thresholds[0]) if len(c.thresholds) else 0,
+                "hi": float(c.thresholds[-1]) if len(c.thresholds) else 0,
+                "cost": _plain(c.cost),
+            }
+            for c in res.curves
+        ],
+        "variants": _plain(res.variants),
+        "rule_advice": res.rule_advice,
+    }
+
+
+def sweep_renderable(view: dict[str, Any], compact: bool = False, population: str | None = None) -> Group:
+    """The recommendation per policy; `compact` keeps the router and gap-only rows and the key columns.
+    `view`: sweep_view(result)."""
     rows = []
-    for rec in res.recommendation.values():
+    for rec in view["recommendations"]:
         if compact and rec["policy"] not in ("router", "gap-only"):
             continue  # the default report keeps the router and gap-only; the variants are in --full
         if rec["policy"] == "labels":
@@ -69,14 +102,14 @@ def sweep_renderable(res: SweepResult, compact: bool = False, population: str | 
         Col("h→a @2s", keep=55),
     ]
     title = (
-        f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human (a→h) + "
-        f"{res.cost_human_as_auto:g} x human-as-auto (h→a))"
+        f"Threshold sweep (cost = {view['cost_auto_as_human']:g} x auto-as-human (a→h) + "
+        f"{view['cost_human_as_auto']:g} x human-as-auto (h→a))"
     )
     if compact:
         keep = ("policy", "group", "prompts", "best s", "95% interval", "cost", "cost @2s")
         idx = [i for i, c in enumerate(cols) if c.header in keep]
         cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
-        title = f"Threshold sweep (cost = {res.cost_auto_as_human:g} x auto-as-human + {res.cost_human_as_auto:g} x human-as-auto)"
+        title = f"Threshold sweep (cost = {view['cost_auto_as_human']:g} x auto-as-human + {view['cost_human_as_auto']:g} x human-as-auto)"
     parts: list[Any] = [fit_table(cols, rows, title=title)]
     parts.append(
         population
@@ -85,25 +118,25 @@ def sweep_renderable(res: SweepResult, compact: bool = False, population: str | 
     )
     if compact:  # the report's summary: the rule advice is already in the headline above it
         return Group(*parts)
-    fallback = sum(r.get("by_fallback") or 0 for r in res.recommendation.values() if r["policy"] == "labels")
+    fallback = sum(r.get("by_fallback") or 0 for r in view["recommendations"] if r["policy"] == "labels")
     parts.append(
         f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "
         "are human by default (no automatic-prompt marker matched), so it is only as good as the library."
     )
-    for c in res.curves:
-        lo, hi = (float(c.thresholds[0]), float(c.thresholds[-1])) if len(c.thresholds) else (0, 0)
-        label = f"{c.policy} {c.group} cost {lo:g}s "
-        parts.append(f"{label}{sparkline(c.cost, max(10, min(60, width() - len(label) - 8)))} {hi:g}s")
-    if res.variants:
-        parts.append(variants_renderable(res))
+    for c in view["curves"]:
+        lo, hi = c["lo"], c["hi"]
+        label = f"{c['policy']} {c['group']} cost {lo:g}s "
+        parts.append(f"{label}{sparkline(c['cost'], max(10, min(60, width() - len(label) - 8)))} {hi:g}s")
+    if view["variants"]:
+        parts.append(variants_renderable(view))
     return Group(*parts)
 
 
-def variants_renderable(res: SweepResult) -> Group:
+def variants_renderable(view: dict[str, Any]) -> Group:
     """The rule variants against the router order: errors removed / added, recommended threshold each."""
-    ref = res.variants[0]["at_reference"]["threshold"]
+    ref = view["variants"][0]["at_reference"]["threshold"]
     rows = []
-    for v in res.variants:
+    for v in view["variants"]:
         iv, r = v["interval"], v["at_reference"]
         rows.append(
             [
@@ -133,4 +166,4 @@ def variants_renderable(res: SweepResult) -> Group:
         "Rule variants vs the router order (errors at each one's recommended threshold, and at "
         f"{ref:g} s: the rule change alone)"
     )
-    return Group(fit_table(cols, rows, title=title), res.rule_advice or "")
+    return Group(fit_table(cols, rows, title=title), view["rule_advice"] or "")

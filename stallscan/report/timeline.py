@@ -8,6 +8,8 @@ from typing import Any
 import duckdb
 from rich.console import RenderableType
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
@@ -89,7 +91,7 @@ def _ref(all_ids: list[str], sid: str, min_len: int) -> str:
 
 
 def timeline(
-    con: duckdb.DuckDBPyConnection, session: str, threshold: float = 2.0, retry_bound: int = 3
+    con: duckdb.DuckDBPyConnection, session: str, threshold: float = GAP_THRESHOLD_S, retry_bound: int = RETRY_BOUND
 ) -> tuple[str, list[dict[str, Any]]]:
     """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries

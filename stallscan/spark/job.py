@@ -31,11 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan.export import LAYOUT_VERSION  # the hand-off layout (README "Beyond one machine")
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.labels import load_config
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.spark import task
 from stallscan.store.errors import InputError, StallscanError
+from stallscan.store.version import SCHEMA_VERSION, __version__
 from stallscan.sweep.core import POLICIES, SweepResult, sweep_from_cells, thresholds_grid
 
 if TYPE_CHECKING:  # pyspark is optional: imported for real inside the functions
@@ -99,8 +101,8 @@ def spark_replay(
     spark: SparkSession,
     input_path: str,
     output: str,
-    threshold: float = 2.0,
-    retry_bound: int = 3,
+    threshold: float = GAP_THRESHOLD_S,
+    retry_bound: int = RETRY_BOUND,
     config: Any = None,
     group_events: int = 200_000,
     max_session_events: int = 2_000_000,

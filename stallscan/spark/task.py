@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
@@ -49,8 +51,8 @@ CELL_SCHEMA = pa.schema(
 
 @dataclass
 class TaskParams:
-    threshold: float = 2.0
-    retry_bound: int = 3
+    threshold: float = GAP_THRESHOLD_S
+    retry_bound: int = RETRY_BOUND
     config: dict[str, Any] = field(default_factory=dict)  # load_config() result, resolved on the driver
     thresholds: list[float] = field(default_factory=list)  # sorted unique sweep grid; empty: no cells
     by: str = "none"
@@ -81,7 +83,7 @@ def table_schemas() -> dict[str, pa.Schema]:
 def _schemas() -> dict[str, pa.Schema]:
     con = connect(":memory:")
     try:
-        replay_tables(con, 2.0, 3, {})
+        replay_tables(con, GAP_THRESHOLD_S, RETRY_BOUND, {})
         out = {t: _arrow(con, f"SELECT * FROM {t} LIMIT 0").schema for t in ("events", *TABLES)}
     finally:
         con.close()

@@ -11,9 +11,9 @@ from typing import cast
 
 import duckdb
 
-from stallscan import SCHEMA_VERSION, __version__
 from stallscan.store import sql
 from stallscan.store.errors import DatabaseError, DatabaseLocked, InputError, SchemaError, damaged_db
+from stallscan.store.version import SCHEMA_VERSION, __version__
 
 DEFAULT_DB = "stallscan.duckdb"
 
@@ -85,6 +85,27 @@ def connect(
         except BaseException:
             sql.rollback(con)
             raise
+    return con
+
+
+def peek(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection for lookups in stallscan's own bookkeeping (the no-change ingest, the report
+    memo), or None when the file cannot be opened read-only (missing, locked, not DuckDB) or holds another
+    schema version: then connect() upgrades it or says why not. Unlike connect(), it skips the column-by-
+    column schema comparison and the redaction macros (half of the open's time); TimeZone is UTC as there."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        row = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            con.close()
+            return None
+        con.execute("SET TimeZone = 'UTC'")
+    except duckdb.Error:
+        con.close()
+        return None
     return con
 
 

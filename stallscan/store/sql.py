@@ -112,3 +112,18 @@ def relation(
     stmt = stmts[0]
     used = {k: v for k, v in (params or {}).items() if re.search(r"\$" + k + r"\b", stmt)}
     return con.sql(stmt, params=used) if used else con.sql(stmt)
+
+
+def has_table(
+    con: duckdb.DuckDBPyConnection, name: str, schema: str | None = "main", temporary: bool | None = False
+) -> bool:
+    """Whether table `name` exists: in `schema` of the current database (schema=None: in any schema of any
+    attached database); temporary=False: a stored table only, True: a temporary one only, None: either."""
+    where = ["table_name = $name"]
+    if schema is not None:
+        where += ["schema_name = $schema", "database_name = current_database()"]
+    if temporary is not None:
+        where.append("temporary" if temporary else "NOT temporary")
+    params: dict[str, Any] = {"name": name} | ({"schema": schema} if schema is not None else {})
+    row = con.execute(f"SELECT count(*) FROM duckdb_tables() WHERE {' AND '.join(where)}", params).fetchone()
+    return bool(row and row[0])

@@ -12,8 +12,9 @@ connection holding only `events`) has no counter: nothing is ever reused there.
     inputs          the inputs as JSON (so a stale table can be brought up to date with its own options)
     events_version  the events change counter the table reflects
     n_events        count(*) of events then (catches writes that bypassed ingest: rows added or removed)
-    mode            how it was last brought up to date: full / incremental / reused
-    n_full, n_incremental, n_reused   how many times each happened (observable: a repeat command reuses)
+    mode            how it was last computed: full / incremental
+    n_full, n_incremental   how many times each happened (a reuse writes nothing, so n_reused stays 0; the
+                    column stays so that older databases' stamps read as before)
     n_sessions      sessions recomputed by the last incremental run
 """
 
@@ -27,7 +28,7 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan import __version__
+from stallscan.store.version import __version__
 
 VERSION_KEY = "events_version"
 STAMPS = "derive_stamps"
@@ -60,14 +61,9 @@ def key_of(inputs: dict[str, Any]) -> str:
 
 
 def _has(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
-    return bool(
-        one(
-            con,
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND schema_name = ? AND NOT temporary "
-            "AND database_name = current_database()",
-            [table, schema],
-        )
-    )
+    from stallscan.store.sql import has_table
+
+    return has_table(con, table, schema)
 
 
 def events_version(con: duckdb.DuckDBPyConnection) -> int | None:
@@ -140,7 +136,7 @@ def put(
     mode: str,
     n_sessions: int | None = None,
 ) -> None:
-    """Record that `name` now reflects the current events (after a full / incremental run, or a reuse)."""
+    """Record that `name` now reflects the current events (after a full or incremental run)."""
     if not _has(con, "stallscan_meta"):  # not a stallscan database (e.g. a bare connection holding events)
         return
     con.execute(
@@ -167,16 +163,12 @@ def put(
     )
 
 
-def prune_changes(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
-    """Drop the change log below the oldest stamp of `names` (no stamp needs it; an unstamped table
-    replays in full anyway)."""
+def prune_changes(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the change log below the oldest stamp (no stamp needs it; an unstamped table replays in full
+    anyway)."""
     if not (_has(con, CHANGES) and _has(con, STAMPS)):
         return
-    con.execute(
-        f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS} "
-        "WHERE list_contains($n, name))",
-        {"n": list(names)},
-    )
+    con.execute(f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS})")
 
 
 def forget(con: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -16,15 +16,15 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from stallscan.replay import registry
 from stallscan.store import sql, stamps
+from stallscan.sweep.cells import sweep_cells, thresholds_grid
 
 TABLE = "sweep_bins"
 GRID = (0.0, 30.0, 0.05)  # the report's grid (stallscan.report.sections.threshold)
 
 
 def _grid() -> np.ndarray:
-    from stallscan.sweep.core import thresholds_grid
-
     return thresholds_grid(*GRID)
 
 
@@ -38,18 +38,16 @@ def refresh(con: duckdb.DuckDBPyConnection) -> str | None:
     the derive mode, or None when turn_boundaries has no current stamp (the cells could not be trusted)."""
     from stallscan.replay import derive
 
-    derive.refresh(con, "turn_boundaries")
+    registry.refresh(con, "turn_boundaries")
     bounds = stamps.get(con, "turn_boundaries")
     if bounds is None or bounds["events_version"] != stamps.events_version(con):
         return None
     inputs = {"grid": list(GRID), "boundaries": bounds["key"]}
-    return derive.run(con, TABLE, inputs, _compute, (TABLE,), upstream=("turn_boundaries", "turn_boundary_variants"))
+    return derive.run(con, ENTRY.name, inputs, _compute, ENTRY.outputs, upstream=ENTRY.upstream)
 
 
 def _compute(con: duckdb.DuckDBPyConnection) -> None:
     import pyarrow as pa
-
-    from stallscan.sweep.core import sweep_cells
 
     rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
     cells = sweep_cells(rows, _grid())
@@ -69,3 +67,10 @@ def load_cells(con: duckdb.DuckDBPyConnection, by: str) -> dict[str, np.ndarray]
         return None
     out: dict[str, Any] = sql.query(con, "sweep/sweep_bins_scoped", {"by": by}).fetchnumpy()
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+ENTRY = registry.register(
+    registry.Derived(
+        TABLE, (TABLE,), ("turn_boundaries", "turn_boundary_variants"), lambda con, _: refresh(con), export=False
+    )
+)

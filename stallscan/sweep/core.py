@@ -19,75 +19,61 @@ the truth this tool measures against), reported with how many events no marker d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import duckdb
 import numpy as np
 
+from stallscan.replay import registry
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 from stallscan.sweep.bootstrap import Pairs
 from stallscan.sweep.bootstrap import picks as bootstrap_picks
+from stallscan.sweep.cells import (
+    ALL_POLICIES,
+    CELL_COLUMNS,
+    POLICIES,
+    POLICY_ALIASES,
+    Curve,
+    SweepResult,
+    gap_bins,
+    policy_name,
+    policy_split,
+    sweep_cells,
+    thresholds_grid,
+)
 
-POLICIES = ("router", "gap-only")
-POLICY_ALIASES = {"vgr": "router", "gap_only": "gap-only"}  # older names, still accepted
-ALL_POLICIES = (*POLICIES, *VARIANTS)  # with the router's rule variants (`sweep --policy all`, the report)
-
-
-@dataclass
-class Curve:
-    policy: str
-    group: str
-    thresholds: np.ndarray
-    gap: dict[str, np.ndarray]  # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
-    all: dict[str, np.ndarray]  # population "all": every user-role event that starts a request
-    cost: np.ndarray  # weighted cost over "all" (= gap population + constant)
-    n_gap: int = 0
-    n_all: int = 0
-
-
-@dataclass
-class SweepResult:
-    thresholds: np.ndarray
-    curves: list[Curve]
-    recommendation: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (policy, group) -> dict
-    cost_auto_as_human: float = 1.0
-    cost_human_as_auto: float = 1.0
-    bootstrap: int = 0
-    variants: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # rule variants vs the router (stallscan.sweep.variants)
-    rule_advice: str | None = None  # which single rule change would help this corpus most
-
-
-def policy_name(policy: str) -> str:
-    """The one name of a policy (`vgr` was the router's old name)."""
-    return POLICY_ALIASES.get(policy, policy)
-
-
-def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np.ndarray:
-    if step <= 0 or hi < lo:
-        raise StallscanError("need --min <= --max and --step > 0", hint="e.g. --min 0 --max 30 --step 0.05")
-    n = round((hi - lo) / step) + 1
-    return np.round(lo + step * np.arange(n), 10)
+# the sweep's public names (those of stallscan.sweep.cells re-exported)
+__all__ = [
+    "ALL_POLICIES",
+    "CELL_COLUMNS",
+    "POLICIES",
+    "POLICY_ALIASES",
+    "Curve",
+    "SweepResult",
+    "curve_rows",
+    "gap_bins",
+    "load_rows",
+    "policy_name",
+    "policy_split",
+    "run_sweep",
+    "sweep_cells",
+    "sweep_from_cells",
+    "sweep_table",
+    "thresholds_grid",
+]
 
 
 def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
     """turn_boundaries replayed (at 2 s) when missing, scope_sessions = every session when no report made
     it; returns the group column `by` names."""
-    if not cast(
-        "tuple[Any, ...]",
-        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundaries'").fetchone(),
-    )[0]:
+    if not sql.has_table(con, "turn_boundaries", schema=None, temporary=None):
         from stallscan.replay.boundaries import replay_boundaries
 
         replay_boundaries(con)
-    if not cast(
-        "tuple[Any, ...]",
-        con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'scope_sessions'").fetchone(),
-    )[0]:
+    if not sql.has_table(con, "scope_sessions", schema=None, temporary=None):
         con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     by = {"harness": "source_format"}.get(by, by)
     if by not in ("none", "source_format", "model"):
@@ -142,45 +128,6 @@ def run_sweep(
 # with n = the count, and both engines finish in `sweep_from_cells`, so recommendation and interval are
 # computed by one piece of code. `sess` is any order-preserving session key (the dense index below
 # follows the session_id order, which the bootstrap's resampling depends on).
-CELL_COLUMNS = ("grp", "sess", "bin", "human", "vgr_gap", "decided_human", "has_gap", "first_in_session", "by_fallback")
-
-
-def gap_bins(t: np.ndarray, gap_s: np.ndarray) -> np.ndarray:
-    """Bin k of a gap = the number of thresholds <= gap (no gap: bin of 0 s, never read for it)."""
-    bins: np.ndarray = np.searchsorted(t, np.nan_to_num(np.asarray(gap_s, dtype=float), nan=0.0), side="right")
-    return bins
-
-
-def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows of sweep_input.sql as cells (CELL_COLUMNS + n), one a row."""
-    gap = rows["gap_s"]
-    has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
-    n = len(rows["human"])
-    if "sess" in rows:  # dense session index from SQL (np.unique over strings costs seconds at 10M events)
-        sess = np.asarray(rows["sess"])
-    else:
-        sess = np.unique(rows["session_id"], return_inverse=True)[1] if n else np.zeros(0, int)
-    variant_flags = {  # the router's rule variants (stallscan.replay.boundary_variants), when loaded
-        f"{col}_{k}": np.asarray(v, bool)
-        for col in VARIANTS.values()
-        if f"{col}_decided_by" in rows
-        for k, v in (("gap", rows[f"{col}_decided_by"] == "gap"), ("decided_human", rows[f"{col}_decided_human"]))
-    }
-    return {
-        **variant_flags,
-        "grp": rows["grp"] if "grp" in rows else np.array(["all"] * n, dtype=object),
-        "sess": sess,
-        "bin": gap_bins(t, gap),
-        "human": rows["human"].astype(bool),
-        "vgr_gap": np.asarray(rows["decided_by"] == "gap", bool),
-        "decided_human": rows["decided_human"].astype(bool),
-        "has_gap": has_gap,
-        "first_in_session": rows["first_in_session"].astype(bool),
-        "by_fallback": np.asarray(rows["by_fallback"], bool) if "by_fallback" in rows else np.zeros(n, bool),
-        "n": np.ones(n, float),
-    }
-
-
 def sweep_from_cells(
     cells: dict[str, np.ndarray],
     t: np.ndarray,
@@ -237,27 +184,6 @@ def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -
     }
 
 
-def _policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
-    """(gap-decided mask, fixed decision for the others: True = called human)."""
-    if "n" not in cells:  # rows of sweep_input.sql (stallscan.sweep.variants passes those)
-        cells = sweep_cells(cells, np.zeros(0))
-    policy = policy_name(policy)
-    if policy == "router":
-        decided_by_gap = cells["vgr_gap"]
-        fixed_human = cells["decided_human"]
-    elif policy in VARIANTS:  # the router's order with one rule added (turn_boundary_variants)
-        decided_by_gap = cells[f"{VARIANTS[policy]}_gap"]
-        fixed_human = cells[f"{VARIANTS[policy]}_decided_human"]
-    elif policy == "gap-only":
-        decided_by_gap = cells["has_gap"] & ~cells["first_in_session"]
-        fixed_human = np.ones(len(decided_by_gap), bool)  # first message of a session, or no usable gap: human
-    else:
-        raise StallscanError(
-            f"unknown policy {policy!r}", hint="router (or vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
-        )
-    return decided_by_gap, fixed_human
-
-
 def _sweep_one(
     rows: dict[str, np.ndarray],
     t: np.ndarray,
@@ -287,7 +213,7 @@ def _point(
     (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts."""
     c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
     human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
-    by_gap, fixed_human = _policy_split(c, policy)
+    by_gap, fixed_human = policy_split(c, policy)
     sess = np.unique(c["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
     n_sess = int(sess.max()) + 1 if len(sess) else 0
     nb = len(t) + 1
@@ -322,7 +248,11 @@ def _point(
     n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
     curve = Curve(policy, group, t, g, allp, cost, n_gap, n_events)
     best = int(np.argmin(cost)) if len(t) else 0  # argmin: the first (smallest) threshold on ties
-    at2 = int(np.searchsorted(t, 2.0)) if len(t) and t[min(int(np.searchsorted(t, 2.0)), len(t) - 1)] == 2.0 else None
+    at2 = (
+        int(np.searchsorted(t, GAP_THRESHOLD_S))
+        if len(t) and t[min(int(np.searchsorted(t, GAP_THRESHOLD_S)), len(t) - 1)] == GAP_THRESHOLD_S
+        else None
+    )
     rec: dict[str, Any] = {
         "policy": policy,
         "group": group,
@@ -395,3 +325,8 @@ def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = 
     con.execute("CREATE OR REPLACE TABLE sweep AS SELECT * FROM _sweep")
     con.unregister("_sweep")
     return res
+
+
+registry.register(
+    registry.Derived("sweep", ("sweep",), ("turn_boundaries",), lambda con, _: sweep_table(con), stamped=False)
+)

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import numpy as np
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import SINGLE, VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+from stallscan.sweep.cells import policy_split
 
 if TYPE_CHECKING:
-    from stallscan.sweep.core import SweepResult
+    from stallscan.sweep.cells import SweepResult
 
 ROUTER = "router"
 WHAT = {
@@ -37,7 +39,7 @@ WHAT = {
 
 def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
     """turn_boundary_variants exists and was built from the current turn_boundaries (same rows, threshold)."""
-    if not _one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'turn_boundary_variants'"):
+    if not sql.has_table(con, "turn_boundary_variants", schema=None, temporary=None):
         return False
     return bool(
         _one(
@@ -57,8 +59,11 @@ def _one(con: duckdb.DuckDBPyConnection, query: str) -> Any:
 def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> dict[str, np.ndarray]:
     """Per sweep row (same order as sweep/sweep_input), each variant's deciding step and decision."""
     if not _fresh(con):
+        from stallscan.replay.boundaries import replay_boundaries
         from stallscan.replay.boundary_variants import replay_variants
 
+        if not sql.has_table(con, "turn_boundaries", schema=None):
+            replay_boundaries(con)  # (which builds the variants too)
         replay_variants(con)
     cols = sql.query(con, "sweep/sweep_variants_input").fetchnumpy()
     sid = cols.pop("session_id")
@@ -70,9 +75,7 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
 def event_errors(rows: dict[str, np.ndarray], policy: str, threshold: float, t: np.ndarray | None = None) -> np.ndarray:
     """Per row (or per cell: rows of sweep_cells, binned against the sorted grid `t`): does `policy` at
     `threshold` get it wrong (either kind)?"""
-    from stallscan.sweep.core import _policy_split
-
-    by_gap, fixed_human = _policy_split(rows, policy)
+    by_gap, fixed_human = policy_split(rows, policy)
     if "bin" in rows:  # a gap >= t[k] iff its bin (the number of thresholds <= gap) is > k
         k = int(np.searchsorted(t, threshold)) if t is not None else -1
         if t is None or k >= len(t) or t[k] != threshold:
@@ -109,7 +112,7 @@ def _split(
 
 
 def compare_variants(
-    res: SweepResult, rows: dict[str, np.ndarray], by: str, reference: float = 2.0
+    res: SweepResult, rows: dict[str, np.ndarray], by: str, reference: float = GAP_THRESHOLD_S
 ) -> list[dict[str, Any]]:
     """One row per (variant, group): its recommendation, and the errors it removes / adds versus the router
     (each at its own recommended threshold, and both at `reference`)."""

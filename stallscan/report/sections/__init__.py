@@ -1,3 +1,2 @@
-"""The report's built-in sections; each registers itself in stallscan.report.registry (order: registry.ORDER)."""
-
-from stallscan.report.sections import boundaries, corpus, guard, stalls, threshold  # noqa: F401
+"""The report's built-in sections; each registers itself in stallscan.report.registry (registry.BUILTIN
+names them, in report order)."""

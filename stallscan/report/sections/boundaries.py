@@ -16,7 +16,7 @@ from rich.text import Text
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.report.fit import Col, fit_table
-from stallscan.report.registry import ReportOptions, Section, register
+from stallscan.report.section import ReportOptions, Section
 from stallscan.report.timeline import session_refs
 from stallscan.store import sql
 
@@ -237,4 +237,4 @@ def render(data: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-register(Section("boundaries", "Turn boundaries", collect, render, summary))
+SECTION = Section("boundaries", "Turn boundaries", collect, render, summary)

@@ -9,8 +9,8 @@ from rich.console import Group
 from rich.text import Text
 
 from stallscan.report.fit import Col, fit_table
-from stallscan.report.registry import ReportOptions, Section, register
 from stallscan.report.render import unknown_shape_line
+from stallscan.report.section import ReportOptions, Section
 from stallscan.store import sql
 
 
@@ -150,4 +150,4 @@ def _day(iso: str | None) -> str:
     return iso[:10] if iso else "-"
 
 
-register(Section("corpus", "Corpus", collect, render, summary))
+SECTION = Section("corpus", "Corpus", collect, render, summary)

@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from stallscan.report.registry import ReportOptions, Section, register
+from stallscan.report.section import ReportOptions, Section
 from stallscan.store import sql
 
 FALSE_BLOCK_WINDOW_S = 60
@@ -83,4 +83,4 @@ def summary(data: dict[str, Any]) -> str | None:
     return f"[bold]Guard[/]: {data['records']:,} decisions ({parts}); details: stallscan report --section guard"
 
 
-register(Section("guard", "Guard", collect, render, summary))
+SECTION = Section("guard", "Guard", collect, render, summary)

@@ -22,7 +22,7 @@ from stallscan.replay.stalls import (
     summary_counts,
 )
 from stallscan.report.fit import Col, fit_table
-from stallscan.report.registry import ReportOptions, Section, register
+from stallscan.report.section import ReportOptions, Section
 from stallscan.report.timeline import session_refs
 
 SWEEP_BOUNDS = [0, 1, 2, 3, 4, 5]
@@ -276,4 +276,4 @@ def _c(n: int) -> str:
     return f"{n:,}"
 
 
-register(Section("stalls", "Stalls", collect, render, summary))
+SECTION = Section("stalls", "Stalls", collect, render, summary)

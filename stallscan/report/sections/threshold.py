@@ -11,8 +11,8 @@ import numpy as np
 from rich.console import Group
 
 from stallscan.replay.boundary_variants import VARIANTS
-from stallscan.report.registry import ReportOptions, Section, register
-from stallscan.report.render_sweep import sweep_renderable
+from stallscan.report.render_sweep import sweep_renderable, sweep_view
+from stallscan.report.section import ReportOptions, Section
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 
 CURVE_STEP = 0.25  # seconds between curve points kept in the report data
@@ -46,7 +46,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "curves": curves,
         "variants": [variant_row(v) for v in res.variants],
         "rule_advice": res.rule_advice,
-        "_result": res,
+        "_sweep": sweep_view(res),  # what the terminal renders (private: not in --format json)
     }
 
 
@@ -72,11 +72,11 @@ def variant_row(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> Group:
-    return Group("[bold]Threshold[/]", sweep_renderable(data["_result"]))
+    return Group("[bold]Threshold[/]", sweep_renderable(data["_sweep"]))
 
 
 def summary(data: dict[str, Any]) -> Group:
-    return Group("[bold]Threshold[/]", sweep_renderable(data["_result"], compact=True))
+    return Group("[bold]Threshold[/]", sweep_renderable(data["_sweep"], compact=True))
 
 
-register(Section("threshold", "Threshold", collect, render, summary))
+SECTION = Section("threshold", "Threshold", collect, render, summary)

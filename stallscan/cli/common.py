@@ -1,0 +1,211 @@
+"""What every command shares: output format, the database path and connection, errors as one stderr line
+and an exit code (`_guard`), writing an output file. Imports no command and not the root app."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+
+import typer
+
+from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
+
+if TYPE_CHECKING:
+    import duckdb
+    from rich.console import Console
+
+    from stallscan.ingest.result import IngestResult
+
+
+def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
+    """The output format: --json is an alias of --format json; anything else must be one of `choices`."""
+    fmt = "json" if as_json else fmt
+    if fmt not in choices:
+        raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(choices))
+    return fmt
+
+
+_DB: list[str] = []  # the database the command opened (its errors name it)
+
+
+def db_path(db: str | None) -> str:
+    from stallscan.store.db import default_db_path
+
+    path = db or default_db_path()
+    _DB.append(path)
+    return path
+
+
+def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Connect to an existing stallscan database. A missing file is exit 3 and is never created; a file
+    that is not a DuckDB database (a transcript given as --db, say) is exit 5."""
+    from stallscan.store.db import connect
+
+    path = db_path(db)
+    check_db(path)
+    con = connect(path, read_only=read_only)
+    _OPEN.append(con)
+    return con
+
+
+def read_unchanged(path: str, paths: list[str], fmt: str = "auto") -> IngestResult | None:
+    """The ingest result when every file the paths name is unchanged, found on a read-only connection (no
+    write lock, nothing written); None: ingest as usual (which also reports a lock or a stale schema)."""
+    from stallscan.ingest.run import unchanged
+    from stallscan.store.db import peek
+
+    con = peek(path) if path != ":memory:" else None
+    if con is None:
+        return None
+    try:
+        return unchanged(con, paths, fmt)
+    finally:
+        con.close()
+
+
+_OPEN: list[duckdb.DuckDBPyConnection] = []  # connections a command opened; _guard closes them however the command ends
+
+
+def check_db(path: str) -> None:
+    from pathlib import Path
+
+    from stallscan.store.errors import InputError, SchemaError
+
+    if path == ":memory:":
+        return
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"no database at {path}", hint=missing_db_hint(path))
+    if p.is_dir():
+        raise InputError(f"--db {path} is a directory", hint="pass the database file, e.g. --db stallscan.duckdb")
+    if not p.is_file():  # opening a FIFO waits for a writer forever; a device reads forever
+        raise InputError(
+            f"--db {path} is not a regular file (a FIFO, socket or device)",
+            hint="pass the database file, e.g. --db stallscan.duckdb",
+        )
+    with open(p, "rb") as fh:
+        head = fh.read(4096)
+    if len(head) >= 12 and head[8:12] != b"DUCK":
+        if not head.strip(b"\x00"):  # a zeroed header: a damaged database, not a transcript
+            from stallscan.store.errors import damaged_db
+
+            raise damaged_db("its first block (the file header) is all zero bytes", path)
+        if head.lstrip()[:1] in (b"{", b"["):
+            raise SchemaError(
+                f"{path} is not a stallscan database (a transcript)",
+                hint=f"ingest it into a database: stallscan ingest {path} --db stallscan.duckdb",
+            )
+        raise SchemaError(
+            f"{path} is not a stallscan database (not a DuckDB file, or one whose header is damaged)",
+            hint="pass the database file with --db; if this was one, it is damaged: move it aside and ingest the "
+            "transcripts again into a new one",
+        )
+
+
+def missing_db_hint(path: str) -> str:
+    from stallscan.ingest.discover import DEFAULT_FOLDERS, default_roots
+
+    found = [str(r) for r in default_roots() if r.exists()]
+    if found:
+        return "run stallscan ingest first; it would read the usual log folders found here: " + ", ".join(found)
+    return (
+        "run stallscan ingest PATH first (none of the usual log folders exist here: "
+        + ", ".join(list(DEFAULT_FOLDERS.values())[:3])
+        + ", ...)"
+    )
+
+
+def write_output(text: str, path: str) -> None:
+    """Write a report/export file; `wrote FILE (N KB)` on stderr. Clean errors, never a traceback."""
+    from pathlib import Path
+
+    from stallscan.store.errors import InputError
+
+    p = Path(path)
+    if not p.parent.exists():
+        raise InputError(f"cannot write {path}: folder {p.parent} does not exist", hint="create it first")
+    if p.is_dir():
+        raise InputError(f"cannot write {path}: it is a directory", hint="name a file, e.g. -o report.html")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise disk_full(exc.strerror or str(exc), path) from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
+    _err_console().print(f"wrote {path} ({max(1, round(p.stat().st_size / 1024))} KB)", highlight=False)
+
+
+def _err_console() -> Console:
+    from rich.console import Console
+
+    # soft_wrap: messages are never broken inside a path or a command the user may copy
+    return Console(
+        stderr=True,
+        soft_wrap=True,
+        width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,
+    )
+
+
+def _fail(exc: StallscanError) -> NoReturn:
+    err = _err_console()
+    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+    if exc.hint:
+        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _closing(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        while _OPEN:  # a connection exists only once duckdb was imported
+            with contextlib.suppress(sys.modules["duckdb"].Error):
+                _OPEN.pop().close()
+
+
+def _guard(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn user-caused errors into one stderr line and a documented exit code."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return _closing(fn, *args, **kwargs)
+        except StallscanError as exc:
+            _fail(exc)
+        except KeyboardInterrupt:
+            _err_console().print("interrupted")
+            raise typer.Exit(130)
+        except OSError as exc:  # a path the user gave: missing folder, permissions, disk full
+            if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or no_space(str(exc)):
+                _fail(disk_full(str(exc), exc.filename if isinstance(exc.filename, str) else None))
+            _fail(
+                StallscanError(
+                    f"{exc.strerror or type(exc).__name__}: {exc.filename or exc}",
+                    hint="check the path and its permissions",
+                    exit_code=EXIT_INPUT,
+                )
+            )
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")  # imported lazily: no duckdb, no duckdb error
+            if duckdb is None or not isinstance(exc, duckdb.Error):
+                raise
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                _fail(
+                    StallscanError(
+                        f"out of memory: {str(exc).strip().splitlines()[0]}",
+                        hint="raise the limit, e.g. STALLSCAN_MEMORY_LIMIT=4GB",
+                        exit_code=EXIT_DB,
+                    )
+                )
+            _fail(from_db_error(str(exc), _DB[-1] if _DB else None))
+
+    return wrapper

@@ -1,0 +1,42 @@
+"""What a report section is (`Section`) and the report's options (`ReportOptions`): a leaf module, imported
+by the sections, the registry and build."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.replay.stall_rules import RETRY_BOUND
+
+REPORT_VERSION = 1  # the report data's layout (raise it when a key changes meaning; the memo keys on it)
+
+
+@dataclass
+class ReportOptions:
+    threshold: float = GAP_THRESHOLD_S
+    retry_bound: int = RETRY_BOUND
+    since: datetime | None = None
+    until: datetime | None = None
+    harness: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    limit: int = 20  # rows in "worst first" lists
+    bootstrap: int = 1000  # session resamples for the threshold interval
+    timelines: bool = False  # also collect the listed sessions' timelines (the HTML links to them)
+    show_args: str = ""  # appended to the `stallscan show` commands printed (e.g. " --db x.duckdb")
+    # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
+    # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
+    _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    collect: Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
+    render: Callable[[dict[str, Any]], Any]
+    summary: Callable[[dict[str, Any]], Any] | None = None  # the short form the default terminal report shows

@@ -1,0 +1,115 @@
+"""The sweep's data model and its cells: the policies, `SweepResult`, the threshold grid, sweep_input.sql rows
+binned into cells, and how a policy splits them into gap-decided and fixed decisions. Read by the sweep
+(core), its stored bins (bins) and the rule-variant comparison (variants); imports none of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stallscan.replay.boundary_variants import VARIANTS
+from stallscan.store.errors import StallscanError
+
+POLICIES = ("router", "gap-only")
+POLICY_ALIASES = {"vgr": "router", "gap_only": "gap-only"}  # older names, still accepted
+ALL_POLICIES = (*POLICIES, *VARIANTS)  # with the router's rule variants (`sweep --policy all`, the report)
+
+
+@dataclass
+class Curve:
+    policy: str
+    group: str
+    thresholds: np.ndarray
+    gap: dict[str, np.ndarray]  # population "gap": the events the gap rule decides: tp, fp, fn, tn arrays
+    all: dict[str, np.ndarray]  # population "all": every user-role event that starts a request
+    cost: np.ndarray  # weighted cost over "all" (= gap population + constant)
+    n_gap: int = 0
+    n_all: int = 0
+
+
+@dataclass
+class SweepResult:
+    thresholds: np.ndarray
+    curves: list[Curve]
+    recommendation: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (policy, group) -> dict
+    cost_auto_as_human: float = 1.0
+    cost_human_as_auto: float = 1.0
+    bootstrap: int = 0
+    variants: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # rule variants vs the router (stallscan.sweep.variants)
+    rule_advice: str | None = None  # which single rule change would help this corpus most
+
+
+def policy_name(policy: str) -> str:
+    """The one name of a policy (`vgr` was the router's old name)."""
+    return POLICY_ALIASES.get(policy, policy)
+
+
+def thresholds_grid(lo: float = 0.0, hi: float = 30.0, step: float = 0.05) -> np.ndarray:
+    if step <= 0 or hi < lo:
+        raise StallscanError("need --min <= --max and --step > 0", hint="e.g. --min 0 --max 30 --step 0.05")
+    n = round((hi - lo) / step) + 1
+    return np.round(lo + step * np.arange(n), 10)
+
+
+CELL_COLUMNS = ("grp", "sess", "bin", "human", "vgr_gap", "decided_human", "has_gap", "first_in_session", "by_fallback")
+
+
+def gap_bins(t: np.ndarray, gap_s: np.ndarray) -> np.ndarray:
+    """Bin k of a gap = the number of thresholds <= gap (no gap: bin of 0 s, never read for it)."""
+    bins: np.ndarray = np.searchsorted(t, np.nan_to_num(np.asarray(gap_s, dtype=float), nan=0.0), side="right")
+    return bins
+
+
+def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of sweep_input.sql as cells (CELL_COLUMNS + n), one a row."""
+    gap = rows["gap_s"]
+    has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
+    n = len(rows["human"])
+    if "sess" in rows:  # dense session index from SQL (np.unique over strings costs seconds at 10M events)
+        sess = np.asarray(rows["sess"])
+    else:
+        sess = np.unique(rows["session_id"], return_inverse=True)[1] if n else np.zeros(0, int)
+    variant_flags = {  # the router's rule variants (stallscan.replay.boundary_variants), when loaded
+        f"{col}_{k}": np.asarray(v, bool)
+        for col in VARIANTS.values()
+        if f"{col}_decided_by" in rows
+        for k, v in (("gap", rows[f"{col}_decided_by"] == "gap"), ("decided_human", rows[f"{col}_decided_human"]))
+    }
+    return {
+        **variant_flags,
+        "grp": rows["grp"] if "grp" in rows else np.array(["all"] * n, dtype=object),
+        "sess": sess,
+        "bin": gap_bins(t, gap),
+        "human": rows["human"].astype(bool),
+        "vgr_gap": np.asarray(rows["decided_by"] == "gap", bool),
+        "decided_human": rows["decided_human"].astype(bool),
+        "has_gap": has_gap,
+        "first_in_session": rows["first_in_session"].astype(bool),
+        "by_fallback": np.asarray(rows["by_fallback"], bool) if "by_fallback" in rows else np.zeros(n, bool),
+        "n": np.ones(n, float),
+    }
+
+
+def policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """(gap-decided mask, fixed decision for the others: True = called human)."""
+    if "n" not in cells:  # rows of sweep_input.sql (stallscan.sweep.variants passes those)
+        cells = sweep_cells(cells, np.zeros(0))
+    policy = policy_name(policy)
+    if policy == "router":
+        decided_by_gap = cells["vgr_gap"]
+        fixed_human = cells["decided_human"]
+    elif policy in VARIANTS:  # the router's order with one rule added (turn_boundary_variants)
+        decided_by_gap = cells[f"{VARIANTS[policy]}_gap"]
+        fixed_human = cells[f"{VARIANTS[policy]}_decided_human"]
+    elif policy == "gap-only":
+        decided_by_gap = cells["has_gap"] & ~cells["first_in_session"]
+        fixed_human = np.ones(len(decided_by_gap), bool)  # first message of a session, or no usable gap: human
+    else:
+        raise StallscanError(
+            f"unknown policy {policy!r}", hint="router (or vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
+        )
+    return decided_by_gap, fixed_human

@@ -1,0 +1,153 @@
+"""The report data memoised in the database (stallscan.report.memo, table report_memo).
+
+A repeat report on unchanged inputs is read on a read-only connection and writes nothing; every format
+and -o print from the same entry; an input, option, config or code change makes another key."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from datetime import UTC, datetime
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from stallscan.cli import app
+from stallscan.report import memo
+from stallscan.report.registry import ReportOptions
+from stallscan.store.db import connect
+from tests.conftest import SAMPLES, claude_line
+
+FAST = ["--bootstrap", "20"]
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("NO_COLOR", "1")
+    src = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
+    shutil.copytree(SAMPLES / "codex", src / "codex")
+    return src, str(tmp_path / "r.duckdb")
+
+
+def _report(*args: str) -> str:
+    r = CliRunner().invoke(app, ["report", *args, *FAST])
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def _files(db: str) -> list[tuple[str, int, int]]:
+    return [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in (db, db + ".wal") if os.path.exists(p)]
+
+
+def _rows(db: str, table: str) -> list[tuple]:
+    con = duckdb.connect(db, read_only=True)
+    try:
+        return con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_repeat_prints_the_same_and_writes_nothing(tree):
+    src, db = tree
+    first = _report(str(src), "--db", db, "--format", "json")
+    assert len(_rows(db, "report_memo")) == 1
+    state, stamps, memo_rows = _files(db), _rows(db, "derive_stamps"), _rows(db, "report_memo")
+    again = _report(str(src), "--db", db, "--format", "json")
+    assert again == first
+    assert _files(db) == state  # no write connection: the file and its WAL are as they were
+    assert _rows(db, "derive_stamps") == stamps and _rows(db, "report_memo") == memo_rows
+
+
+def test_every_format_and_output_file_reuse_one_entry(tree, tmp_path):
+    src, db = tree
+    first = {fmt: _report(str(src), "--db", db, "--format", fmt) for fmt in ("json",)}
+    state = _files(db)
+    for fmt in ("table", "markdown", "html"):
+        first[fmt] = _report("--db", db, "--format", fmt)
+    _report("--db", db, "-o", str(tmp_path / "r.md"))
+    assert _files(db) == state and len(_rows(db, "report_memo")) == 1
+    assert (tmp_path / "r.md").read_text(encoding="utf-8") == first["markdown"]
+    # the same documents, computed afresh on a copy of the database without its memo
+    fresh = str(tmp_path / "f.duckdb")  # (a path as long: the table layout fits the text to the width)
+    shutil.copy(db, fresh)
+    con = connect(fresh)
+    con.execute("DROP TABLE report_memo")
+    con.close()
+    for fmt, text in first.items():
+        assert _report("--db", fresh, "--format", fmt) == text.replace(db, fresh), fmt
+
+
+def test_the_entry_is_what_is_printed(tree):
+    """A repeat prints the stored data: changing the stored row changes the output (so it is served)."""
+    src, db = tree
+    first = json.loads(_report(str(src), "--db", db, "--format", "json"))
+    con = duckdb.connect(db)
+    (text,) = con.execute("SELECT data FROM report_memo").fetchone()
+    data = json.loads(text)
+    data["headline"] = {"marker": "from the memo"}
+    con.execute("UPDATE report_memo SET data = ?", [json.dumps(data)])
+    con.close()
+    served = json.loads(_report(str(src), "--db", db, "--format", "json"))
+    assert served["headline"] == {"marker": "from the memo"} != first["headline"]
+
+
+def test_changes_make_another_key(tree, tmp_path):
+    src, db = tree
+    base = _report(str(src), "--db", db, "--format", "json")
+    _report("--db", db, "--format", "json", "--threshold", "3")  # another option: another entry
+    assert len(_rows(db, "report_memo")) == 2
+    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
+    (tmp_path / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
+    _report("--db", db, "--format", "json")  # the labels config is part of the key
+    assert len(_rows(db, "report_memo")) == 3
+    (tmp_path / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
+    _report("--db", db, "--format", "json")  # and so is the override file's content
+    assert len(_rows(db, "report_memo")) == 4
+    (tmp_path / "stallscan.toml").unlink()
+    log = sorted((src / "claude-code").rglob("*.jsonl"))[0]
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(claude_line("user", 59, session="memo-grown") + "\n")
+    grown = json.loads(_report(str(src), "--db", db, "--format", "json"))
+    assert grown != json.loads(base)
+    assert len(_rows(db, "report_memo")) == 1  # a new events version: the older entries are dropped
+
+
+def test_every_option_is_in_the_key(tree):
+    """Each ReportOptions field (the report command's options) changes the key; none is left out."""
+    src, db = tree
+    _report(str(src), "--db", db, "--format", "json")
+    con = duckdb.connect(db, read_only=True)
+    con.execute("SET TimeZone = 'UTC'")
+    base = ReportOptions()
+    other = {
+        "threshold": 3.0,
+        "retry_bound": 1,
+        "since": datetime(2020, 1, 1, tzinfo=UTC),
+        "until": datetime(2030, 1, 1, tzinfo=UTC),
+        "harness": ["codex"],
+        "model": ["m"],
+        "limit": 5,
+        "bootstrap": 7,
+        "timelines": True,
+        "show_args": " --db x",
+    }
+    public = [f.name for f in dataclasses.fields(ReportOptions) if not f.name.startswith("_")]
+    assert sorted(other) == sorted(public)
+    keys = {memo.key(con, dataclasses.replace(base, **{k: v})) for k, v in other.items()}
+    assert len(keys | {memo.key(con, base)}) == len(other) + 1
+    assert memo.key(con, dataclasses.replace(base, _replayed=True)) is None  # parquet input: not memoised
+    con.close()
+
+
+def test_no_change_counter_no_memo(tmp_path):
+    con = duckdb.connect(str(tmp_path / "bare.duckdb"))
+    con.execute("CREATE TABLE events (session_id VARCHAR)")
+    assert memo.get(con, memo.key(con, ReportOptions())) is None
+    con.close()
