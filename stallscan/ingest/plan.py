@@ -69,12 +69,20 @@ def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -
     for path in files:
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind = _kind(path, st, fmt)
         except errors:
             return None
         if not _unchanged(known.get(str(path)), kind, st):
             return None
     return len(files)
+
+
+def _kind(path: Path, st: os.stat_result, fmt: str) -> str | None:
+    """The file's format; None for a 0-byte file, whatever its name says (nothing to read: booked as empty,
+    and a file read before loses its rows, see _record_unrecognized)."""
+    if st.st_size == 0:
+        return None
+    return fmt if fmt != "auto" else detect_format(path)
 
 
 def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
@@ -83,7 +91,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
     for path in files:
         try:
             st = path.stat()
-            kind = fmt if fmt != "auto" else detect_format(path)
+            kind = _kind(path, st, fmt)
         except read_errors() as exc:
             res.unreadable.append((str(path), _why(exc)))
             continue
