@@ -10,7 +10,7 @@ stored figure. Codex tokens_in / tokens_out were NULL after any second pass befo
 
 Default tier: a bounded number of hypothesis examples. `-m slow`: the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
-with a chunk of a quarter of the file.
+with a chunk of a quarter of the file ($STALLSCAN_SWEEP_KINDS=real/codex,...: only those folders).
 """
 
 from __future__ import annotations
@@ -205,7 +205,10 @@ def sweep(base: Path, monkeypatch, per_file: int = 8, log=None) -> dict[str, lis
     """Every line boundary of files with at most `per_file` lines, `per_file` evenly spaced ones of the
     others, one cut each, with a chunk of a quarter of the file. Returns format dir -> [tries, survived]."""
     tally: dict[str, list[int]] = {}
+    kinds = [k for k in os.environ.get("STALLSCAN_SWEEP_KINDS", "").split(",") if k]  # e.g. real/codex
     for src in corpus():
+        if kinds and kind_of(src) not in kinds:
+            continue
         data = src.read_bytes()
         lines = [i + 1 for i, b in enumerate(data) if b == 10][:-1] or [len(data) // 2]
         step = max(1, len(lines) // per_file)
