@@ -236,7 +236,10 @@ def emptied(tmp: Path, real: Path) -> tuple[int, int]:
             p.write_bytes(original)
             ingest_paths(con, [str(corpus)])
             tries += 1
-            ok += survived and rows("=", path) == mine and rows("<>", path) == others
+            back = rows("=", path) == mine and rows("<>", path) == others
+            ok += survived and back
+            if not (survived and back):
+                print(f"lost: {p.relative_to(corpus)} emptied as {content[:9]!r} (then put back: {back})", flush=True)
     con.close()
     return tries, ok
 

@@ -29,14 +29,8 @@ LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misre
 LAYOUT_FILE = "_stallscan_layout.json"
 DEFAULT_BUCKETS = 64
 SESSION_BUCKET = "(md5_number(session_id) % {b})::INTEGER"  # stable across DuckDB versions (md5, not hash())
-DEFAULT_TABLES = (
-    "events",
-    "user_labels",
-    "turn_boundaries",
-    "rounds",
-    "stalls",
-    "turns",
-)  # what report --from-parquet reads
+# what `report --from-parquet` reads (rounds was missing: a default export could not be reported from)
+DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "rounds", "stalls", "turns")
 TEXT_COLUMNS = {
     "events": ("text", "tool_calls"),
     "rejects": ("excerpt",),
@@ -89,6 +83,7 @@ def export_tables(
     """
     if buckets < 1:
         raise StallscanError(f"--buckets must be >= 1, not {buckets}", hint="e.g. --buckets 64")
+    tables = list(dict.fromkeys(tables))  # (a table named twice is written once)
     unknown = [t for t in tables if t not in available_tables()]
     if unknown:
         raise StallscanError(f"unknown table(s): {', '.join(unknown)}", hint="one of: " + ", ".join(available_tables()))
@@ -119,7 +114,6 @@ def export_tables(
     gen = files.generation()
     stage = out / f"{files.NEW}{gen}"
     stage.mkdir()
-    results = []
     manifest: dict[str, Any] = {
         "layout_version": LAYOUT_VERSION,
         "schema_version": SCHEMA_VERSION,
@@ -130,6 +124,27 @@ def export_tables(
         "tables": {},
     }
     version = events_version(con)
+    try:
+        results = _stage_tables(con, tables, partition_by, redact, buckets, stage, manifest, version)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)  # (a killed process leaves it: the next export removes it)
+        raise
+    _swap(out, stage, manifest)
+    return results
+
+
+def _stage_tables(
+    con: duckdb.DuckDBPyConnection,
+    tables: list[str],
+    partition_by: list[str] | None,
+    redact: str,
+    buckets: int,
+    stage: Path,
+    manifest: dict[str, Any],
+    version: int | None,
+) -> list[ExportResult]:
+    """Write each table under stage/<table>/ and describe it in the manifest."""
+    out, gen, results = stage.parent, manifest["generation"], []
     for n, table in enumerate(tables, 1):
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
@@ -148,6 +163,7 @@ def export_tables(
                 f"COPY ({select}) TO '{_q(str(target))}' (FORMAT parquet, COMPRESSION zstd, "
                 f"PARTITION_BY ({', '.join(parts)}))"
             )
+            target.mkdir(exist_ok=True)  # (no rows: no partition folder was written)
         else:
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
@@ -172,7 +188,6 @@ def export_tables(
             "files": files.describe(target),
         }
         files.failpoint("staged", n)
-    _swap(out, stage, manifest)
     return results
 
 

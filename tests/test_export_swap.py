@@ -118,7 +118,15 @@ def test_shrink_then_reexport_counts_the_new_data(tmp_path, dbs):
 
 
 # where a kill lands: after the n-th table is staged / swapped in, after the manifest is written
-KILLS = ["staged:1", "staged:6", "swapped:1", "swapped:4", "swapped:6", "manifest:1"]
+# (one of each kind in the default tier, the others under `-m slow`)
+KILLS = [
+    "staged:1",
+    pytest.param("staged:6", marks=pytest.mark.slow),
+    pytest.param("swapped:1", marks=pytest.mark.slow),
+    "swapped:4",
+    pytest.param("swapped:6", marks=pytest.mark.slow),
+    "manifest:1",
+]
 
 
 def kill_at(point: str, *args: str) -> None:

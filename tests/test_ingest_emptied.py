@@ -130,3 +130,23 @@ def test_session_spread_over_files_is_renumbered(tmp_path):
     ingest_paths(fresh, [str(logs)])
     assert snapshot(con) == snapshot(fresh)
     assert con.execute("SELECT list(seq ORDER BY line) FROM events").fetchone()[0] == [1, 2]
+
+
+def test_file_known_by_its_name_truncated_is_emptied(tmp_path):
+    """aider's files are recognised by name even when empty: truncated to 0 bytes, the summary still says
+    so, and the next run finds the file unchanged."""
+    chat = tmp_path / ".aider.chat.history.md"
+    chat.write_text(
+        "# aider chat started at 2025-01-02 10:00:00\n\n#### add a test\n\nSure, here it is.\n\n"
+        "> Tokens: 1.2k sent, 80 received.\n",
+        encoding="utf-8",
+    )
+    con = connect(":memory:")
+    ingest_paths(con, [str(chat)])
+    before = _rows_of(con, chat)
+    assert before > 0
+    chat.write_bytes(b"")
+    res = ingest_paths(con, [str(chat)])
+    assert _rows_of(con, chat) == 0 and accounting_errors(con) == []
+    assert res.emptied == [(str(chat), "empty", before)]
+    assert ingest_paths(con, [str(chat)]).unchanged == 1

@@ -10,7 +10,7 @@ stored figure. Codex tokens_in / tokens_out were NULL after any second pass befo
 
 Default tier: a bounded number of hypothesis examples. `-m slow`: the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
-with a chunk of a quarter of the file.
+with a chunk of a quarter of the file ($STALLSCAN_SWEEP_KINDS=real/codex,...: only those folders).
 """
 
 from __future__ import annotations
@@ -170,18 +170,21 @@ def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
 
 
 def test_codex_tokens_survive_a_second_pass(base, monkeypatch):
-    """The issue's case, pinned: each real Codex rollout cut in the middle, then grown; a bare touch."""
+    """The issue's case, pinned: each real Codex rollout cut at quarters, then grown, or touched; read
+    whole or in chunks of a quarter (the turn_id of an event at a chunk's resume line was the batch end's)."""
     rollouts = [p for p in corpus() if "/codex/" in str(p) and p.suffix == ".jsonl"]
     if not rollouts:
         pytest.skip("no Codex rollouts in the corpus")
     for src in rollouts:
         data = src.read_bytes()
-        mid = data.rfind(b"\n", 0, len(data) // 2) + 1
         dest = _dest(base, src)
         want = one_shot(src, dest)
         assert want["events"].column("tokens_out").null_count < want["events"].num_rows  # the file has tokens
-        for cuts in ([mid], [len(data)]):  # grown; touched
-            assert differences(ingest_in_parts(src, dest, cuts, None, monkeypatch), want) == [], (src, cuts)
+        quarter = max(len(data) // 4, 4096)  # a chunk size: each chunk boundary is a resume point too
+        for k, chunk in ((2, None), (2, quarter), (3, quarter), (4, None)):  # grown at k quarters; 4: touched
+            cut = data.rfind(b"\n", 0, len(data) * k // 4) + 1 if k < 4 else len(data)
+            got = ingest_in_parts(src, dest, [cut], chunk, monkeypatch)
+            assert differences(got, want) == [], (src, cut, chunk)
 
 
 def test_formats_read_whole_are_never_cut_at_a_chunk(base, monkeypatch):
@@ -202,7 +205,10 @@ def sweep(base: Path, monkeypatch, per_file: int = 8, log=None) -> dict[str, lis
     """Every line boundary of files with at most `per_file` lines, `per_file` evenly spaced ones of the
     others, one cut each, with a chunk of a quarter of the file. Returns format dir -> [tries, survived]."""
     tally: dict[str, list[int]] = {}
+    kinds = [k for k in os.environ.get("STALLSCAN_SWEEP_KINDS", "").split(",") if k]  # e.g. real/codex
     for src in corpus():
+        if kinds and kind_of(src) not in kinds:
+            continue
         data = src.read_bytes()
         lines = [i + 1 for i, b in enumerate(data) if b == 10][:-1] or [len(data) // 2]
         step = max(1, len(lines) // per_file)

@@ -217,7 +217,16 @@ SELECT fid, any_value(session_id) AS ctx_session, arg_max(model, line) AS ctx_mo
 -- where a re-read must start to rebuild an assistant event (file_stats.sql, hold_tail.sql): its tokens come
 -- from the token_count snapshot of its round, which Codex writes before the output items as often as after
 -- them (after the turn_context). So a pass resuming at the event's first line would lose them: it resumes at
--- the first line after the breaking record that opens the round.
+-- the first line after the breaking record that opens the round, with the context in force just before
+-- that line (the previous line's; the batch's starting context when it is the batch's first line).
 CREATE OR REPLACE TEMP TABLE fmt_resume AS
-SELECT fid, min(line) FILTER (WHERE cls = 'out') AS line, min(line) FILTER (WHERE cls <> 'brk') AS from_line
-FROM cx_ctx GROUP BY fid, grp HAVING count(*) FILTER (WHERE cls = 'out') > 0;
+WITH r AS (
+    SELECT fid, min(line) FILTER (WHERE cls = 'out') AS line, min(line) FILTER (WHERE cls <> 'brk') AS from_line
+    FROM cx_ctx GROUP BY fid, grp HAVING count(*) FILTER (WHERE cls = 'out') > 0
+)
+SELECT r.fid, r.line, r.from_line, s.session_id AS ctx_session,
+       CASE WHEN p.line IS NULL THEN f.ctx_model ELSE p.model END AS ctx_model,
+       CASE WHEN p.line IS NULL THEN f.ctx_turn ELSE p.turn_id END AS ctx_turn
+FROM r JOIN batch_files f USING (fid)
+JOIN (SELECT fid, any_value(session_id) AS session_id FROM cx_ctx GROUP BY fid) s USING (fid)
+LEFT JOIN cx_ctx p ON p.fid = r.fid AND p.line = r.from_line - 1;

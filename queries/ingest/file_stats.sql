@@ -1,7 +1,8 @@
 -- Per-file bookkeeping after a batch commit: line accounting and where a grown file is re-read from.
 -- resume_line = first line of the last event, or of the last assistant event if earlier (a reply
 -- or a pair that new lines could still extend), or the earlier line the format's fmt_resume names for that
--- event (Codex: the start of the round, whose token count precedes the output). Input: batch_files, fmt_ctx, fmt_resume.
+-- event (Codex: the start of the round, whose token count precedes the output), with the context fmt_resume
+-- gives for it. Input: batch_files, fmt_ctx, fmt_resume.
 -- One pass over each file's rows for the counts; the context in force at resume_line (the last
 -- session / model / turn named at or before it) is read from this batch's rows (lines >= start_line),
 -- falling back to the context the batch started with (fmt_ctx): rows before start_line are unchanged
@@ -38,7 +39,12 @@ SELECT b.file,
        (coalesce(ev.n_event_lines, 0) + coalesce(sk.n, 0) + coalesce(rj.n, 0))::INTEGER AS n_lines,
        coalesce(ev.n_event_lines, 0)::INTEGER, coalesce(sk.n, 0)::INTEGER, coalesce(rj.n, 0)::INTEGER,
        coalesce(ev.n_events, 0)::INTEGER, rl.resume_line,
-       coalesce(cx.ctx_session, c.ctx_session), coalesce(cx.ctx_model, c.ctx_model), coalesce(cx.ctx_turn, c.ctx_turn),
+       -- a resume line fmt_resume named comes with the context in force there (it may precede every event
+       -- of the batch; the batch-end context of fmt_ctx would then be wrong)
+       CASE WHEN y.fid IS NULL THEN coalesce(cx.ctx_session, c.ctx_session) ELSE y.ctx_session END,
+       CASE WHEN y.fid IS NULL THEN coalesce(cx.ctx_model, c.ctx_model) ELSE y.ctx_model END,
+       CASE WHEN y.fid IS NULL THEN coalesce(cx.ctx_turn, c.ctx_turn) ELSE y.ctx_turn END,
        rl.held
 FROM batch_files b LEFT JOIN ev USING (file) LEFT JOIN rl USING (file) LEFT JOIN cx USING (file) LEFT JOIN sk USING (file) LEFT JOIN rj USING (file)
-LEFT JOIN fmt_ctx c USING (fid);
+LEFT JOIN fmt_ctx c USING (fid)
+LEFT JOIN fmt_resume y ON y.fid = b.fid AND y.from_line = rl.resume_line;

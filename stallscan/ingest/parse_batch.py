@@ -29,8 +29,12 @@ def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
         if SPECS[fmt].whole_file:
             sql.run(con, "ingest/stage_doc")
         # a format whose event depends on lines before its first line names, per event start line, the line
-        # a re-read must start from to rebuild it (file_stats.sql / hold_tail.sql resume there); default none
-        con.execute("CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER)")
+        # a re-read must start from to rebuild it and the context in force there (file_stats.sql /
+        # hold_tail.sql resume there); by default none
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER, "
+            "ctx_session VARCHAR, ctx_model VARCHAR, ctx_turn VARCHAR)"
+        )
         _run_parse(con, fmt)
 
 

@@ -70,12 +70,21 @@ def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -
     for path in files:
         try:
             st = path.stat()
-            kind = forced_format(path, fmt)
+            kind = _kind(path, st, fmt)[0]
         except errors:
             return None
         if not _unchanged(known.get(str(path)), kind, st):
             return None
     return len(files)
+
+
+def _kind(path: Path, st: os.stat_result, fmt: str) -> tuple[str | None, bool]:
+    """The file's format and whether it is a JSON array of a line format's records (detect.detect); None for a
+    0-byte file, whatever its name says (nothing to read: booked as empty, and a file read before loses its
+    rows, see _record_unrecognized)."""
+    if st.st_size == 0:
+        return None, False
+    return detect(path) if fmt == "auto" else (forced_format(path, fmt), False)
 
 
 def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: IngestResult) -> list[FilePlan]:
@@ -85,7 +94,7 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
         array = False
         try:
             st = path.stat()
-            kind, array = detect(path) if fmt == "auto" else (forced_format(path, fmt), False)
+            kind, array = _kind(path, st, fmt)
         except read_errors() as exc:
             res.unreadable.append((str(path), why_unreadable(exc)))
             continue
