@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
+from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, _has_companion, _stem, _why, read_errors
@@ -44,6 +45,7 @@ def run_batches(
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
+    failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -55,6 +57,7 @@ def run_batches(
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                     with sql.timed("COMMIT"):
                         con.execute("COMMIT")
+                    failpoint.hit()
                     con.execute("BEGIN TRANSACTION")
                     tx_rows = tx_bytes = 0
                 if progress:
@@ -62,6 +65,7 @@ def run_batches(
             plans = continued  # big files go on from where their last chunk stopped
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
+        failpoint.hit()
     except BaseException:
         con.execute("ROLLBACK")
         raise
