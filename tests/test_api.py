@@ -21,8 +21,7 @@ from typer.testing import CliRunner
 import stallscan
 from stallscan.cli import app
 from stallscan.store.errors import EXIT_DB, DatabaseError, StallscanError
-from tests.conftest import SAMPLES
-from tests.real.conftest import real_root
+from tests.helpers import SAMPLES, real_root
 
 
 def _cli(*args: str) -> dict | list:

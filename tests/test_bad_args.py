@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from stallscan.cli import app
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 TRANSCRIPT = SAMPLES / "hermes" / "normal_session.jsonl"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,8 +16,9 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.boundaries_ref import replay_session
 from stallscan.replay.labels import label_events
+from tests.helpers import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "boundaries"
+GOLDEN = TESTS / "golden" / "boundaries"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 COMPARED = (
     "gap_s",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -11,8 +10,9 @@ from stallscan.cli import app
 from stallscan.ingest.run import ingest_paths
 from stallscan.report.build import ReportOptions, build_report, render_report
 from stallscan.store.db import connect
+from tests.helpers import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "boundaries"
+GOLDEN = TESTS / "golden" / "boundaries"
 
 
 def _db(tmp_path, case="claude_stop_hook_and_split_reply"):

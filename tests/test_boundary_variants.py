@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import tomllib
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,9 @@ from stallscan.replay.boundary_variants_ref import variants_session
 from stallscan.replay.labels import LIBRARY, label_events
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from stallscan.sweep.variants import event_errors, rule_advice
+from tests.helpers import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "boundary_variants"
+GOLDEN = TESTS / "golden" / "boundary_variants"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 COMPARED = ("marker_seen", "marker_id", "known_automatic") + tuple(
     f"{p}_{c}" for p in VARIANTS.values() for c in ("decided_by", "decision", "error")

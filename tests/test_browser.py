@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SAMPLES
-from tests.real.conftest import real_root
+from tests.helpers import ROOT, SAMPLES, real_root
 
 FLAGS = [
     "--headless",

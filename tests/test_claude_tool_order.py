@@ -15,7 +15,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.real.conftest import real_files
+from tests.helpers import real_files
 
 TS = "2026-05-04T14:32:{:06.3f}Z"
 
@@ -231,7 +231,7 @@ REAL_INJECTED = [
 @pytest.mark.parametrize("rel,line,rule", REAL_INJECTED, ids=[f"{r[0].split('/')[0]}-L{r[1]}" for r in REAL_INJECTED])
 def test_real_injected_texts_have_their_entry(rel, line, rule):
     from stallscan.replay.labels import label_events
-    from tests.real.conftest import real_root
+    from tests.helpers import real_root
 
     path = real_root() / "claude-code" / rel
     if not path.is_file():

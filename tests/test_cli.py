@@ -10,7 +10,7 @@ import sys
 import duckdb
 import pytest
 
-from tests.conftest import SAMPLES, claude_line, write_lines
+from tests.helpers import SAMPLES, claude_line, write_lines
 
 ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120")
 

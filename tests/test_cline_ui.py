@@ -20,9 +20,9 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.store.db import connect
-from tests.real.conftest import real_root
+from tests.helpers import TESTS, real_root
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "cline_ui"
+GOLDEN = TESTS / "golden" / "cline_ui"
 EXPECTED = json.loads((GOLDEN / "expected.json").read_text(encoding="utf-8"))
 
 

@@ -17,7 +17,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.store.db import connect
-from tests.real.conftest import real_root
+from tests.helpers import real_root
 
 TS = "2026-03-01T10:00:{:02d}.000Z"
 

@@ -26,7 +26,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.hostile import accounting_errors, snapshot
 
 

@@ -21,7 +21,7 @@ from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES, claude_line, write_lines
+from tests.helpers import SAMPLES, claude_line, write_lines
 
 DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
@@ -200,7 +200,7 @@ def test_report_cli_repeat_reuses(tmp_path, monkeypatch):
 
 
 def _real_line_files() -> list[Path]:
-    from tests.real.conftest import real_root
+    from tests.helpers import real_root
 
     root = real_root()
     files = sorted((root / "claude-code").rglob("*.jsonl")) + sorted((root / "codex").rglob("*.jsonl"))
@@ -225,7 +225,7 @@ def _split_plan(files: list[Path], rng: random.Random, steps: int) -> tuple[list
 def _grow(con, files: list[Path], rng: random.Random, corpus: Path, steps: int = 4):
     """Write the real files into `corpus` in `steps` random appends (_split_plan); after each, ingest the
     corpus into `con` and replay everything; yields the step number (1-based)."""
-    from tests.real.conftest import real_root
+    from tests.helpers import real_root
 
     plan, lines = _split_plan(files, rng, steps=steps)
     root = real_root()

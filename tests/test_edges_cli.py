@@ -12,8 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import SAMPLES
-from tests.real.conftest import real_root
+from tests.helpers import SAMPLES, real_root
 
 
 def cli(*args, cwd=None, home=None, columns="80"):

@@ -10,7 +10,7 @@ import sys
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from tests.conftest import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES
 
 SCRIPT = ROOT / "examples" / "sweep_from_parquet.py"
 NOTEBOOK = ROOT / "examples" / "sweep_from_parquet.ipynb"

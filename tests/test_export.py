@@ -8,7 +8,7 @@ import pyarrow.dataset as ds
 
 from stallscan.export import export_tables
 from stallscan.ingest.run import ingest_paths
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 
 def _rows(con, sql):

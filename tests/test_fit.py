@@ -11,7 +11,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.report.build import build_report
 from stallscan.report.fit import Col, fit_columns, fit_table
 from stallscan.report.registry import ReportOptions
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 COLS = [
     Col("session", "id", 99),

@@ -4,14 +4,12 @@ do not crash, empty documents are empty, and every record is accounted (event, s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from stallscan.ingest.detect import detect_format
 from stallscan.ingest.run import ingest_paths
-
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+from tests.helpers import SAMPLES
 
 
 def acct(con, path):

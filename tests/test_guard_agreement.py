@@ -26,9 +26,9 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stall_rules import load
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
+from tests.helpers import ROOT
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "sample_logs"
+SAMPLES = ROOT / "sample_logs"
 HOOKED = ("claude_code", "codex")
 
 
@@ -36,7 +36,7 @@ def _real_root() -> Path:
     import os
 
     env = os.environ.get("STALLSCAN_REAL_DATA")
-    return (Path(env) if env else REPO.parent / "shared" / "data" / "real").resolve()
+    return (Path(env) if env else ROOT.parent / "shared" / "data" / "real").resolve()
 
 
 def _rows(con, q, params=None):

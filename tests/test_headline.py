@@ -15,8 +15,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.report.headline import add_provider, headline
 from stallscan.report.timeline import resolve_session, session_refs
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES
-from tests.real.conftest import real_root
+from tests.helpers import SAMPLES, real_root
 
 
 def _ingest(tmp_path_factory, name, paths):

@@ -23,7 +23,7 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 from stallscan.store.sql import queries_dir
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors, physical_lines
 
 LINE_FORMATS = [
@@ -403,7 +403,7 @@ def test_corruption_corpus_with_50mb_line(tmp_path):
 def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monkeypatch):
     """A file deleted after planning (rotated away mid-run) is reported unreadable; its old rows stay."""
     import stallscan.ingest.run as ing
-    from tests.conftest import claude_line, write_lines
+    from tests.helpers import claude_line, write_lines
 
     f = write_lines(tmp_path / "v.jsonl", [claude_line("user", 1), claude_line("assistant", 2)])
     g = write_lines(tmp_path / "w.jsonl", [claude_line("user", 3, session="s2")])
@@ -434,7 +434,7 @@ def test_unreadable_file_with_privileges_dropped():
     import shutil
     import tempfile
 
-    from tests.conftest import claude_line
+    from tests.helpers import claude_line
 
     root = Path(tempfile.mkdtemp(prefix="stallscan-perm-", dir="/tmp"))
     try:

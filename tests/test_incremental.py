@@ -8,7 +8,7 @@ import os
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES, claude_line, write_lines
+from tests.helpers import SAMPLES, claude_line, write_lines
 
 TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects": "file, line"}
 

@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 
 from stallscan.ingest.run import ingest_paths
-from tests.conftest import claude_line, write_lines
+from tests.helpers import claude_line, write_lines
 
 
 def accounting(con, path):

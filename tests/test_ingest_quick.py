@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from tests.conftest import SAMPLES, claude_line
+from tests.helpers import SAMPLES, claude_line
 
 PROBE = (
     "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom {mod} import run\n"

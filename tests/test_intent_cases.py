@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,9 @@ from stallscan.replay.stall_data import load
 from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_ref import disagreements
 from stallscan.store.db import connect
+from tests.helpers import TRUTH
 
-with open(Path(__file__).parent / "truth" / "intent_cases.csv", encoding="utf-8", newline="") as _fh:
+with open(TRUTH / "intent_cases.csv", encoding="utf-8", newline="") as _fh:
     CASES = list(csv.DictReader(_fh))
 # the issue-15 vetoes (stallscan/data/intent_signatures.toml)
 VETO_IDS = {

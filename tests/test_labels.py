@@ -12,7 +12,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.labels import label_events, library_entries
 from stallscan.store.errors import StallscanError
-from tests.conftest import write_lines
+from tests.helpers import write_lines
 
 
 def _user(n, text, **extra):

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "stallscan"
+from tests.helpers import ROOT
+
+PKG = ROOT / "stallscan"
 # stage of each top-level part of the package; a module may import its own stage or a lower one
 RANK = {
     "store": 0,

@@ -24,7 +24,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.conftest import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES
 from tests.hostile import accounting_errors, snapshot
 
 

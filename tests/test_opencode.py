@@ -17,7 +17,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors
 
 SAMPLE = SAMPLES / "opencode" / "session-export.json"

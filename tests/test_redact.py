@@ -12,7 +12,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 from stallscan.store.redact import count_leaks, install, leaks_sql, patterns, redact_sql, version
-from tests.conftest import SAMPLES, claude_line, write_lines
+from tests.helpers import SAMPLES, claude_line, write_lines
 
 RNG = random.Random(42)
 
@@ -152,7 +152,7 @@ def test_sample_logs_have_no_false_leaks():
 def test_already_redacted_cline_file_is_not_a_leak():
     """The real Cline transcript had its credentials overwritten with same-length X runs: those X runs
     (AIzaXXXX…, twilio_auth_token = "XXXX…") are masks, not leaks."""
-    from tests.real.conftest import real_root
+    from tests.helpers import real_root
 
     f = real_root() / "cline" / "mike4567-MRA04242026" / "api_conversation_history.json"
     if not f.exists():

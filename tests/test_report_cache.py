@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from stallscan.report import cache
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
 HIT = "printed it again"
 

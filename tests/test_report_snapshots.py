@@ -10,13 +10,12 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES, SNAPSHOTS
 
-SNAP = Path(__file__).parent / "snapshots"
+SNAP = SNAPSHOTS
 ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120", TERM="dumb")
 
 

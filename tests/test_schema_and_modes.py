@@ -23,7 +23,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.store import db as dbmod
 from stallscan.store.db import connect
 from stallscan.store.errors import SchemaError
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import snapshot
 
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200")

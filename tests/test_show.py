@@ -7,7 +7,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.report.timeline import resolve_session, timeline
 from stallscan.store.errors import StallscanError
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 
 def test_timeline_marks_stalls_and_decisions(con):

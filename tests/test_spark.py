@@ -22,8 +22,7 @@ from stallscan.spark import task
 from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
 from stallscan.sweep.core import run_sweep, thresholds_grid
-from tests.conftest import SAMPLES
-from tests.real.conftest import real_root
+from tests.helpers import SAMPLES, real_root
 
 BOOT = 200
 GRID = thresholds_grid(0.0, 30.0, 0.05)

@@ -12,7 +12,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.spark import task
 from stallscan.spark.job import sweep_from_arrow
 from stallscan.sweep.core import POLICIES, run_sweep, thresholds_grid
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 
 def _tables(union: pa.Table, name: str) -> pa.Table:

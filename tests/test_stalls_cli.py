@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
 from stallscan.cli import app
+from tests.helpers import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "stalls"
+GOLDEN = TESTS / "golden" / "stalls"
 
 
 def _db(tmp_path) -> str:

@@ -9,7 +9,6 @@ stallscan.labels is installed, with the turn-boundary truth, and the reference w
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,9 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import _labels_module, replay_stalls
 from stallscan.replay.stalls_ref import disagreements
 from stallscan.store.db import connect
+from tests.helpers import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "stalls"
+GOLDEN = TESTS / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
 MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
 

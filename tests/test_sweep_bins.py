@@ -17,7 +17,7 @@ from stallscan.store import stamps
 from stallscan.store.db import connect
 from stallscan.sweep import bins
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.test_derive import _fingerprint, _grow, _real_line_files, _replay_all
 
 

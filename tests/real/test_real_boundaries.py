@@ -239,7 +239,8 @@ def _need(fmt_prefix: str):
 
 
 def _ingest_one(tmp_path, rel):
-    from tests.real.conftest import ingest_dirs, real_root
+    from tests.helpers import real_root
+    from tests.real.helpers import ingest_dirs
 
     path = real_root() / rel
     if not path.exists():

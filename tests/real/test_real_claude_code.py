@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from tests.real import conftest as _h  # plain helper functions (not fixtures)
+from tests.real import helpers as _h
 
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts

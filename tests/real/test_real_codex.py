@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.real import conftest as _h  # plain helper functions (not fixtures)
+from tests.real import helpers as _h
 
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, norm_text, parse_ts, read_jsonl = _h.file_row, _h.norm_text, _h.parse_ts, _h.read_jsonl
