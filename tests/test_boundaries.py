@@ -14,64 +14,13 @@ from hypothesis import strategies as st
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
-from stallscan.replay.boundaries_ref import replay_session
 from stallscan.replay.labels import label_events
 from tests.helpers import TESTS
+from tests.replay_checks import reference_mismatches
+from tests.replay_checks import rows as _rows
 
 GOLDEN = TESTS / "golden" / "boundaries"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
-COMPARED = (
-    "gap_s",
-    "prev_reply_status",
-    "decided_by",
-    "decision",
-    "origin",
-    "is_human_turn",
-    "error",
-    "gap_only_decision",
-    "gap_only_error",
-    "header_only_decision",
-    "header_only_error",
-)
-
-
-def _rows(con, sql, params=None):
-    cur = con.execute(sql, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
-def reference_mismatches(con, threshold: float) -> list[str]:
-    """Run the reference over every session of `events` and list where it differs from turn_boundaries."""
-    events = _rows(
-        con,
-        "SELECT event_id, session_id, seq, role, ts, ts_end, ts_quality, text, finish_norm, "
-        "n_tool_calls, model, initiator FROM events ORDER BY session_id, seq",
-    )
-    labels = {r["event_id"]: r for r in _rows(con, "SELECT * FROM user_labels")}
-    sql_rows = {r["event_id"]: r for r in _rows(con, "SELECT * FROM turn_boundaries")}
-    by_session: dict[str, list] = {}
-    for e in events:
-        by_session.setdefault(e["session_id"], []).append(e)
-    problems, seen = [], set()
-    for sid, evs in by_session.items():
-        for ref in replay_session(evs, labels, threshold):
-            seen.add(ref["event_id"])
-            got = sql_rows.get(ref["event_id"])
-            if got is None:
-                problems.append(f"{sid} seq {ref['seq']}: missing from turn_boundaries")
-                continue
-            for k in COMPARED:
-                a, b = got[k], ref[k]
-                same = (a is None and b is None) or (
-                    a is not None and b is not None and (abs(a - b) < 1e-9 if isinstance(b, float) else a == b)
-                )
-                if not same:
-                    problems.append(f"{sid} seq {ref['seq']}: {k} sql={a!r} ref={b!r}")
-    extra = set(sql_rows) - seen
-    if extra:
-        problems.append(f"{len(extra)} turn_boundaries rows the reference did not produce")
-    return problems
 
 
 @pytest.mark.parametrize("case", CASES)

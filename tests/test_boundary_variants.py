@@ -16,55 +16,16 @@ from hypothesis import strategies as st
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
-from stallscan.replay.boundaries_ref import replay_session
 from stallscan.replay.boundary_variants import RULES, VARIANTS, rule_entries
-from stallscan.replay.boundary_variants_ref import variants_session
 from stallscan.replay.labels import LIBRARY, label_events
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from stallscan.sweep.variants import event_errors, rule_advice
 from tests.helpers import TESTS
+from tests.replay_checks import rows as _rows
+from tests.replay_checks import variant_mismatches
 
 GOLDEN = TESTS / "golden" / "boundary_variants"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
-COMPARED = ("marker_seen", "marker_id", "known_automatic") + tuple(
-    f"{p}_{c}" for p in VARIANTS.values() for c in ("decided_by", "decision", "error")
-)
-
-
-def _rows(con, sql, params=None):
-    cur = con.execute(sql, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
-def variant_mismatches(con, threshold: float) -> list[str]:
-    """Run both references over every session of `events`; list where they differ from turn_boundary_variants."""
-    events = _rows(
-        con,
-        "SELECT event_id, session_id, seq, role, kind, source_format, ts, ts_end, ts_quality, text, finish_norm, "
-        "n_tool_calls, model, initiator FROM events ORDER BY session_id, seq",
-    )
-    labels = {r["event_id"]: r for r in _rows(con, "SELECT * FROM user_labels")}
-    got = {r["event_id"]: r for r in _rows(con, "SELECT * FROM turn_boundary_variants")}
-    rules = list(rule_entries())
-    by_session: dict[str, list] = {}
-    for e in events:
-        by_session.setdefault(e["session_id"], []).append(e)
-    problems, seen = [], set()
-    for sid, evs in by_session.items():
-        router = replay_session(evs, labels, threshold)
-        for ref in variants_session(evs, labels, router, rules):
-            seen.add(ref["event_id"])
-            row = got.get(ref["event_id"])
-            if row is None:
-                problems.append(f"{sid} seq {ref['seq']}: missing from turn_boundary_variants")
-                continue
-            problems += [
-                f"{sid} seq {ref['seq']}: {k} sql={row[k]!r} ref={ref[k]!r}" for k in COMPARED if row[k] != ref[k]
-            ]
-    if set(got) - seen:
-        problems.append(f"{len(set(got) - seen)} turn_boundary_variants rows the reference did not produce")
-    return problems
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -22,6 +22,10 @@ from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
 from tests.helpers import SAMPLES, claude_line, write_lines
+from tests.replay_checks import fingerprint as _fingerprint
+from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_line_files as _real_line_files
+from tests.replay_checks import replay_all as _replay_all
 
 DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
@@ -30,18 +34,6 @@ def _stamp(con, name) -> dict:
     st = stamps.get(con, name)
     assert st is not None, f"no stamp for {name}"
     return st
-
-
-def _fingerprint(con, table: str) -> tuple[int, int]:
-    """Order-independent content of a table: row count and the sum of the rows' hashes."""
-    n, h = con.execute(f"SELECT count(*), coalesce(sum(hash(t::VARCHAR)::HUGEINT), 0) FROM {table} t").fetchone()
-    return n, int(h)
-
-
-def _replay_all(con, threshold: float = 2.0, retry_bound: int = 3) -> None:
-    label_events(con, config={})
-    replay_boundaries(con, threshold)
-    replay_stalls(con, retry_bound=retry_bound)
 
 
 @pytest.fixture
@@ -197,47 +189,6 @@ def test_report_cli_repeat_reuses(tmp_path, monkeypatch):
 
 
 # --- incremental replay == full replay, on the real files split into random appends ----------------
-
-
-def _real_line_files() -> list[Path]:
-    from tests.helpers import real_root
-
-    root = real_root()
-    files = sorted((root / "claude-code").rglob("*.jsonl")) + sorted((root / "codex").rglob("*.jsonl"))
-    return [f for f in files if f.stat().st_size > 0]
-
-
-def _split_plan(files: list[Path], rng: random.Random, steps: int) -> tuple[list[dict[Path, int]], dict]:
-    """For each step, how many lines of each file exist by then (files appear and grow at random)."""
-    lines = {f: f.read_bytes().splitlines(keepends=True) for f in files}
-    cuts = {}
-    for f, ls in lines.items():  # each file grows at about a third of the steps (and is whole at the end)
-        grow = sorted(rng.sample(range(steps - 1), k=rng.choice([0, 0, 1])))
-        pts, n = [], 0
-        for i in range(steps - 1):
-            if i in grow:
-                n = rng.randint(n, len(ls))
-            pts.append(n)
-        cuts[f] = pts + [len(ls)]
-    return [{f: cuts[f][i] for f in files} for i in range(steps)], lines
-
-
-def _grow(con, files: list[Path], rng: random.Random, corpus: Path, steps: int = 4):
-    """Write the real files into `corpus` in `steps` random appends (_split_plan); after each, ingest the
-    corpus into `con` and replay everything; yields the step number (1-based)."""
-    from tests.helpers import real_root
-
-    plan, lines = _split_plan(files, rng, steps=steps)
-    root = real_root()
-    for i, step in enumerate(plan, 1):
-        for f, n in step.items():
-            dst = corpus / f.relative_to(root)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if n:
-                dst.write_bytes(b"".join(lines[f][:n]))
-        ingest_paths(con, [str(corpus)])
-        _replay_all(con)
-        yield i
 
 
 def _full_fingerprints(con) -> dict:

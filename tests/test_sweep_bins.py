@@ -18,7 +18,10 @@ from stallscan.store.db import connect
 from stallscan.sweep import bins
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from tests.helpers import SAMPLES
-from tests.test_derive import _fingerprint, _grow, _real_line_files, _replay_all
+from tests.replay_checks import fingerprint as _fingerprint
+from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_line_files as _real_line_files
+from tests.replay_checks import replay_all as _replay_all
 
 
 @pytest.fixture

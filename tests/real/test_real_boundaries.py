@@ -11,7 +11,7 @@ import pytest
 from stallscan.ingest import detect
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
-from tests.test_boundaries import reference_mismatches
+from tests.replay_checks import reference_mismatches
 
 CC = "claude-code/"
 
