@@ -1,9 +1,18 @@
-"""Shared fixtures and a pinned environment (plain helpers are in tests/helpers.py)."""
+"""Shared fixtures, a pinned environment, and the test tiers (plain helpers are in tests/helpers.py).
+
+Tiers, set from the folder a test module sits in (an explicit `@pytest.mark.slow` wins):
+  tests/unit/        unit        in-process and fast (the whole tier runs in well under a minute)
+  tests/slow/        slow        long loops (crash series, fuzzing); only with `-m slow`
+  anything else      functional  CLI subprocesses, real transcripts, chromium, Spark; also any test module
+                                 placed directly under tests/ (so a new one still runs in CI)
+`pytest` (and .ci/run) runs unit + functional: pyproject's addopts deselect `slow`.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -13,6 +22,21 @@ from stallscan.store.db import connect
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
 os.environ["COLUMNS"] = "120"
+
+TESTS = Path(__file__).resolve().parent
+TIER_FOLDERS = {"unit": "unit", "slow": "slow"}  # first folder below tests/ -> tier; the rest: functional
+
+
+def tier_of(path: Path) -> str:
+    parts = path.resolve().relative_to(TESTS).parts
+    return TIER_FOLDERS.get(parts[0], "functional") if len(parts) > 1 else "functional"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None:
+            item.add_marker(tier_of(Path(str(item.path))))
 
 
 @pytest.fixture
