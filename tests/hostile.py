@@ -15,7 +15,7 @@ TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects":
 
 
 def snapshot(con):
-    """Ordered checksums of every row of the content tables (same as tests/test_incremental.py)."""
+    """Ordered checksums of every row of the content tables (same as tests/functional/test_incremental.py)."""
     out = {}
     for table, order in TABLE_ORDER.items():
         out[table] = con.execute(

@@ -9,7 +9,7 @@ segmentation, the one the guard can compute from a tail (the origin labels need 
 
 Replies whose round_kind the replay decided from what came AFTER them (a harness nudge or an interrupt
 marker following the reply) cannot be known at stop time; they are counted apart, not compared.
-`pytest -s tests/test_guard_agreement.py` prints the counts per file.
+`pytest -s tests/functional/test_guard_agreement.py` prints the counts per file.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Property: on generated Claude Code and Codex sessions, the guard's verdict at every text-only reply (fed
 the transcript cut after it plus the hook JSON) equals the replay's round_kind (the stall count is held
-to the bound end to end in tests/test_guard_hook.py).
+to the bound end to end in tests/functional/test_guard_hook.py).
 
 Sessions mix human prompts, tool rounds (a Claude reply may span several lines of one message.id, with the
 tool results between them), narrations, finals, questions, hand-offs, CJK text, the guard's own

@@ -198,12 +198,12 @@ def test_fast_path_loads_nothing_heavy(tree):
     assert r.stderr.split("LOADED:")[-1].split() == []
 
 
-def test_inputs_are_the_files_discover_finds(tree):
+def test_inputs_are_the_files_discover_finds(tree, monkeypatch):
     from stallscan.ingest.discover import discover
 
     (tree / "logs" / "notes.txt").write_text("x")
+    monkeypatch.chdir(tree)  # restored after the test (a bare os.chdir leaked into every later test)
     for paths in (["logs"], ["logs/**/*.jsonl"], [str(_first_line(tree))]):
-        os.chdir(tree)
         assert cache._inputs(paths) == [str(f) for f in discover(paths).files]
     assert cache._inputs(["missing"]) is None
 

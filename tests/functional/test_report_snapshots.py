@@ -1,6 +1,6 @@
 """Snapshot tests of every report format on sample_logs, in a pinned environment (TZ=UTC, NO_COLOR, 120 columns).
 
-Update after an intended change with:  STALLSCAN_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_report_snapshots.py
+Update after an intended change with:  STALLSCAN_UPDATE_SNAPSHOTS=1 python -m pytest tests/functional/test_report_snapshots.py
 (then read the diff before committing it).
 """
 

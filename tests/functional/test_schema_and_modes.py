@@ -144,10 +144,32 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
 
 
 def test_newer_and_current_databases(tmp_path):
+    """A current database opens again (read-write and read-only) with its rows and stamp; one stamped by a
+    newer schema is refused with exit code 5, both ways, and left as it was."""
     db = tmp_path / "c.duckdb"
-    connect(db).close()
-    connect(db).close()  # current: opens twice
-    connect(db, read_only=True).close()
+    con = connect(db)
+    ingest_paths(con, [str(SAMPLES)])
+    before = snapshot(con)
+    con.close()
+    for read_only in (False, True):  # current: opens twice, same rows, same stamp
+        con = connect(db, read_only=read_only)
+        assert snapshot(con) == before
+        stamp = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+        assert stamp == (str(SCHEMA_VERSION),)
+        con.close()
+    raw = duckdb.connect(str(db))
+    raw.execute("UPDATE stallscan_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    raw.close()
+    for read_only in (False, True):
+        with pytest.raises(SchemaError, match="written by a newer stallscan") as info:
+            connect(db, read_only=read_only)
+        assert info.value.exit_code == 5 and "upgrade stallscan" in info.value.hint
+    raw = duckdb.connect(str(db), read_only=True)
+    assert raw.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION + 1),
+    )
+    assert snapshot(raw) == before
+    raw.close()
 
 
 # ---------------------------------------------------------------------------------------------------
