@@ -37,7 +37,6 @@ LAYOUT_VERSION = 1  # bump on any change a reader of an older export would misre
 LAYOUT_FILE = "_stallscan_layout.json"
 DEFAULT_BUCKETS = 64
 SESSION_BUCKET = "(md5_number(session_id) % {b})::INTEGER"  # stable across DuckDB versions (md5, not hash())
-DEFAULT_TABLES = ("events", "user_labels", "turn_boundaries", "stalls", "turns")
 TEXT_COLUMNS = {
     "events": ("text", "tool_calls"),
     "rejects": ("excerpt",),
