@@ -24,20 +24,6 @@ from stallscan.replay import stall_data
 from stallscan.store import sql
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
-OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
-ROUND_KINDS = (
-    "tool_round",
-    "final",
-    "dropped_tool_call",
-    "no_tool",
-    "narrated_intent",
-    "empty",
-    "truncated",
-    "failed",
-    "cancelled",
-)
-
-
 # what a stall episode ended as (stalls.outcome), and the short names `stallscan stalls --outcome` accepts
 OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
