@@ -7,15 +7,13 @@ Core API (no CLI here):
 
 The production replay is SQL (queries/replay/stall_*.sql); stallscan/replay/stalls_ref.py walks one session in
 plain Python with the same rules, and the tests hold the two to agreement.
-Turn segmentation uses the turn-boundary truth (stallscan.labels.label_events -> user_labels) when that
-module exists, else human-looking user messages (queries/replay/stall_turn_starts.sql).
+Turn segmentation uses the turn-boundary truth (stallscan.replay.labels.label_events -> user_labels); with
+segmentation="fallback", human-looking user messages (queries/replay/stall_turn_starts.sql).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, cast
 
 import duckdb
@@ -40,15 +38,6 @@ class ReplayInfo:
     turns: int
 
 
-def _labels_module() -> ModuleType | None:
-    try:
-        return importlib.import_module("stallscan.replay.labels")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("stallscan.replay.labels",):
-            raise
-        return None
-
-
 def replay_stalls(
     con: duckdb.DuckDBPyConnection,
     retry_bound: int = 3,
@@ -67,11 +56,10 @@ def replay_stalls(
 
     if not stamps.one(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stall_signatures'"):
         stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
-    labels = _labels_module() if segmentation in ("auto", "labels") else None
-    if segmentation == "labels" and labels is None:
-        raise RuntimeError("stallscan.labels is not installed")
-    if labels is not None:
-        labels.label_events(con, config)
+    if segmentation in ("auto", "labels"):
+        from stallscan.replay.labels import label_events
+
+        label_events(con, config)
         used = "labels"
         st = stamps.get(con, "user_labels")
         upstream: tuple[str, ...] = ("user_labels",)

@@ -13,10 +13,10 @@ from collections import defaultdict
 import pytest
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.replay.stalls import _labels_module, replay_stalls
+from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_ref import disagreements
 
-MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
+MODES = ["fallback", "labels"]
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,14 @@ import json
 import pytest
 
 from stallscan.ingest.run import ingest_paths
-from stallscan.replay.stalls import _labels_module, replay_stalls
+from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_ref import disagreements
 from stallscan.store.db import connect
 from tests.helpers import TESTS
 
 GOLDEN = TESTS / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
-MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
+MODES = ["fallback", "labels"]
 
 
 def _replayed(case: str, mode: str):
