@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -24,7 +25,7 @@ from stallscan.store.errors import EXIT_DB, DatabaseError, StallscanError
 from tests.helpers import SAMPLES, real_root
 
 
-def _cli(*args: str) -> dict | list:
+def _cli(*args: str) -> Any:
     r = CliRunner().invoke(app, [*args])
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)

@@ -15,104 +15,11 @@ import os
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from stallscan.guard import hook
-from stallscan.guard.judge import nudge_text
-
-NUDGE = nudge_text()
-BIN = Path(sys.executable).parent
-
-
-def _now() -> str:
-    """Wall-clock time, as the harness writes it (the guard log's times are wall-clock too)."""
-    time.sleep(0.003)
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class ClaudeSession:
-    def __init__(self, path: Path):
-        self.path, self.n = path, 0
-        path.write_text("", encoding="utf-8")
-
-    def _rec(self, typ, message, **extra):
-        self.n += 1
-        rec = {
-            "type": typ,
-            "uuid": f"u{self.n}",
-            "parentUuid": None,
-            "sessionId": "sess-1",
-            "isSidechain": False,
-            "timestamp": _now(),
-            "message": message,
-            **extra,
-        }
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec) + "\n")
-
-    def human(self, text):
-        self._rec("user", {"role": "user", "content": text})
-
-    def tool_round(self, text=None):
-        k = self.n
-        content = ([{"type": "text", "text": text}] if text else []) + [
-            {"type": "tool_use", "id": f"tu{k}", "name": "Bash", "input": {"command": "pytest"}}
-        ]
-        self._rec(
-            "assistant",
-            {
-                "id": f"m{k}",
-                "role": "assistant",
-                "model": "claude-opus-4-6",
-                "stop_reason": "tool_use",
-                "content": content,
-            },
-        )
-        self._rec(
-            "user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tu{k}", "content": "ok"}]}
-        )
-
-    def reply(self, text):
-        self._rec(
-            "assistant",
-            {
-                "id": f"m{self.n}",
-                "role": "assistant",
-                "model": "claude-opus-4-6",
-                "stop_reason": "end_turn",
-                "content": [{"type": "text", "text": text}],
-            },
-        )
-
-    def feedback(self, reason):
-        self._rec(
-            "user",
-            {"role": "user", "content": f"Stop hook feedback:\n[python -m stallscan.guard]: {reason}"},
-            isMeta=True,
-        )
-
-    def stop(self, text, **extra):
-        return {
-            "session_id": "sess-1",
-            "transcript_path": str(self.path),
-            "cwd": str(self.path.parent),
-            "permission_mode": "default",
-            "hook_event_name": "Stop",
-            "stop_hook_active": False,
-            "last_assistant_message": text,
-            **extra,
-        }
-
-
-def run_hook(payload, log: Path, *args, raw: str | None = None, cmd=None):
-    stdin = raw if raw is not None else json.dumps(payload)
-    cmd = cmd or [sys.executable, "-m", "stallscan.guard"]
-    p = subprocess.run([*cmd, "--log", str(log), *args], input=stdin, capture_output=True, text=True, timeout=30)
-    recs = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
-    return p, recs[-1] if recs else None
+from tests.guard_helpers import BIN, NUDGE, ClaudeSession, run_hook
 
 
 def test_claude_session_end_to_end(tmp_path):

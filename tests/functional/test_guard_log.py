@@ -9,8 +9,6 @@ import json
 import subprocess
 import sys
 
-from test_guard_hook import NUDGE, ClaudeSession, run_hook
-
 from stallscan.guard.log import excerpt
 from stallscan.ingest.detect import detect_format
 from stallscan.ingest.run import ingest_paths
@@ -20,6 +18,7 @@ from stallscan.report.build import build_report, render_report
 from stallscan.report.registry import ORDER, ReportOptions
 from stallscan.store.db import connect
 from stallscan.store.redact import redact_sql
+from tests.guard_helpers import NUDGE, ClaudeSession, run_hook
 
 
 def _session_with_blocks(tmp_path):

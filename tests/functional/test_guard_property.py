@@ -13,9 +13,9 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_guard_agreement import agreement
 
 from stallscan.guard.judge import nudge_text
+from tests.guard_helpers import agreement
 
 NUDGE = nudge_text()
 TEXTS = [

@@ -14,6 +14,7 @@ import os
 import random
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -133,7 +134,7 @@ def _fuzz(con, tmp: Path, cases, fmt):
 
 MAIN_FORMATS = ["auto", "claude_code", "codex", "openai_chat"]
 OTHER_FORMATS = [f for f in LINE_FORMATS if f not in MAIN_FORMATS]  # issue 6's line formats, as they land
-FUZZ = dict(deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ: dict[str, Any] = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("fmt", MAIN_FORMATS)
@@ -410,7 +411,7 @@ def test_file_vanishing_between_plan_and_read_keeps_its_rows(con, tmp_path, monk
     ingest_paths(con, [str(tmp_path)])
     with open(f, "a", encoding="utf-8") as fh:
         fh.write(claude_line("user", 4) + "\n")
-    real_plan = ing._plan
+    real_plan = ing._plan  # type: ignore[attr-defined]  # (the planner is private: patched here only)
 
     def plan_then_vanish(*a, **k):
         plans = real_plan(*a, **k)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
@@ -51,7 +52,7 @@ def test_grown_file_reads_only_new_lines_and_matches_one_shot(tmp_path):
 
 def test_reply_split_across_two_ingests_still_merges(tmp_path):
     """A live log read mid-reply: the second block of the reply arrives after the first ingest."""
-    part = {
+    part: dict[str, Any] = {
         "type": "assistant",
         "sessionId": "s1",
         "isSidechain": False,

@@ -238,12 +238,12 @@ def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
         if name == "store/schema":
             raise KeyboardInterrupt  # stands for a kill between the tables and the version stamp
 
-    monkeypatch.setattr(dbmod.sql, "run", run_then_fail)
+    monkeypatch.setattr(sqlmod, "run", run_then_fail)
     with pytest.raises(KeyboardInterrupt):
         dbmod.connect(path)
-    monkeypatch.setattr(dbmod.sql, "run", real_run)
+    monkeypatch.setattr(sqlmod, "run", real_run)
     con = dbmod.connect(path)  # would raise SchemaError ("schema 0 ... stale") before the fix
     assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
-        dbmod.SCHEMA_VERSION
+        SCHEMA_VERSION
     )
     con.close()

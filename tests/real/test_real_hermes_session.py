@@ -7,6 +7,7 @@ from hermes-session/NOTES.md, whose tables are hard-coded below next to the comp
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ F1 = "NousResearch-hermes-agent/20260421_055527_49457147.jsonl"
 F2 = "NousResearch-hermes-agent/20260422_005427_557b5676.jsonl"
 
 # NOTES.md, per file
-NOTES = {
+NOTES: dict[str, dict[str, Any]] = {
     F1: dict(
         lines=87,
         roles={"user": 6, "assistant": 34, "tool": 47},

@@ -12,7 +12,8 @@ import os
 import tomllib
 
 import pytest
-from intent_truth import PRECISION_TOML, measure, toml_text
+
+from tests.real.intent_truth import PRECISION_TOML, measure, toml_text
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
@@ -75,7 +76,7 @@ def test_claude_code_dropped_calls_match_stop_reason(replayed, h):
     line of it carries a tool_use block (formats.md §1, §11)."""
     want, got = 0, 0
     for path in h.real_files("claude-code"):
-        replies = defaultdict(lambda: {"stop": None, "calls": 0, "text": False})
+        replies: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"stop": None, "calls": 0, "text": False})
         for i, rec in h.read_jsonl(path):
             if not rec or rec.get("type") != "assistant":
                 continue

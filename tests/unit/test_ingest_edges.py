@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from typing import Any
 
 import pyarrow as pa
 
@@ -118,7 +119,7 @@ def test_duplicated_lines_are_skipped_as_duplicates(con, tmp_path):
 
 
 def test_split_reply_merges_by_message_id(con, tmp_path):
-    base = {
+    base: dict[str, Any] = {
         "type": "assistant",
         "sessionId": "s",
         "isSidechain": False,
