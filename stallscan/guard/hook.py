@@ -223,5 +223,5 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     return 0
 
 
-def _on_alarm(signum: int, frame: object) -> None:
+def _on_alarm(_signum: int, _frame: object) -> None:
     raise _Budget()
