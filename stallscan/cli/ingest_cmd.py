@@ -28,7 +28,7 @@ def ingest(
         None,
         metavar="[PATH]...",
         help="Files, directories (recursive) or globs. "
-        "Default: the usual log folders of the supported tools (see README).",
+        "Default: the usual log folders of the supported tools (see docs/usage.md).",
     ),
     db: str | None = DbOpt,
     out: str = typer.Option(

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan import SCHEMA_VERSION, __version__
-from stallscan.export import LAYOUT_VERSION  # the hand-off layout (README "Beyond one machine")
+from stallscan.export import LAYOUT_VERSION  # the hand-off layout (docs/spark.md)
 from stallscan.replay.labels import load_config
 from stallscan.spark import task
 from stallscan.store.errors import InputError, StallscanError

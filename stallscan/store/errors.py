@@ -1,6 +1,6 @@
 """Errors a user can cause, each with a documented exit code and a hint.
 
-Exit codes (also in README.md):
+Exit codes (also in docs/errors.md):
   0  success
   1  ingest finished but --strict and some lines were rejected
   2  usage error (bad option, unknown format, nothing to ingest)

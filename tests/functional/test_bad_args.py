@@ -1,4 +1,4 @@
-"""Every command with a matrix of bad arguments: no traceback, the documented exit code (README "Exit codes":
+"""Every command with a matrix of bad arguments: no traceback, the documented exit code (docs/errors.md:
 2 usage, 3 missing input or database, 5 not a stallscan database), and a non-empty line on stderr."""
 
 from __future__ import annotations
