@@ -18,8 +18,9 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
+from tests.helpers import real_root
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
+REAL = real_root()
 SUBS = ["cline", "gemini-cli", "copilot-cli", "openhands", "swe-agent", "hermes-trajectory", "aider"]
 
 pytestmark = pytest.mark.skipif(
