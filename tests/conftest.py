@@ -39,6 +39,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(tier_of(Path(str(item.path))))
 
 
+@pytest.fixture(scope="session")
+def sample_db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_logs/ ingested and fully replayed once per session (per xdist worker), closed. Tests copy
+    it (shutil.copy) and open the copy; nobody writes this file."""
+    from stallscan.ingest.run import ingest_paths
+    from tests.helpers import SAMPLES
+    from tests.replay_checks import replay_all
+
+    path = tmp_path_factory.mktemp("sample_db") / "sample.duckdb"
+    c = connect(str(path))
+    ingest_paths(c, [str(SAMPLES)])
+    replay_all(c)
+    c.close()
+    return path
+
+
 @pytest.fixture
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     c = connect(":memory:")

@@ -25,12 +25,12 @@ from tests.replay_checks import replay_all as _replay_all
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
+def db(tmp_path, monkeypatch, sample_db_file):
+    """A copy of sample_logs/ ingested and replayed (made once per session: tests/conftest.py)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
     con = connect(str(tmp_path / "d.duckdb"))
-    ingest_paths(con, [str(SAMPLES)])
-    _replay_all(con)
     yield con
     con.close()
 
