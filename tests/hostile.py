@@ -1,4 +1,4 @@
-"""Helpers for the fault and hostile-input tests (issue 7): the line-accounting invariant, checked
+"""Helpers for the fault and hostile-input tests: the line-accounting invariant, checked
 against the tables and against an independent count of the file's lines."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ SPECS: dict[str, FormatSpec] = {
     "claude_code": FormatSpec("claude_code"),
     "codex": FormatSpec("codex"),
     "openai_chat": FormatSpec("openai_chat"),
-    # issue 6: the other harnesses (queries/ingest/<name>_events.sql documents each mapping)
+    # the other harnesses (queries/ingest/<name>_events.sql documents each mapping)
     "cline_api": FormatSpec("cline_api", whole_file=True, appendable=False),
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
     "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),  # ids re-written: read whole
@@ -37,9 +37,9 @@ SPECS: dict[str, FormatSpec] = {
     "hermes_traj": FormatSpec("hermes_traj"),
     "aider": FormatSpec("aider", appendable=False),  # paired with .aider.input.history
     "aider_input": FormatSpec("aider_input", appendable=False),
-    # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
+    # `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
-    "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
+    "stallscan_guard": FormatSpec("stallscan_guard"),  # the guard's own decision log
 }
 FORMATS = tuple(SPECS)
 

@@ -1,4 +1,4 @@
-"""Cline with only ui_messages.json (issue 15): the UI stream read as the conversation.
+"""Cline with only ui_messages.json: the UI stream read as the conversation.
 
 tests/golden/cline_ui/ holds one hand-made task twice: ui_only/ (the UI file alone, as shared exports
 often are) and both/ (the same task with its api_conversation_history.json). expected.json was written by

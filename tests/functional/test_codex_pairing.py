@@ -1,4 +1,4 @@
-"""Codex prompt pairing by position (issue 15): the response_item user message and the
+"""Codex prompt pairing by position: the response_item user message and the
 event_msg/user_message of one turn pair by adjacency, text only as a tie-break.
 
 Hand-made rollouts below state each case; the real-file test redacts a real rollout the way shared

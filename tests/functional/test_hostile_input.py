@@ -1,4 +1,4 @@
-"""Hostile input (issue 7): random bytes, invalid UTF-8, NUL bytes, deep nesting, wrong types in every
+"""Hostile input: random bytes, invalid UTF-8, NUL bytes, deep nesting, wrong types in every
 field, duplicated / reordered lines, timestamps of every shape. Invariant for every case: no exception,
 and lines in = events' records + skipped + rejects (per file, and against an independent newline count).
 
@@ -133,7 +133,7 @@ def _fuzz(con, tmp: Path, cases, fmt):
 
 
 MAIN_FORMATS = ["auto", "claude_code", "codex", "openai_chat"]
-OTHER_FORMATS = [f for f in LINE_FORMATS if f not in MAIN_FORMATS]  # issue 6's line formats, as they land
+OTHER_FORMATS = [f for f in LINE_FORMATS if f not in MAIN_FORMATS]  # the other line formats
 FUZZ: dict[str, Any] = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 

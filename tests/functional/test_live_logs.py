@@ -1,4 +1,4 @@
-"""Live logs and concurrency (issue 7).
+"""Live logs and concurrency.
 
 - a file appended to (in arbitrary byte pieces, lines cut mid-write) while ingest runs again and again;
   the final ingest equals a one-shot ingest of the finished file;

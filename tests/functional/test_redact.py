@@ -1,4 +1,4 @@
-"""Secrets (issue 7): common secret shapes are masked in SQL; already-masked text is not reported as a leak."""
+"""Secrets: common secret shapes are masked in SQL; already-masked text is not reported as a leak."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schema evolution and file hygiene (issue 7).
+"""Schema evolution and file hygiene.
 
 - a database from an older stallscan (older schema_version, a table missing a column) is refused with
   exit 5 and the advice to re-ingest with --rebuild, by every command; `ingest --rebuild` then gives the

@@ -54,7 +54,7 @@ FRAGMENTS = [
     "(empty)",
     "API Error: 500",
     "No response requested.",
-    # issue 15 hand-offs and waits (vetoes that look at the whole tail)
+    # hand-offs and waits (vetoes that look at the whole tail)
     "Which port? Once I know, I'll update it.",
     "see ?view=a and a?.b",
     "(a) I write the loader, or (b) I add tests",

@@ -232,10 +232,10 @@ def test_hermes_sessions(tb):
     assert [l for l, x in r.items() if x["role"] == "user" and x["origin"] == "human"] == [2, 6, 10, 14]
 
 
-# ---- formats being added by issue 6: asserted once they are registered ---------------------------
+# ---- other formats: asserted once they are registered ---------------------------
 def _need(fmt_prefix: str):
     if not any(f.startswith(fmt_prefix) for f in detect.FORMATS):
-        pytest.skip(f"no {fmt_prefix}* format registered yet (issue 6)")
+        pytest.skip(f"no {fmt_prefix}* format registered yet")
 
 
 def _ingest_one(tmp_path, rel):

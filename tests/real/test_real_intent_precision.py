@@ -1,7 +1,7 @@
 """Precision and recall of narrated_intent / silent_plan_as_answer against the hand-labelled truth set.
 
 The figures are printed (run with -s to see them) and must not fall below what stallscan/data/precision.toml
-records (the figures the report prints and issue 15's closing note states). Labels: tests/truth/*.csv, read
+records (the figures the report prints). Labels: tests/truth/*.csv, read
 by hand (tests/real/intent_truth.py says how). Refresh precision.toml with STALLSCAN_UPDATE_PRECISION=1 only
 after a change you mean to make, and say why in the commit.
 """
@@ -58,7 +58,7 @@ def test_precision_and_recall_do_not_fall_below_the_recorded_figures(measured):
 
 
 def test_target_at_most_one_false_alarm_per_1000_genuine_endings(measured):
-    """Issue 15 target. On 328 real endings a single false alarm is already 3 per 1,000, so the target holds
+    """The precision target. On 328 real endings a single false alarm is already 3 per 1,000, so the target holds
     only with none; the set is too small to *show* 1 per 1,000 (the 95 % bound with none is 9.1 per 1,000)."""
     assert measured["false_alarms_real"] == 0, measured["false_alarm_ids"]
     assert measured["false_alarms_cases"] == 0, measured["false_alarm_ids"]

@@ -194,7 +194,7 @@ def test_hermes_failed_trajectory_ends_on_a_request_to_the_user(h):
     <tool_call>, after tool rounds. Read by hand (tests/truth/intent_labels.csv) it is a hand-off, not a
     plan-as-answer: out of iterations, the model asks the user to re-upload the PDF and promises the next
     steps only once that is done ('Please **re-upload the PDF file** ... Once uploaded, I'll be able to:').
-    Issue 15: a conditional promise and a request to the user veto the narrated-intent rule."""
+    A conditional promise and a request to the user veto the narrated-intent rule."""
     con = _ingest_one("hermes-trajectory", "hermes_traj", h)
     path = h.real_files.__globals__["real_root"]() / "hermes-trajectory/rohithbalasubramani-neurareport-v2"
     raw = json.loads((path / "failed_trajectories.jsonl").read_text(encoding="utf-8").splitlines()[0])

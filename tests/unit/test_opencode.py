@@ -1,4 +1,4 @@
-"""opencode sessions (issue 15): `opencode export` documents and bare [{info, parts}] lists.
+"""opencode sessions: `opencode export` documents and bare [{info, parts}] lists.
 
 sample_logs/opencode/session-export.json is hand-made in the shape sst/opencode writes (message-v2.ts
 message info + parts; compaction.ts for the compaction request and its automatic continue message).
