@@ -176,7 +176,7 @@ def main() -> None:
                 f"{r['baseline_reingest_pct']:5.1f}%   (this checkout {r['speedup']:.2f}x faster)"
             )
     print(
-        "targets (issue 13): ratio to the bare read into a file <= 2.5, peak RSS < 2048 MiB, no-change re-ingest "
+        "targets: ratio to the bare read into a file <= 2.5, peak RSS < 2048 MiB, no-change re-ingest "
         "(whole process, start-up included) < 5% of the first"
     )
     print(f"python start-up (python -c pass): {min(r['startup_s'] for r in rows):.3f} s; load: {os.getloadavg()}")

@@ -18,7 +18,7 @@
 4. A database of --events generated events (1M by default, as bench_replay.py makes them), fully derived,
    then `stallscan report NEW --format json` after one new real session: wall time beyond start-up
    (start-up = the same command's imports and database open, measured alone).
-Targets (issue 13): repeat <= 0.1x ccusage; first <= 3x ccusage (300 MB); one-session report <= 1 s beyond start-up.
+Targets: repeat <= 0.1x ccusage; first <= 3x ccusage (300 MB); one-session report <= 1 s beyond start-up.
 Every target is printed with its figure and `met` / `NOT met`.
 """
 

@@ -6,7 +6,7 @@
 Each corpus is ingested into a fresh database with the CLI of this checkout (`python -m stallscan`), every
 table (base and derived) is exported to parquet, and each table's rows are hashed in a fixed order. Only
 `files.ingested_at` is left out (a wall-clock time). `--hostile DIR` first writes the damaged-transcript
-corpus of tests/test_hostile_input.py into DIR (when DIR does not exist yet) and includes it.
+corpus of tests/functional/test_hostile_input.py into DIR (when DIR does not exist yet) and includes it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     python examples/sweep_from_parquet.py out/
 
 This is the script twin of examples/sweep_from_parquet.ipynb: everything below the marker line is the
-notebook's code cells, cell for cell (tests/test_examples.py checks it, and runs this file against
+notebook's code cells, cell for cell (tests/functional/test_examples.py checks it, and runs this file against
 `stallscan sweep`). Only the lines above the marker are the script's own: they take the export folder
 from the command line; the notebook takes it from $STALLSCAN_EXPORT_DIR (default out/) and never reads
 sys.argv, which in a kernel holds the kernel's own arguments.

@@ -1,62 +1,62 @@
-"""Shared fixtures: a pinned environment and small helpers to write transcripts."""
+"""Shared fixtures, a pinned environment, and the test tiers (plain helpers are in tests/helpers.py).
+
+Tiers, set from the folder a test module sits in (an explicit `@pytest.mark.slow` wins):
+  tests/unit/        unit        in-process and fast (the whole tier runs in well under a minute)
+  tests/slow/        slow        long loops (crash series, fuzzing); only with `-m slow`
+  anything else      functional  CLI subprocesses, real transcripts, chromium, Spark; also any test module
+                                 placed directly under tests/ (so a new one still runs in CI)
+`pytest` (and .ci/run) runs unit + functional: pyproject's addopts deselect `slow`.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from stallscan.store.db import connect
-
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_logs"
 
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
 os.environ["COLUMNS"] = "120"
 
+TESTS = Path(__file__).resolve().parent
+TIER_FOLDERS = {"unit": "unit", "slow": "slow"}  # first folder below tests/ -> tier; the rest: functional
+
+
+def tier_of(path: Path) -> str:
+    parts = path.resolve().relative_to(TESTS).parts
+    return TIER_FOLDERS.get(parts[0], "functional") if len(parts) > 1 else "functional"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None:
+            item.add_marker(tier_of(Path(str(item.path))))
+
+
+@pytest.fixture(scope="session")
+def sample_db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_logs/ ingested and fully replayed once per session (per xdist worker), closed. Tests copy
+    it (shutil.copy) and open the copy; nobody writes this file."""
+    from stallscan.ingest.run import ingest_paths
+    from tests.helpers import SAMPLES
+    from tests.replay_checks import replay_all
+
+    path = tmp_path_factory.mktemp("sample_db") / "sample.duckdb"
+    c = connect(str(path))
+    ingest_paths(c, [str(SAMPLES)])
+    replay_all(c)
+    c.close()
+    return path
+
 
 @pytest.fixture
-def con():
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
     c = connect(":memory:")
     yield c
     c.close()
-
-
-def claude_line(kind: str, n: int, session: str = "s1", **extra) -> str:
-    """One Claude Code record: a user prompt or an assistant text reply, with a unique uuid."""
-    ts = f"2026-01-01T00:00:{n:02d}.000Z"
-    if kind == "user":
-        rec = {
-            "type": "user",
-            "uuid": f"u{n}",
-            "parentUuid": None,
-            "sessionId": session,
-            "timestamp": ts,
-            "isSidechain": False,
-            "message": {"role": "user", "content": f"prompt {n}"},
-        }
-    else:
-        rec = {
-            "type": "assistant",
-            "uuid": f"a{n}",
-            "sessionId": session,
-            "timestamp": ts,
-            "isSidechain": False,
-            "message": {
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "model": "m",
-                "stop_reason": None,
-                "content": [{"type": "text", "text": f"reply {n}"}],
-            },
-        }
-    rec.update(extra)
-    return json.dumps(rec)
-
-
-def write_lines(path: Path, lines: list[str], newline_at_end: bool = True) -> Path:
-    path.write_text("\n".join(lines) + ("\n" if newline_at_end else ""), encoding="utf-8")
-    return path

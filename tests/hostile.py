@@ -1,4 +1,4 @@
-"""Helpers for the fault and hostile-input tests (issue 7): the line-accounting invariant, checked
+"""Helpers for the fault and hostile-input tests: the line-accounting invariant, checked
 against the tables and against an independent count of the file's lines."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ TABLE_ORDER = {"events": "file, line, part", "skipped": "file, line", "rejects":
 
 
 def snapshot(con):
-    """Ordered checksums of every row of the content tables (same as tests/test_incremental.py)."""
+    """Ordered checksums of every row of the content tables (same as tests/functional/test_incremental.py)."""
     out = {}
     for table, order in TABLE_ORDER.items():
         out[table] = con.execute(

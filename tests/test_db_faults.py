@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 SAFETY = 300  # seconds: a safety net against a hang, never the assertion
 

@@ -42,7 +42,7 @@ def test_zero_flags_is_not_a_rate_of_zero():
         "real_genuine_all": 457,
         "false_alarms_real_all": 0,
     }
-    sentence = estimate_sentence(estimate(0, 1000, measured))  # type: ignore[arg-type]
+    sentence = estimate_sentence(estimate(0, 1000, measured))
     assert "not a rate of 0" in sentence and "at most" in sentence
 
 

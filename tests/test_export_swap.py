@@ -24,7 +24,7 @@ import pytest
 
 from stallscan.export import LAYOUT_FILE
 from stallscan.export_files import FAILPOINT_ENV
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 
 TABLES = ("events", "user_labels", "turn_boundaries", "rounds", "stalls", "turns")
 

@@ -9,10 +9,11 @@ the code under test."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from stallscan.ingest.detect import detect_format
 from stallscan.ingest.run import ingest_paths
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors
 
 GEMINI_DOC = SAMPLES / "gemini-cli-doc" / "session-2026-08-03T09-13-5d0e9b7c.json"
@@ -179,7 +180,7 @@ def test_drift_shows_in_ingest_and_report_and_fails_strict(tmp_path):
     import subprocess
     import sys
 
-    from tests.test_cli import ENV
+    from tests.functional.test_cli import ENV
 
     def run(*args):
         return subprocess.run(
@@ -188,10 +189,10 @@ def test_drift_shows_in_ingest_and_report_and_fails_strict(tmp_path):
 
     logs = tmp_path / "logs"
     logs.mkdir()
-    base = {"sessionId": "d1", "version": "2.1.180", "isSidechain": False}
+    base: dict[str, Any] = {"sessionId": "d1", "version": "2.1.180", "isSidechain": False}
     (logs / "s.jsonl").write_text(
         "\n".join(
-            json.dumps({**base, **rec})
+            json.dumps(base | rec)  # type: ignore[operator]
             for rec in [
                 {
                     "type": "user",

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_guard_hook import NUDGE, ClaudeSession, run_hook
 
 from stallscan.guard import hook
 from stallscan.guard import transcript as tr
+from tests.guard_helpers import NUDGE, ClaudeSession, run_hook
 
 SAFETY = 60  # seconds: only so that a hang fails the test instead of the suite
 HOOK = [sys.executable, "-m", "stallscan.guard"]

@@ -19,7 +19,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors, physical_lines
 
 GOOD = SAMPLES / "claude-code" / "session.jsonl"

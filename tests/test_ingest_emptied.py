@@ -20,7 +20,7 @@ from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors, snapshot
 
 DERIVED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
@@ -115,7 +115,7 @@ def test_truncated_file_through_the_cli(tmp_path):
 def test_session_spread_over_files_is_renumbered(tmp_path):
     """A session whose events are in two files: emptying one leaves the other's events numbered 1..n, as a
     fresh ingest numbers them (seq follows the files' first times)."""
-    from tests.conftest import claude_line, write_lines
+    from tests.helpers import claude_line, write_lines
 
     logs = tmp_path / "logs"
     logs.mkdir()

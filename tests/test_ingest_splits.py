@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import stallscan.ingest.run as ing
 from stallscan.store.db import connect
-from tests.conftest import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES
 
 TABLES = {
     "events": "file, line, part",

@@ -12,7 +12,7 @@ import shutil
 
 from stallscan.ingest.detect import detect_format
 from stallscan.ingest.run import ingest_paths
-from tests.conftest import SAMPLES
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors
 
 RUN = SAMPLES / "opencode-run" / "run.log"

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 import pytest
@@ -19,7 +20,7 @@ from stallscan.cli import app
 from stallscan.report import memo
 from stallscan.report.registry import ReportOptions
 from stallscan.store.db import connect
-from tests.conftest import SAMPLES, claude_line
+from tests.helpers import SAMPLES, claude_line
 
 FAST = ["--bootstrap", "20"]
 
@@ -126,7 +127,7 @@ def test_every_option_is_in_the_key(tree):
     con = duckdb.connect(db, read_only=True)
     con.execute("SET TimeZone = 'UTC'")
     base = ReportOptions()
-    other = {
+    other: dict[str, Any] = {
         "threshold": 3.0,
         "retry_bound": 1,
         "since": datetime(2020, 1, 1, tzinfo=UTC),

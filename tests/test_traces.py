@@ -12,6 +12,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,7 +152,7 @@ def test_appended_spans_read_incrementally_and_gzip(captured, tmp_path):
 
 
 def test_one_pretty_printed_export_and_damaged_spans(tmp_path):
-    span = {
+    span: dict[str, Any] = {
         "traceId": "ab" * 16,
         "spanId": "cd" * 8,
         "name": "chat m",
@@ -279,7 +280,7 @@ def _phoenix(otlp: Path, out: Path) -> None:
         if not rest:
             tree[head] = value
             return
-        nxt = [] if rest[0].isdigit() else {}
+        nxt: list[Any] | dict[str, Any] = [] if rest[0].isdigit() else {}
         if isinstance(tree, list):
             i = int(head)
             while len(tree) <= i:

@@ -13,7 +13,7 @@
 --   errors and mistake limits. Streaming snapshots (partial = true) and UI mirrors of model output (say
 --   text/reasoning/tool/command output, checkpoints) are skipped by kind.
 --
--- * UI file alone (issue 15; common in shared exports): the UI stream is read as the conversation.
+-- * UI file alone (common in shared exports): the UI stream is read as the conversation.
 --   Human input: the task (first say:text, or say:task), say:user_feedback, say:user_feedback_diff ->
 --   user messages. Automatic: ask:resume_task / ask:resume_completed_task (meta.ui_resume; the harness
 --   asks to resume, a person clicks) and the automatic retries say:api_req_retried / say:error_retry

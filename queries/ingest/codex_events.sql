@@ -24,7 +24,7 @@ SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt,
                     "info":{"last_token_usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT"}}}}') END AS j
 FROM stage_lines s);
 
--- Pairing by position (issue 15): a Codex turn writes the human's prompt twice, the response_item user
+-- Pairing by position: a Codex turn writes the human's prompt twice, the response_item user
 -- message and the event_msg/user_message, next to each other (PROVENANCE §3/§12: item then event in
 -- every real rollout). Each user_message takes the user item adjacent to it in the file's sequence of
 -- conversation records (user/developer items, user_message events, model output, tool output, turn

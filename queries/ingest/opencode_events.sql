@@ -2,7 +2,7 @@
 -- The file is one JSON document: what `opencode export <sessionID>` writes, {info: <session>, messages:
 -- [{info: <message>, parts: [<part>]}]}, or the bare list [{info, parts}] the server's
 -- GET /session/:id/message returns. Each element of the message list is a record numbered 1.. (line).
--- Message info (formats.md §10; sst/opencode packages/opencode/src/session/message-v2.ts): {id, sessionID,
+-- Message info (sst/opencode packages/opencode/src/session/message-v2.ts): {id, sessionID,
 -- role: user|assistant, time{created, completed} (epoch ms), parentID, modelID, providerID, mode/agent
 -- ("compaction" for the summary call), finish ("stop" | "tool-calls" | "length" ...), error, summary,
 -- tokens{input, output, reasoning, cache{read, write}}, cost}. Parts: text {text, synthetic, ignored,

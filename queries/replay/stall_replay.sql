@@ -1,7 +1,7 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
--- Walk per turn, in round order (harness_logic.md §1.2, §1.1 item 3):
+-- Walk per turn, in round order:
 --   * an episode is the run of rounds between two "breakers": a landed tool call (tool_round) or a
 --     genuine final; stalls of one episode share its outcome;
 --   * the dropped counter (dropped_tool_call, no_tool) counts the family's stalls since the last breaker

@@ -1,6 +1,6 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
 -- Inputs: events, user_labels (stallscan.labels). Parameter: threshold (seconds, DOUBLE).
--- Output: table turn_boundaries. Decision order (issue 3):
+-- Output: table turn_boundaries. Decision order:
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
 --   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
 --   3. completion: previous reply not final (empty / truncated / cancelled / failed / tool_calls) -> continuation

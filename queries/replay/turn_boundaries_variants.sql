@@ -1,4 +1,4 @@
--- Rule variants of the router's turn-boundary order, replayed beside it (issue 15).
+-- Rule variants of the router's turn-boundary order, replayed beside it.
 -- Inputs: events, user_labels, turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).

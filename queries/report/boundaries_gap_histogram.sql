@@ -1,4 +1,4 @@
--- Report "Turn boundaries": gaps after a final reply, per origin, on the log grid of timing.md §6.
+-- Report "Turn boundaries": gaps after a final reply, per origin, on a log grid.
 -- Records that start a request and have a trustworthy gap. Input: turn_boundaries, scope_sessions.
 WITH edges AS (SELECT unnest([0.0, 0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 13, 21, 30, 60, 300, 3600]::DOUBLE[]) AS lo),
 bins AS (SELECT lo, lead(lo) OVER (ORDER BY lo) AS hi FROM edges),

@@ -1,5 +1,5 @@
 -- Report "Turn boundaries": user-role records left out of the evaluation because they are not a model
--- request of their own (modeling.md §2), by the rule that labelled them. Input: turn_boundaries, scope_sessions.
+-- request of their own, by the rule that labelled them. Input: turn_boundaries, scope_sessions.
 SELECT source_format AS harness, origin_rule, origin, count(*) AS n
 FROM turn_boundaries SEMI JOIN scope_sessions USING (session_id)
 WHERE NOT starts_request

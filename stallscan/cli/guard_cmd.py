@@ -59,7 +59,7 @@ ProjectOpt = typer.Option(None, "--project", help="Project directory for --scope
 
 @guard_app.callback()
 def guard_main(ctx: typer.Context) -> None:
-    """Without a subcommand: run as the hook (hook JSON on stdin; see README "Guard")."""
+    """Without a subcommand: run as the hook (hook JSON on stdin; see docs/guard.md)."""
     if ctx.invoked_subcommand is None:
         from stallscan.guard.hook import main
 

@@ -31,7 +31,7 @@ def ingest(
         None,
         metavar="[PATH]...",
         help="Files, directories (recursive) or globs. "
-        "Default: the usual log folders of the supported tools (see README).",
+        "Default: the usual log folders of the supported tools (see docs/usage.md).",
     ),
     db: Db = None,
     out: str = typer.Option(

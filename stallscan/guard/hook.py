@@ -8,7 +8,7 @@ an unknown schema, an internal error or a run over the time budget all exit 0 wi
 reason goes to the guard log (one JSONL record per call; stallscan.guard.log).
 
 Imports only the standard library and the pure-Python rule modules: no duckdb, pyarrow, numpy, polars or
-typer (tests/test_guard_hook.py checks sys.modules of a real run).
+typer (tests/functional/test_guard_hook.py checks sys.modules of a real run).
 """
 
 from __future__ import annotations

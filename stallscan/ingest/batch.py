@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
+from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
@@ -45,6 +46,7 @@ def run_batches(
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
+    failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -56,6 +58,7 @@ def run_batches(
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                     with sql.timed("COMMIT"):
                         con.execute("COMMIT")
+                    failpoint.hit()
                     con.execute("BEGIN TRANSACTION")
                     tx_rows = tx_bytes = 0
                 if progress:
@@ -63,6 +66,7 @@ def run_batches(
             plans = continued  # big files go on from where their last chunk stopped
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
+        failpoint.hit()
     except BaseException:
         sql.rollback(con)
         raise

@@ -26,7 +26,7 @@ SPECS: dict[str, FormatSpec] = {
     "claude_code": FormatSpec("claude_code"),
     "codex": FormatSpec("codex"),
     "openai_chat": FormatSpec("openai_chat"),
-    # issue 6: the other harnesses (queries/ingest/<name>_events.sql documents each mapping)
+    # the other harnesses (queries/ingest/<name>_events.sql documents each mapping)
     "cline_api": FormatSpec("cline_api", whole_file=True, appendable=False),
     "cline_ui": FormatSpec("cline_ui", whole_file=True, appendable=False),
     "gemini_cli": FormatSpec("gemini_cli", appendable=False, then=("gemini_messages",)),  # ids re-written: read whole
@@ -39,12 +39,12 @@ SPECS: dict[str, FormatSpec] = {
     "hermes_traj": FormatSpec("hermes_traj"),
     "aider": FormatSpec("aider", appendable=False),  # paired with .aider.input.history
     "aider_input": FormatSpec("aider_input", appendable=False),
-    # issue 15: `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
+    # `opencode export` documents ({info, messages: [{info, parts}]}) and bare [{info, parts}] lists
     "opencode": FormatSpec("opencode", whole_file=True, appendable=False),
-    # issue 25: `opencode run --format json` event streams (a model message spans lines: re-read whole)
+    # `opencode run --format json` event streams (a model message spans lines: re-read whole)
     "opencode_run": FormatSpec("opencode_run", appendable=False),
-    "stallscan_guard": FormatSpec("stallscan_guard"),  # issue 14: the guard's own decision log
-    # issue 22: OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
+    "stallscan_guard": FormatSpec("stallscan_guard"),  # the guard's own decision log
+    # OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
     "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans")),
     "otlp_doc": FormatSpec("otlp_doc", whole_file=True, appendable=False, then=("otlp_exports", "otlp_spans")),
     "phoenix_spans": FormatSpec("phoenix_spans", then=("otlp_spans",)),  # Phoenix span JSON lines

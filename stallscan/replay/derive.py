@@ -10,7 +10,7 @@ inputs and the events change counter, then either
 * runs `compute` on everything (new inputs, no stamp, no change counter, or most sessions changed).
 
 Sessions are independent in every replay rule, so the incremental result equals a full replay
-(tests/test_derive.py holds the two equal on the real files split into random appends).
+(tests/functional/test_derive.py holds the two equal on the real files split into random appends).
 """
 
 from __future__ import annotations

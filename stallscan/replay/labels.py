@@ -8,7 +8,7 @@
                     user's labels file changed the origin
     human_content   an automatic envelope that carries a person's text or action (Cline
                     [TASK RESUMPTION] with new instructions, <feedback> inside a tool result, ...)
-    starts_request  whether the record is itself a model request (modeling.md §2): local-command
+    starts_request  whether the record is itself a model request: local-command
                     records, command echoes, interrupt markers, queued copies are not
 
 The automatic-prompt library is data (stallscan/data/prompts.toml, field reference at its top). A user's

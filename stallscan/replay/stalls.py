@@ -7,15 +7,13 @@ Core API (no CLI here):
 
 The production replay is SQL (queries/replay/stall_*.sql); stallscan/replay/stalls_ref.py walks one session in
 plain Python with the same rules, and the tests hold the two to agreement.
-Turn segmentation uses the turn-boundary truth (stallscan.labels.label_events -> user_labels) when that
-module exists, else human-looking user messages (queries/replay/stall_turn_starts.sql).
+Turn segmentation uses the turn-boundary truth (stallscan.replay.labels.label_events -> user_labels); with
+segmentation="fallback", human-looking user messages (queries/replay/stall_turn_starts.sql).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, cast
 
 import duckdb
@@ -25,20 +23,6 @@ from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store import sql
 
 STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
-OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
-ROUND_KINDS = (
-    "tool_round",
-    "final",
-    "dropped_tool_call",
-    "no_tool",
-    "narrated_intent",
-    "empty",
-    "truncated",
-    "failed",
-    "cancelled",
-)
-
-
 # what a stall episode ended as (stalls.outcome), and the short names `stallscan stalls --outcome` accepts
 OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
@@ -53,15 +37,6 @@ class ReplayInfo:
     rounds: int
     stalls: int
     turns: int
-
-
-def _labels_module() -> ModuleType | None:
-    try:
-        return importlib.import_module("stallscan.replay.labels")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("stallscan.replay.labels",):
-            raise
-        return None
 
 
 def replay_stalls(
@@ -82,11 +57,10 @@ def replay_stalls(
 
     if not sql.has_table(con, "stall_signatures", schema=None, temporary=None):
         stall_data.install(con)  # the rule tables the stall queries read (a full replay installs them anew)
-    labels = _labels_module() if segmentation in ("auto", "labels") else None
-    if segmentation == "labels" and labels is None:
-        raise RuntimeError("stallscan.labels is not installed")
-    if labels is not None:
-        labels.label_events(con, config)
+    if segmentation in ("auto", "labels"):
+        from stallscan.replay.labels import label_events
+
+        label_events(con, config)
         used = "labels"
         st = stamps.get(con, "user_labels")
         upstream: tuple[str, ...] = ("user_labels",)

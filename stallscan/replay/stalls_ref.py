@@ -1,8 +1,8 @@
 """Plain-Python reference walk of the stall rules over ONE session's events (no SQL).
 
-Readable on purpose: one loop per rule, in the order harness_logic.md gives them. The production replay
+Readable on purpose: one loop per rule, in the harnesses' order. The production replay
 (queries/replay/stall_*.sql via stallscan.replay.stalls.replay_stalls) must produce the same rounds, stalls and turns;
-tests/test_stalls_reference.py holds the two to agreement on every real file and on generated sessions
+tests/functional/test_stalls_reference.py holds the two to agreement on every real file and on generated sessions
 (stallscan/replay/stalls_agreement.py lists where they differ).
 Events are dicts with the columns of the `events` table (meta as a dict or a JSON string).
 """

@@ -317,11 +317,3 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}
-
-
-def headline_lines(h: dict[str, Any]) -> list[str]:
-    """The block as plain sentences (markdown and the terminal wrap them)."""
-    out = [f"{it['label']}: {it['text']}" for it in h["items"]]
-    for i, e in enumerate(h["examples"], 1):
-        out.append(f"{i}. {e['kind']}, {e['harness']}: {e['why']}. Open: {e['show']}")
-    return out

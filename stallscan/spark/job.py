@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stallscan.export import LAYOUT_VERSION  # the hand-off layout (README "Beyond one machine")
+from stallscan.export import LAYOUT_VERSION  # the hand-off layout (docs/spark.md)
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.labels import load_config
 from stallscan.replay.stall_rules import RETRY_BOUND

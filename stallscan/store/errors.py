@@ -1,6 +1,6 @@
 """Errors a user can cause, each with a documented exit code and a hint.
 
-Exit codes (also in README.md and docs/errors.md):
+Exit codes (also in docs/errors.md):
   0  success
   1  ingest finished but --strict and some lines were rejected, a file was in no known format, or a
      record of a known format had a shape its reader does not know (unknown_shape)

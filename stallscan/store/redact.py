@@ -54,7 +54,7 @@ def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 def mask(text: str) -> str:
     """`text` with every secret shape masked, in plain Python (the guard log's excerpts; the same patterns
-    and replacements as redact_sql, which tests/test_guard_log.py holds to the SQL result)."""
+    and replacements as redact_sql, which tests/functional/test_guard_log.py holds to the SQL result)."""
     for rx, repl in _compiled():
         text = rx.sub(repl, text)
     return text

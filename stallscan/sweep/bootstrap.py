@@ -11,7 +11,7 @@ weighted `bincount` over the pairs, then suffix sums over the bins), and the fix
 counts of the events no threshold changes (one matrix-vector product). A resample's weights are drawn once
 and serve every policy of the group; policies with the same gap-decided pairs share their histograms.
 Every count is an integer held exactly in float64, so each cost, and each pick, equals the one a loop per
-policy computes (tests/test_sweep_bootstrap.py holds them equal).
+policy computes (tests/unit/test_sweep_bootstrap.py holds them equal).
 
 Measured on 10M generated events (166,667 sessions, 1,000 resamples, router only): 6.0 s, where a chunked
 (sessions x resamples) matrix form took 14-16 s: with chunks bounded to 32 MiB it handled two resamples at

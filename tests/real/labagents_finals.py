@@ -20,8 +20,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from intent_truth import REPO, text_sha
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.real.intent_truth import REPO, text_sha
 
 LABELS = REPO / "tests" / "truth" / "labagents_labels.csv"
 

@@ -18,7 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from intent_truth import TRUTH, text_sha
+
+from tests.real.intent_truth import TRUTH, text_sha
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "labagents"
 LABELS = ("plan", "wait", "genuine", "question", "empty", "error")

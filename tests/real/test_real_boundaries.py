@@ -11,7 +11,7 @@ import pytest
 from stallscan.ingest import detect
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
-from tests.test_boundaries import reference_mismatches
+from tests.replay_checks import reference_mismatches
 
 CC = "claude-code/"
 
@@ -237,14 +237,15 @@ def test_hermes_sessions(tb):
     assert [l for l, x in r.items() if x["role"] == "user" and x["origin"] == "human"] == [2, 6, 10, 14]
 
 
-# ---- formats being added by issue 6: asserted once they are registered ---------------------------
+# ---- other formats: asserted once they are registered ---------------------------
 def _need(fmt_prefix: str):
     if not any(f.startswith(fmt_prefix) for f in detect.FORMATS):
-        pytest.skip(f"no {fmt_prefix}* format registered yet (issue 6)")
+        pytest.skip(f"no {fmt_prefix}* format registered yet")
 
 
 def _ingest_one(tmp_path, rel):
-    from tests.real.conftest import ingest_dirs, real_root
+    from tests.helpers import real_root
+    from tests.real.helpers import ingest_dirs
 
     path = real_root() / rel
     if not path.exists():

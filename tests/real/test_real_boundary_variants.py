@@ -11,7 +11,7 @@ import pytest
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
-from tests.test_boundary_variants import variant_mismatches
+from tests.replay_checks import variant_mismatches
 
 CC = "claude-code/marot-spotter/"
 

@@ -8,10 +8,11 @@ formats.md §1 are hard-coded next to the computed ones, so both must agree with
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
-from tests.real import conftest as _h  # plain helper functions (not fixtures)
+from tests.real import helpers as _h
 
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts
@@ -56,7 +57,9 @@ def claude_model(path):
     """(expected events ordered by first line, {skipped line: its type}, event-line count)."""
     recs = read_jsonl(path)
     file_sids = {o.get("sessionId") for _, o in recs if o and o.get("sessionId")}
-    events, skipped, by_msg = [], {}, {}
+    events: list[Any] = []
+    skipped: dict[int, Any] = {}
+    by_msg: dict[str, Any] = {}
     event_lines = 0
     for ln, o in recs:
         assert o is not None, f"{path}:{ln} blank line (the real files have none)"
@@ -87,7 +90,7 @@ def _expect(path, ev, file_sids):
     recs = ev["recs"]
     first_ln, first = recs[0]
     last_ln, last = recs[-1]
-    exp = {
+    exp: dict[str, Any] = {
         "source_format": "claude_code",
         "file": str(path),
         "line": first_ln,
@@ -101,7 +104,7 @@ def _expect(path, ev, file_sids):
         "session_id": _session_ids(first, file_sids),
         "initiator": None,
     }
-    checks = {}  # non-column expectations (meta, tool_calls, text)
+    checks: dict[str, Any] = {}  # non-column expectations (meta, tool_calls, text)
     src = ev["src"]
     if src == "assistant":
         msg_blocks = [b for _, o in recs for b in o["message"]["content"]]
@@ -210,7 +213,7 @@ def _norm_kind(kind: str) -> str:
 
 
 def _norm_skipped(c: Counter) -> Counter:
-    out = Counter()
+    out: Counter[str] = Counter()
     for k, n in c.items():
         out[_norm_kind(k)] += n
     return +out
@@ -276,7 +279,7 @@ def test_claude_events_match_raw(db, claude_path):
 
 def test_claude_seq_is_file_order(db, claude_path):
     rows = event_rows(db.con, claude_path)
-    by_session = {}
+    by_session: dict[str, list[Any]] = {}
     for r in rows:
         by_session.setdefault(r["session_id"], []).append(r)
     for sid, evs in by_session.items():

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.real import conftest as _h  # plain helper functions (not fixtures)
+from tests.real import helpers as _h
 
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, norm_text, parse_ts, read_jsonl = _h.file_row, _h.norm_text, _h.parse_ts, _h.read_jsonl
@@ -49,7 +50,7 @@ def codex_model(path):
     session_id = next(o["payload"]["id"] for _, o in recs if o and o["type"] == "session_meta")
     events, mirrors, ambiguous = [], {}, set()
     consumed = set()
-    group = None
+    group: dict[str, Any] | None = None
     for idx, (ln, o) in enumerate(recs):
         assert o is not None, f"{path}:{ln} blank line"
         k, p, ts = rkind(o), o.get("payload") or {}, o["timestamp"]
@@ -63,7 +64,7 @@ def codex_model(path):
                 and rkind(nxt) == "event:user_message"
                 and nxt["payload"].get("message") == text
             )
-            ev = {
+            ev: dict[str, Any] = {
                 "line": ln,
                 "last_line": ln + 1 if paired else ln,
                 "n_records": 2 if paired else 1,
@@ -83,7 +84,13 @@ def codex_model(path):
             assert ln in consumed, f"{path}:L{ln} user_message without its response_item (none in the real files)"
         elif k in MODEL_OUTPUT:
             if group is None:
-                group = {"line": ln, "role": "assistant", "kind": "message", "ts": parse_ts(ts), "recs": []}
+                group = {
+                    "line": ln,
+                    "role": "assistant",
+                    "kind": "message",
+                    "ts": parse_ts(ts),
+                    "recs": [],
+                }
                 events.append(group)
             group["recs"].append((ln, o))
             group["last_line"], group["ts_end"] = ln, parse_ts(ts)
@@ -468,7 +475,7 @@ def test_phase_in_meta(db):
     p = _path(db, "Krosss0001-rave-era-project/codex-session.jsonl")
     recs = dict(read_jsonl(p))
     rows = [r for r in event_rows(db.con, p) if r["role"] == "assistant"]
-    by_phase = Counter()
+    by_phase: Counter[Any] = Counter()
     for r in rows:
         phases = {
             recs[ln]["payload"].get("phase")

@@ -12,13 +12,15 @@ import re
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
+from tests.helpers import real_root
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
+REAL = real_root()
 SUBS = ["cline", "gemini-cli", "copilot-cli", "openhands", "swe-agent", "hermes-trajectory", "aider"]
 
 pytestmark = pytest.mark.skipif(
@@ -151,7 +153,7 @@ def test_gemini_duplicate_ids_collapse_and_continue_prompt(db):
     recs = [json.loads(line) for line in p.read_text().splitlines()]
     assert len(recs) == 28
     events = [e for e in ev(cur, p) if e["part"] == 0]
-    ids = {}
+    ids: dict[Any, list[int]] = {}
     for n, r in enumerate(recs, 1):
         if "id" in r and "type" in r:
             ids.setdefault(r["id"], []).append(n)
@@ -344,7 +346,8 @@ def test_aider_input_pairing_is_deterministic():
         (n, datetime.fromisoformat(l[24:])) for n, l in enumerate(text, 1) if l.startswith("# aider chat started at ")
     ]
     (_, start), (next_line, end) = head[0], head[1]
-    entries, cur = [], None
+    entries: list[list[Any]] = []
+    cur: list[Any] | None = None
     for l in (p.parent / ".aider.input.history").read_text(encoding="utf-8").splitlines():
         if re.match(r"# \d{4}-\d\d-\d\d ", l):
             cur = [datetime.fromisoformat(l[2:]), ""]

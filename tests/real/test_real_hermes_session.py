@@ -7,10 +7,11 @@ from hermes-session/NOTES.md, whose tables are hard-coded below next to the comp
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
-from tests.real import conftest as _h  # plain helper functions (not fixtures)
+from tests.real import helpers as _h
 
 count_records, compare_rows, event_rows, fetch = _h.count_records, _h.compare_rows, _h.event_rows, _h.fetch
 file_row, finish_norm, norm_text, parse_ts = _h.file_row, _h.finish_norm, _h.norm_text, _h.parse_ts
@@ -21,7 +22,7 @@ F1 = "NousResearch-hermes-agent/20260421_055527_49457147.jsonl"
 F2 = "NousResearch-hermes-agent/20260422_005427_557b5676.jsonl"
 
 # NOTES.md, per file
-NOTES = {
+NOTES: dict[str, dict[str, Any]] = {
     F1: dict(
         lines=87,
         roles={"user": 6, "assistant": 34, "tool": 47},

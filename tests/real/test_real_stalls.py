@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.replay.stalls import _labels_module, replay_stalls
+from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_agreement import disagreements
 
-MODES = ["fallback"] + (["labels"] if _labels_module() is not None else [])
+MODES = ["fallback", "labels"]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def test_claude_code_dropped_calls_match_stop_reason(replayed, h):
     line of it carries a tool_use block (formats.md §1, §11)."""
     want, got = 0, 0
     for path in h.real_files("claude-code"):
-        replies = defaultdict(lambda: {"stop": None, "calls": 0, "text": False})
+        replies: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"stop": None, "calls": 0, "text": False})
         for i, rec in h.read_jsonl(path):
             if not rec or rec.get("type") != "assistant":
                 continue
@@ -193,7 +194,7 @@ def test_hermes_failed_trajectory_ends_on_a_request_to_the_user(h):
     <tool_call>, after tool rounds. Read by hand (tests/truth/intent_labels.csv) it is a hand-off, not a
     plan-as-answer: out of iterations, the model asks the user to re-upload the PDF and promises the next
     steps only once that is done ('Please **re-upload the PDF file** ... Once uploaded, I'll be able to:').
-    Issue 15: a conditional promise and a request to the user veto the narrated-intent rule."""
+    A conditional promise and a request to the user veto the narrated-intent rule."""
     con = _ingest_one("hermes-trajectory", "hermes_traj", h)
     path = h.real_files.__globals__["real_root"]() / "hermes-trajectory/rohithbalasubramani-neurareport-v2"
     raw = json.loads((path / "failed_trajectories.jsonl").read_text(encoding="utf-8").splitlines()[0])

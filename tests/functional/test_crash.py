@@ -1,0 +1,76 @@
+"""Crash safety: SIGKILL `stallscan ingest` right after chosen commits of a multi-batch ingest.
+
+After every kill the database opens, holds no half-ingested file (every `files` row's line accounting
+equals the rows present; a file marked ok was read to its end; no rows without a `files` row), and a
+re-run finishes with tables identical (row checksums) to an uninterrupted ingest.
+
+The kills are placed by the ingest's failpoint (stallscan/ingest/failpoint.py): with
+`STALLSCAN_FAILPOINT=ingest.commit:N:sleep` the process prints one line on stderr right after its Nth
+commit and blocks; the test reads that line, then sends SIGKILL. No kill depends on timing, so the same
+kills land at the same commits on an idle or a loaded machine.
+
+The corpus is Claude-Code shaped (bench/gen.py): many small files (multi-file batches) plus one big
+file read in chunks ($STALLSCAN_BATCH_BYTES makes batches and chunks small; $STALLSCAN_COMMIT_ROWS=1
+commits after every batch, so a run has many commits). The functional test chains ten kills on a
+~10 MB corpus (each re-run resumes and is killed again); tests/slow/test_crash_large.py kills independent
+runs of a ~100 MB corpus at twelve commits spread over the whole run.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.crashing import after_kill, finish, kill_at_commit, make_corpus, reference, start
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    root = make_corpus(tmp_path_factory.mktemp("crash"), "6M", 12, "4M")
+    return root, reference(root)
+
+
+def test_sigkill_ten_times_during_ingest(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    corpus, ref = small_corpus
+    n_files = sum(1 for _ in corpus.rglob("*.jsonl"))
+    total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
+    batch = 400_000  # small files batch a few at a time, the big file in ~11 chunks: ~19 commits in all
+    rng = random.Random(7)
+    db = tmp_path / "crash.duckdb"
+    progress: list[tuple[int, int]] = []
+    for kill in range(10):
+        # each re-run resumes where the killed one stopped and is killed after 1-2 of its own commits;
+        # the 4th kill is an `exit` (the process leaves by itself, nothing closed), the others SIGKILL
+        action = "exit" if kill == 3 else "sleep"
+        assert kill_at_commit(corpus, db, batch, rng.choice((1, 2)), action), f"kill {kill}: ingest ended first"
+        progress.append(after_kill(db))
+    consumed = [c for _, c in progress]
+    # every kill landed mid-ingest (some rows committed, some left) and after at least one more commit
+    assert all(0 < c < total for c in consumed), progress
+    assert consumed == sorted(set(consumed)), progress
+    assert finish(corpus, db, batch) == ref
+    print(f"\ncrash: 10 kills, progress (ok files of {n_files}, bytes of {total}): {progress}")
+
+
+def test_sigkill_after_the_last_commit(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """The run's last commit is in the WAL but not checkpointed: the kill leaves every file read, the
+    next open replays the WAL, and a re-run has nothing to read."""
+    corpus, ref = small_corpus
+    db = tmp_path / "last.duckdb"
+    batch = 1_000_000  # several batches in one transaction: the run's only commit is its last
+    assert kill_at_commit(corpus, db, batch, 1, commit_rows=10**9)
+    n_files = sum(1 for _ in corpus.rglob("*.jsonl"))
+    total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
+    assert after_kill(db) == (n_files, total)
+    assert finish(corpus, db, batch) == ref
+
+
+def test_a_wrong_failpoint_is_refused(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    corpus, _ = small_corpus
+    for spec in ("ingest.commit:0:sleep", "ingest.commit:2", "ingest.commit:x:exit", "ingest.commit:1:pause"):
+        p = start(corpus, tmp_path / "w.duckdb", 1 << 30, spec)
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 2 and "is not POINT:N:ACTION" in err, (spec, err)

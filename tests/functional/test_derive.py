@@ -1,0 +1,267 @@
+"""Derive once, replay incrementally: derivation stamps and the incremental replay (stallscan.replay.derive).
+
+* a stamp is invalidated by each option (threshold, retry / narrated bound, config, overrides file) and by
+  the rule-library version; a repeat with the same inputs and unchanged events reuses the tables;
+* after any sequence of ingests (the real files split into seeded random appends), the derived tables
+  equal a full replay from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay import derive
+from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.labels import label_events
+from stallscan.replay.stalls import replay_stalls
+from stallscan.store import stamps
+from stallscan.store.db import connect
+from tests.helpers import SAMPLES, claude_line, write_lines
+from tests.replay_checks import fingerprint as _fingerprint
+from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_line_files as _real_line_files
+from tests.replay_checks import replay_all as _replay_all
+
+DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
+
+
+def _stamp(con, name) -> dict:
+    st = stamps.get(con, name)
+    assert st is not None, f"no stamp for {name}"
+    return st
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(SAMPLES)])
+    yield con
+    con.close()
+
+
+def _stamp_rows(con) -> list[tuple]:
+    return con.execute(f"SELECT * FROM {stamps.STAMPS} ORDER BY name").fetchall()
+
+
+def test_repeat_reuses_and_writes_nothing(db, monkeypatch):
+    _replay_all(db)
+    for name in ("turn_boundaries", "stalls"):
+        st = _stamp(db, name)
+        assert (st["mode"], st["n_full"]) == ("full", 1), name
+    assert _stamp(db, "user_labels")["n_full"] == 1  # (replay_stalls asked for the same labels: reused)
+    before = {t: _fingerprint(db, t) for t in DERIVED}
+    rows = _stamp_rows(db)
+    modes: list[str] = []
+    real_run = derive.run
+
+    def recording_run(*a, **k):
+        modes.append(real_run(*a, **k))
+        return modes[-1]
+
+    monkeypatch.setattr(derive, "run", recording_run)
+    _replay_all(db)
+    _replay_all(db)
+    assert modes and set(modes) == {"reused"}
+    assert _stamp_rows(db) == rows  # no counter, no updated_at: a reuse writes nothing
+    assert {t: _fingerprint(db, t) for t in DERIVED} == before
+
+
+@pytest.mark.parametrize(
+    "change, invalidated",
+    [
+        ({"threshold": 3.5}, {"turn_boundaries"}),
+        ({"retry_bound": 1}, {"stalls"}),
+        ({"narrated_bound": 0}, {"stalls"}),
+    ],
+)
+def test_each_option_invalidates_its_stamp(db, change, invalidated):
+    _replay_all(db)
+    label_events(db, config={})
+    replay_boundaries(db, change.get("threshold", 2.0))
+    replay_stalls(db, retry_bound=change.get("retry_bound", 3), narrated_bound=change.get("narrated_bound", 2))
+    for name in ("turn_boundaries", "stalls"):
+        st = _stamp(db, name)
+        assert st["n_full"] == (2 if name in invalidated else 1), name
+    assert _stamp(db, "user_labels")["n_full"] == 1
+    if "threshold" in change:
+        assert db.execute("SELECT DISTINCT threshold FROM turn_boundaries").fetchall() == [(3.5,)]
+    if "retry_bound" in change:
+        assert _stamp(db, "stalls")["inputs"]["retry_bound"] == 1
+
+
+def test_config_and_overrides_file_invalidate_labels(db, tmp_path):
+    label_events(db, config={})
+    label_events(db, config={})
+    assert _stamp(db, "user_labels")["n_full"] == 1
+    extra = {"prompts": [{"id": "t.hello", "harness": "*", "match": "prefix", "text": "hello", "citation": "t"}]}
+    label_events(db, config=extra)
+    assert _stamp(db, "user_labels")["n_full"] == 2
+    eid = db.execute("SELECT event_id FROM user_labels LIMIT 1").fetchone()[0]
+    f = tmp_path / "labels.csv"
+    f.write_text(f"event_id,origin\n{eid},automatic\n")
+    cfg = {"labels": {"overrides": str(f)}}
+    assert label_events(db, config=cfg)["overrides"] == 1
+    assert label_events(db, config=cfg)["overrides"] == 1  # reused, same answer
+    assert _stamp(db, "user_labels")["n_full"] == 3
+    f.write_text(f"event_id,origin\n{eid},human\n")  # same path, new content
+    label_events(db, config=cfg)
+    assert _stamp(db, "user_labels")["n_full"] == 4
+    assert db.execute("SELECT origin FROM user_labels WHERE event_id = ?", [eid]).fetchone()[0] == "human"
+
+
+def test_users_stallscan_toml_invalidates(db, tmp_path, monkeypatch):
+    label_events(db)
+    toml = tmp_path / "stallscan.toml"
+    toml.write_text('[[prompts]]\nid = "t.x"\nharness = "*"\nmatch = "exact"\ntext = "zzz"\ncitation = "t"\n')
+    label_events(db)  # ./stallscan.toml now exists
+    assert _stamp(db, "user_labels")["n_full"] == 2
+    label_events(db)
+    assert _stamp(db, "user_labels")["n_full"] == 2
+    toml.write_text(toml.read_text().replace("zzz", "yyy"))
+    label_events(db)
+    assert _stamp(db, "user_labels")["n_full"] == 3
+
+
+def test_library_version_invalidates_every_stamp(db, monkeypatch):
+    _replay_all(db)
+    monkeypatch.setattr(stamps, "rules_hash", lambda: "another-library")
+    _replay_all(db)
+    for name in ("user_labels", "turn_boundaries", "stalls"):
+        assert _stamp(db, name)["n_full"] == 2, name
+
+
+def test_rules_hash_covers_the_data_files():
+    from stallscan.store.stamps import ROOT
+
+    files = {p.name for p in (ROOT / "data").glob("*.toml")}
+    assert {"prompts.toml", "intent_signatures.toml", "stall_prompts.toml"} <= files
+    assert len(stamps.rules_hash()) == 16
+
+
+def test_writes_outside_ingest_are_not_reused(db):
+    _replay_all(db)
+    db.execute("DELETE FROM events WHERE event_id = (SELECT min(event_id) FROM events)")
+    _replay_all(db)
+    assert _stamp(db, "stalls")["n_full"] == 2
+
+
+def test_no_change_counter_means_no_reuse(con):
+    """A connection whose events were not written by ingest (tests, Spark's per-session connection)."""
+    lines = [claude_line("user", 1), claude_line("assistant", 2)]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        ingest_paths(con, [str(write_lines(Path(d) / "s.jsonl", lines))])
+    con.execute("DELETE FROM stallscan_meta WHERE key = 'events_version'")
+    replay_stalls(con)
+    replay_stalls(con)
+    assert _stamp(con, "stalls")["n_full"] == 2
+
+
+def test_bare_connection_with_only_events(tmp_path):
+    """Spark's per-session replay: a fresh in-memory connection holding only an `events` table."""
+    import duckdb
+
+    src = connect(":memory:")
+    ingest_paths(src, [str(SAMPLES)])
+    src.execute(f"COPY events TO '{tmp_path / 'e.parquet'}' (FORMAT parquet)")
+    bare = duckdb.connect()
+    bare.execute(f"CREATE TABLE events AS SELECT * FROM '{tmp_path / 'e.parquet'}'")
+    info = replay_stalls(bare)
+    assert info.rounds > 0
+    assert bare.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'derive_stamps'").fetchone()[0] == 0
+
+
+def test_report_cli_repeat_reuses(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    dbp = str(tmp_path / "r.duckdb")
+    r = CliRunner()
+    first = r.invoke(app, ["report", str(SAMPLES), "--db", dbp, "--format", "json", "--bootstrap", "50"])
+    assert first.exit_code == 0, first.output
+    second = r.invoke(app, ["report", "--db", dbp, "--format", "json", "--bootstrap", "50"])
+    assert second.exit_code == 0
+    assert json.loads(first.stdout) == json.loads(second.stdout)
+    con = connect(dbp, read_only=True)
+    for name in ("user_labels", "turn_boundaries", "stalls"):
+        st = _stamp(con, name)
+        assert st["n_full"] == 1 and st["mode"] == "full", (name, st)
+    con.close()
+
+
+# --- incremental replay == full replay, on the real files split into random appends ----------------
+
+
+def _full_fingerprints(con) -> dict:
+    for name in ("user_labels", "turn_boundaries", "stalls"):
+        stamps.forget(con, name)
+    _replay_all(con)
+    assert _stamp(con, "stalls")["mode"] == "full"
+    return {t: _fingerprint(con, t) for t in DERIVED}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
+    files = _real_line_files()
+    if not files:
+        pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
+    monkeypatch.chdir(tmp_path)
+    from stallscan.replay import derive
+
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # replay incrementally however many sessions changed
+    corpus = tmp_path / "corpus"
+    con = connect(str(tmp_path / "inc.duckdb"))
+    _replay_all(con)  # an empty database first
+    modes = []
+    for step in _grow(con, files, random.Random(seed), corpus):
+        modes.append(_stamp(con, "stalls")["mode"])
+        got = {t: _fingerprint(con, t) for t in DERIVED}
+        assert got == _full_fingerprints(con), f"step {step}"
+    assert "incremental" in modes, modes
+    # and from scratch: a fresh database ingesting the final files at once
+    fresh = connect(str(tmp_path / "fresh.duckdb"))
+    ingest_paths(fresh, [str(corpus)])
+    _replay_all(fresh)
+    assert {t: _fingerprint(fresh, t) for t in DERIVED} == {t: _fingerprint(con, t) for t in DERIVED}
+    con.close()
+    fresh.close()
+    shutil.rmtree(corpus)
+
+
+def test_incremental_after_a_file_shrinks(tmp_path, monkeypatch):
+    """A rewritten, shorter file removes events: their labels and rows go too (no orphans)."""
+    files = _real_line_files()
+    if not files:
+        pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
+    monkeypatch.chdir(tmp_path)
+    from stallscan.replay import derive
+
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
+    for i, f in enumerate(big):
+        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    lines = big[0].read_bytes().splitlines(keepends=True)
+    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    assert _stamp(con, "user_labels")["mode"] in ("incremental", "reused")
+    assert _stamp(con, "stalls")["mode"] == "incremental"
+    got = {t: _fingerprint(con, t) for t in DERIVED}
+    assert got == _full_fingerprints(con)
+    con.close()

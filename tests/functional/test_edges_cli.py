@@ -1,0 +1,166 @@
+"""Edges a user hits: missing database, report with nothing given, empty ingests, -o FILE, --strict,
+and the terminal at 80 columns (nothing wider, no cut number, default report within two screens)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import SAMPLES, real_root
+
+
+def cli(*args, cwd=None, home=None, columns="80"):
+    env = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS=columns, TERM="dumb")
+    env.pop("STALLSCAN_DB", None)
+    if home is not None:
+        env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("edges") / "e.duckdb"
+    assert cli("ingest", str(SAMPLES), "--db", str(db)).returncode == 0
+    return str(db)
+
+
+@pytest.fixture(scope="module", params=["sample", "real"])
+def any_db(request, sample_db, tmp_path_factory):
+    if request.param == "sample":
+        return sample_db
+    if not real_root().is_dir():
+        pytest.skip(f"real transcripts not found at {real_root()}: set STALLSCAN_REAL_DATA")
+    db = tmp_path_factory.mktemp("edges_real") / "r.duckdb"
+    assert cli("ingest", str(real_root()), "--db", str(db)).returncode == 0
+    return str(db)
+
+
+def test_missing_database_is_exit_3_and_never_created(tmp_path):
+    for args in (["report"], ["stalls"], ["boundaries"], ["sweep"], ["sessions"], ["show", "x"], ["sql", "SELECT 1"]):
+        p = cli(*args, cwd=tmp_path, home=tmp_path)
+        assert p.returncode == 3, (args, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert lines[0].startswith("error: no database at stallscan.duckdb"), p.stderr
+        assert lines[1].startswith("hint: run stallscan ingest"), p.stderr
+        assert not (tmp_path / "stallscan.duckdb").exists()
+
+
+def test_report_with_nothing_given_reads_the_usual_folders(tmp_path):
+    home = tmp_path / "home"
+    projects = home / ".claude" / "projects" / "-work-demo"
+    projects.mkdir(parents=True)
+    shutil.copy(SAMPLES / "claude-code" / "session.jsonl", projects / "s.jsonl")
+    work = tmp_path / "work"
+    work.mkdir()
+    p = cli("report", "--bootstrap", "0", cwd=work, home=home)
+    assert p.returncode == 0, p.stderr
+    assert "reading the usual log folders found here" in p.stderr and str(home / ".claude" / "projects") in p.stderr
+    assert "ingested 1 file(s)" in p.stderr
+    assert "the answer first" in p.stdout
+    assert (work / "stallscan.duckdb").exists()
+
+
+def test_report_with_nothing_anywhere_leaves_no_database(tmp_path):
+    p = cli("report", cwd=tmp_path, home=tmp_path)
+    assert p.returncode == 3 and "no database at" in p.stderr and "hint:" in p.stderr
+    assert not (tmp_path / "stallscan.duckdb").exists()
+
+
+def test_ingest_that_finds_nothing_leaves_no_database(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = cli("ingest", str(empty), "--db", str(tmp_path / "n.duckdb"))
+    assert p.returncode == 0 and "no database was written" in p.stderr
+    assert not (tmp_path / "n.duckdb").exists()
+    p = cli("ingest", cwd=tmp_path, home=tmp_path)  # no PATH, no usual folder
+    assert p.returncode == 2 and not (tmp_path / "stallscan.duckdb").exists()
+
+
+def test_strict_fails_on_unrecognised_files(tmp_path):
+    d = tmp_path / "logs"
+    d.mkdir()
+    (d / "notes.jsonl").write_text('{"hello": "world"}\n')
+    shutil.copy(SAMPLES / "hermes" / "normal_session.jsonl", d / "normal_session.jsonl")
+    db = str(tmp_path / "s.duckdb")
+    assert cli("ingest", str(d), "--db", db).returncode == 0
+    p = cli("ingest", str(d), "--db", str(tmp_path / "s2.duckdb"), "--strict")
+    assert p.returncode == 1 and "no format stallscan reads" in p.stderr
+
+
+def test_output_file_takes_the_format_from_its_extension(sample_db, tmp_path):
+    for name, check in (
+        ("r.md", lambda t: t.startswith("# stallscan report")),
+        ("r.html", lambda t: t.startswith("<!doctype html>")),
+        ("r.json", lambda t: "headline" in json.loads(t)),
+        ("r.txt", lambda t: "the answer first" in t),
+    ):
+        out = tmp_path / name
+        p = cli("report", "--db", sample_db, "--bootstrap", "0", "-o", str(out))
+        assert p.returncode == 0 and p.stdout == "", p.stderr
+        assert re.search(rf"^wrote {re.escape(str(out))} \(\d+ KB\)$", p.stderr.strip(), re.M), p.stderr
+        assert check(out.read_text())
+    out = tmp_path / "forced.txt"
+    assert cli("report", "--db", sample_db, "--bootstrap", "0", "--format", "markdown", "-o", str(out)).returncode == 0
+    assert out.read_text().startswith("# stallscan report")
+    p = cli("report", "--db", sample_db, "--format", "html", "-o", str(tmp_path / "nodir" / "r.html"))
+    assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+
+
+def _check_width(text: str, width: int = 80) -> None:
+    for line in text.splitlines():
+        assert len(line) <= width, line
+    assert "┃┃" not in text and "││" not in text, "a zero-width column"
+
+
+def test_terminal_fits_80_columns(any_db):
+    p = cli("report", "--db", any_db, "--bootstrap", "100")
+    assert p.returncode == 0, p.stderr
+    _check_width(p.stdout)
+    assert len(p.stdout.splitlines()) <= 80, "the default report fits two 40-line screens"
+    full = cli("report", "--db", any_db, "--bootstrap", "100", "--full")
+    assert len(full.stdout.splitlines()) > len(p.stdout.splitlines())
+    _check_width(full.stdout)
+    for args in (["boundaries", "--errors-only"], ["stalls"], ["sessions"], ["sweep", "--bootstrap", "50"]):
+        q = cli(*args, "--db", any_db)
+        assert q.returncode == 0, (args, q.stderr)
+        _check_width(q.stdout)
+    # numbers are never cut: every count of `sessions` and every gap of `boundaries` is printed whole
+    rows = json.loads(cli("sessions", "--db", any_db, "--format", "json", "--sort", "misread", "--desc").stdout)
+    table = cli("sessions", "--db", any_db, "--sort", "misread", "--desc").stdout.splitlines()
+    for r in rows["sessions"]:
+        line = next(x for x in table if x.startswith(r["ref"] + " "))
+        assert re.search(rf"\b{r['turns']:,}\s+{r['silent']:,}\s+{r['misread']:,}\b", line), line
+    text = cli("boundaries", "--errors-only", "--db", any_db).stdout
+    for d in json.loads(cli("boundaries", "--errors-only", "--db", any_db, "--json").stdout)["decisions"]:
+        if d["gap_s"] is not None:
+            assert f"{d['gap_s']:.2f}" in text
+    top = rows["sessions"][0]["ref"]
+    q = cli("show", top, "--db", any_db)
+    assert q.returncode == 0, q.stderr
+    _check_width(q.stdout)
+
+
+def test_sections_on_request(sample_db):
+    p = cli("report", "--db", sample_db, "--bootstrap", "0", "--section", "boundaries")
+    assert p.returncode == 0 and "Misread turns, worst first" in p.stdout and "the answer first" not in p.stdout
+    assert "Signature hits" not in p.stdout
+
+
+def test_sessions_sorts_and_prints_refs_show_accepts(sample_db):
+    rows = json.loads(cli("sessions", "--db", sample_db, "--json", "--sort", "turns", "--desc").stdout)["sessions"]
+    turns = [r["turns"] for r in rows]
+    assert turns == sorted(turns, reverse=True)
+    for r in rows:
+        assert set(r) >= {"session_id", "ref", "harness", "start", "turns", "silent", "misread"}
+    misread = json.loads(cli("boundaries", "--db", sample_db, "--errors-only", "--json").stdout)["decisions"]
+    assert sum(r["misread"] for r in rows) == len(misread)
+    for r in rows[:5]:
+        assert json.loads(cli("show", r["ref"], "--db", sample_db, "--json").stdout)["session_id"] == r["session_id"]

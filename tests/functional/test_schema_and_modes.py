@@ -1,0 +1,249 @@
+"""Schema evolution and file hygiene.
+
+- a database from an older stallscan (older schema_version, a table missing a column) is refused with
+  exit 5 and the advice to re-ingest with --rebuild, by every command; `ingest --rebuild` then gives the
+  same tables as a fresh ingest; a step with a migration upgrades in place;
+- the database, its spill directory and exports follow the user's umask, and nothing is written to $TMPDIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from stallscan import SCHEMA_VERSION
+from stallscan.ingest.run import ingest_paths
+from stallscan.store import db as dbmod
+from stallscan.store.db import connect
+from stallscan.store.errors import SchemaError
+from tests.helpers import SAMPLES
+from tests.hostile import snapshot
+
+ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200")
+
+
+def cli(*args, umask=None, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args],
+        capture_output=True,
+        text=True,
+        env=env or ENV,
+        timeout=300,
+        preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
+    )
+
+
+def fresh_snapshot() -> dict:
+    con = connect(":memory:")
+    ingest_paths(con, [str(SAMPLES)])
+    out = snapshot(con)
+    con.close()
+    return out
+
+
+def make_old_db(path: Path, version: str | None, drop_column: str | None = "meta") -> None:
+    """A database as an older stallscan left it: its version stamp, and events without a column."""
+    con = connect(path)
+    ingest_paths(con, [str(SAMPLES)])
+    con.close()
+    raw = duckdb.connect(str(path))
+    if version is None:
+        raw.execute("DROP TABLE stallscan_meta")
+    else:
+        raw.execute("UPDATE stallscan_meta SET value = ? WHERE key = 'schema_version'", [version])
+    if drop_column:
+        raw.execute("DROP VIEW IF EXISTS sessions")
+        raw.execute(f"ALTER TABLE events DROP COLUMN {drop_column}")
+    raw.close()
+
+
+def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path):
+    db = tmp_path / "old.duckdb"
+    make_old_db(db, str(SCHEMA_VERSION - 1), "meta")
+    for args in (["ingest", str(SAMPLES)], ["report", "--format", "json"], ["sql", "SELECT count(*) FROM events"]):
+        p = cli(*args, "--db", str(db))
+        assert p.returncode == 5, (args, p.returncode, p.stderr)
+        first, hint = p.stderr.splitlines()[:2]
+        assert first.startswith(f"error: database {db} was written by stallscan schema {SCHEMA_VERSION - 1} ")
+        assert "stale (events lacks meta)" in first
+        assert hint.startswith("hint: re-ingest: stallscan ingest PATH --rebuild")
+        assert "Traceback" not in p.stderr and p.stdout == ""
+    p = cli("ingest", str(SAMPLES), "--db", str(db), "--rebuild", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["ingested"] == json.loads(p.stdout)["files"] > 0  # everything re-read
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
+    assert snapshot(con) == fresh_snapshot()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    "version, drop, why",
+    [
+        (None, "meta", "events lacks meta"),  # unversioned, short a column
+        (str(SCHEMA_VERSION - 1), None, "rows written by it may be wrong"),  # older rows, same columns
+        (str(SCHEMA_VERSION), "tokens_out", "events lacks tokens_out"),  # current stamp, drifted table
+    ],
+)
+def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why):
+    db = tmp_path / "old.duckdb"
+    make_old_db(db, version, drop)
+    for ro in (False, True):
+        with pytest.raises(SchemaError, match=why) as info:
+            connect(db, read_only=ro)
+        assert info.value.exit_code == 5 and "--rebuild" in info.value.hint
+    con = connect(db, rebuild=True)
+    ingest_paths(con, [str(SAMPLES)])
+    assert snapshot(con) == fresh_snapshot()
+    con.close()
+
+
+def test_rebuild_drops_derived_tables_too(tmp_path):
+    db = tmp_path / "d.duckdb"
+    con = connect(db)
+    ingest_paths(con, [str(SAMPLES)])
+    con.execute("CREATE TABLE user_labels AS SELECT 'stale' AS origin")
+    con.close()
+    con = connect(db, rebuild=True)
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'user_labels'").fetchone()[0]
+        == 0
+    )
+    con.close()
+
+
+def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
+    db = tmp_path / "m.duckdb"
+    make_old_db(db, str(SCHEMA_VERSION - 1), drop_column=None)
+    before = None
+    raw = duckdb.connect(str(db), read_only=True)
+    before = snapshot(raw)
+    raw.close()
+    monkeypatch.setitem(dbmod.MIGRATIONS, SCHEMA_VERSION - 1, "CREATE TABLE upgraded_marker AS SELECT 1 AS x")
+    con = connect(db)
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
+    assert con.execute("SELECT x FROM upgraded_marker").fetchone()[0] == 1
+    assert snapshot(con) == before
+    con.close()
+    # a migration that leaves a table short of a column is not enough: still refused
+    make_old_db(tmp_path / "n.duckdb", str(SCHEMA_VERSION - 1), drop_column="meta")
+    with pytest.raises(SchemaError, match="events lacks meta"):
+        connect(tmp_path / "n.duckdb")
+
+
+def test_newer_and_current_databases(tmp_path):
+    """A current database opens again (read-write and read-only) with its rows and stamp; one stamped by a
+    newer schema is refused with exit code 5, both ways, and left as it was."""
+    db = tmp_path / "c.duckdb"
+    con = connect(db)
+    ingest_paths(con, [str(SAMPLES)])
+    before = snapshot(con)
+    con.close()
+    for read_only in (False, True):  # current: opens twice, same rows, same stamp
+        con = connect(db, read_only=read_only)
+        assert snapshot(con) == before
+        stamp = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+        assert stamp == (str(SCHEMA_VERSION),)
+        con.close()
+    raw = duckdb.connect(str(db))
+    raw.execute("UPDATE stallscan_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    raw.close()
+    for read_only in (False, True):
+        with pytest.raises(SchemaError, match="written by a newer stallscan") as info:
+            connect(db, read_only=read_only)
+        assert info.value.exit_code == 5 and "upgrade stallscan" in info.value.hint
+    raw = duckdb.connect(str(db), read_only=True)
+    assert raw.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION + 1),
+    )
+    assert snapshot(raw) == before
+    raw.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# file modes and temporary paths
+# ---------------------------------------------------------------------------------------------------
+def _modes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): stat.S_IMODE(p.stat().st_mode) for p in [root, *root.rglob("*")]}
+
+
+@pytest.mark.parametrize("umask", [0o077, 0o022])
+def test_database_and_exports_follow_umask_and_skip_tmp(tmp_path, umask):
+    private_tmp = tmp_path / "tmpdir"
+    private_tmp.mkdir()
+    env = dict(ENV, TMPDIR=str(private_tmp), TEMP=str(private_tmp), TMP=str(private_tmp))
+    work = tmp_path / "work"
+    work.mkdir()
+    db = work / "s.duckdb"
+    assert cli("ingest", str(SAMPLES), "--db", str(db), umask=umask, env=env).returncode == 0
+    assert cli("report", "--db", str(db), "--format", "json", umask=umask, env=env).returncode == 0
+    p = cli(
+        "export",
+        str(work / "out"),
+        "--db",
+        str(db),
+        "--redact",
+        "mask",
+        "--tables",
+        "events,rejects",
+        umask=umask,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    modes = _modes(work)
+    assert any(k.endswith(".parquet") for k in modes)
+    for name, mode in modes.items():
+        p = work / name if name != "." else work
+        if p.is_dir():
+            want = 0o777 & ~umask
+        else:
+            want = 0o666 & ~umask
+        if name == ".":
+            continue
+        assert mode == want, (name, oct(mode), oct(want))  # exactly what the umask allows
+        if umask == 0o077:
+            assert mode & 0o077 == 0, name  # private: nothing for group / others
+    assert list(private_tmp.iterdir()) == []  # nothing written to $TMPDIR
+
+
+def test_spill_directory_sits_next_to_the_database(tmp_path):
+    db = tmp_path / "x.duckdb"
+    con = connect(db)
+    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(db.resolve()) + ".tmp"
+    con.close()
+
+
+def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
+    """A failure (or a kill) while a new database is being created leaves no unstamped tables behind."""
+    import stallscan.store.db as dbmod
+    from stallscan.store import sql as sqlmod
+
+    path = tmp_path / "half.duckdb"
+    real_run = sqlmod.run
+
+    def run_then_fail(con, name, params=None):
+        real_run(con, name, params)
+        if name == "store/schema":
+            raise KeyboardInterrupt  # stands for a kill between the tables and the version stamp
+
+    monkeypatch.setattr(sqlmod, "run", run_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        dbmod.connect(path)
+    monkeypatch.setattr(sqlmod, "run", real_run)
+    con = dbmod.connect(path)  # would raise SchemaError ("schema 0 ... stale") before the fix
+    assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
+    con.close()

@@ -1,0 +1,124 @@
+"""The sweep's stored per-session cells (table sweep_bins, stallscan.sweep.bins): derived once, stamped,
+replaced per changed session after an ingest (equal to a full rebuild), invalidated by the boundaries'
+options, the grid and the rule libraries; and a sweep from them equals the sweep from the rows."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import numpy as np
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay import derive
+from stallscan.replay.boundaries import replay_boundaries
+from stallscan.store import stamps
+from stallscan.store.db import connect
+from stallscan.sweep import bins
+from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
+from tests.helpers import SAMPLES
+from tests.replay_checks import fingerprint as _fingerprint
+from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_line_files as _real_line_files
+from tests.replay_checks import replay_all as _replay_all
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch, sample_db_file):
+    """A copy of sample_logs/ ingested and replayed (made once per session: tests/conftest.py)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    yield con
+    con.close()
+
+
+def _full(con) -> tuple[int, int]:
+    stamps.forget(con, bins.TABLE)
+    assert bins.refresh(con) == "full"
+    return _fingerprint(con, bins.TABLE)
+
+
+def test_repeat_reuses(db):
+    assert bins.refresh(db) == "full"
+    before = _fingerprint(db, bins.TABLE)
+    stamp = stamps.get(db, bins.TABLE)
+    assert bins.refresh(db) == "reused"
+    assert _fingerprint(db, bins.TABLE) == before
+    assert stamps.get(db, bins.TABLE) == stamp  # a reuse writes nothing (not even a counter)
+
+
+def test_cells_count_every_sweep_row(db):
+    bins.refresh(db)
+    n = db.execute("SELECT sum(n) FROM sweep_bins").fetchone()[0]
+    rows = db.execute(
+        "SELECT count(*) FROM turn_boundaries WHERE starts_request AND origin <> 'tool_result'"
+    ).fetchone()[0]
+    assert n == rows > 0
+
+
+@pytest.mark.parametrize("change", ["threshold", "grid", "rules"])
+def test_each_input_invalidates(db, monkeypatch, change):
+    bins.refresh(db)
+    if change == "threshold":
+        replay_boundaries(db, 3.5)
+    elif change == "grid":
+        monkeypatch.setattr(bins, "GRID", (0.0, 20.0, 0.05))
+    else:
+        monkeypatch.setattr(stamps, "rules_hash", lambda: "other rules")
+    assert bins.refresh(db) == "full"
+    assert bins.refresh(db) == "reused"
+
+
+def test_stale_boundaries_are_refreshed_first(db, tmp_path):
+    bins.refresh(db)
+    extra = tmp_path / "more"
+    shutil.copytree(SAMPLES / "codex", extra)
+    for f in extra.rglob("*.jsonl"):
+        f.write_bytes(f.read_bytes().replace(b"-", b"x"))  # other session ids: new sessions
+    ingest_paths(db, [str(extra)])
+    assert bins.refresh(db) in ("incremental", "full")
+    assert stamps.get(db, "turn_boundaries")["events_version"] == stamps.events_version(db)
+    got = _fingerprint(db, bins.TABLE)
+    assert got == _full(db)
+
+
+def _result(res):
+    return (
+        [(k, v) for k, v in res.recommendation.items()],
+        [(c.policy, c.group, c.cost.tolist(), {k: v.tolist() for k, v in c.all.items()}) for c in res.curves],
+        res.variants,
+        res.rule_advice,
+    )
+
+
+@pytest.mark.parametrize("by", ["none", "harness", "model"])
+def test_sweep_from_stored_cells_equals_sweep_from_rows(db, monkeypatch, by):
+    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    t = thresholds_grid()
+    stored = run_sweep(db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
+    assert stamps.get(db, bins.TABLE) is not None  # the stored path ran
+    monkeypatch.setattr(bins, "usable", lambda con, t: False)
+    rows = run_sweep(db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
+    assert _result(stored) == _result(rows)
+    assert np.array_equal(stored.thresholds, rows.thresholds)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
+    files = _real_line_files()
+    if not files:
+        pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incrementally however many sessions changed
+    con = connect(str(tmp_path / "inc.duckdb"))
+    _replay_all(con)
+    bins.refresh(con)
+    modes = []
+    for step in _grow(con, files, random.Random(seed), tmp_path / "corpus"):
+        modes.append(bins.refresh(con))
+        assert _fingerprint(con, bins.TABLE) == _full(con), f"step {step}"
+    assert "incremental" in modes, modes
+    con.close()

@@ -1,0 +1,67 @@
+"""Plain helpers for the test modules (import them from here, never from a conftest)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+SAMPLES = ROOT / "sample_logs"
+GOLDEN = TESTS / "golden"  # expected outputs, one folder per case
+SNAPSHOTS = TESTS / "snapshots"
+TRUTH = TESTS / "truth"
+
+
+def real_root() -> Path:
+    """The real transcripts: $STALLSCAN_REAL_DATA, else <repo>/../shared/data/real."""
+    env = os.environ.get("STALLSCAN_REAL_DATA")
+    root = Path(env) if env else ROOT.parent / "shared" / "data" / "real"
+    return root.resolve()
+
+
+def real_files(sub: str) -> list[Path]:
+    """All *.jsonl files below ``<real>/<sub>`` (sorted); [] when the data is absent."""
+    d = real_root() / sub
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.rglob("*.jsonl") if p.is_file())
+
+
+def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:
+    """One Claude Code record: a user prompt or an assistant text reply, with a unique uuid."""
+    ts = f"2026-01-01T00:00:{n:02d}.000Z"
+    if kind == "user":
+        rec: dict[str, Any] = {
+            "type": "user",
+            "uuid": f"u{n}",
+            "parentUuid": None,
+            "sessionId": session,
+            "timestamp": ts,
+            "isSidechain": False,
+            "message": {"role": "user", "content": f"prompt {n}"},
+        }
+    else:
+        rec = {
+            "type": "assistant",
+            "uuid": f"a{n}",
+            "sessionId": session,
+            "timestamp": ts,
+            "isSidechain": False,
+            "message": {
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "model": "m",
+                "stop_reason": None,
+                "content": [{"type": "text", "text": f"reply {n}"}],
+            },
+        }
+    rec.update(extra)
+    return json.dumps(rec)
+
+
+def write_lines(path: Path, lines: list[str], newline_at_end: bool = True) -> Path:
+    path.write_text("\n".join(lines) + ("\n" if newline_at_end else ""), encoding="utf-8")
+    return path

@@ -1,0 +1,189 @@
+"""Hand-made edge cases: every line ends up an event, a counted skip, or a reject with file/line/reason."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from stallscan.ingest.run import ingest_paths
+from tests.helpers import claude_line, write_lines
+
+
+def accounting(con, path):
+    return con.execute(
+        "SELECT n_lines, n_event_lines, n_skipped, n_rejects, n_events, status FROM files WHERE path = ?", [str(path)]
+    ).fetchone()
+
+
+def test_bad_lines_are_rejected_with_line_and_reason(con, tmp_path):
+    f = tmp_path / "s.jsonl"
+    raw = (
+        "\n".join(
+            [
+                claude_line("user", 1),
+                "",  # blank -> skipped
+                "{not json",  # invalid JSON
+                "[1, 2, 3]",  # not an object
+                json.dumps({"uuid": "x"}),  # missing type
+                json.dumps(
+                    {"type": "user", "uuid": "y", "sessionId": "s1", "message": "oops"}
+                ),  # wrong type for message
+                claude_line("assistant", 2),
+            ]
+        ).encode()
+        + b"\n"
+        + b'{"type": "user", "bad": "\xff\xfe"}\n'
+    )
+    f.write_bytes(raw)
+    res = ingest_paths(con, [str(f)])
+    rejects = con.execute("SELECT line, reason FROM rejects ORDER BY line").fetchall()
+    assert rejects == [
+        (3, "invalid JSON"),
+        (4, "not a JSON object"),
+        (5, "missing field: type"),
+        (6, "missing or malformed field: message"),
+        (8, "invalid UTF-8"),
+    ]
+    assert con.execute("SELECT line, kind FROM skipped").fetchall() == [(2, "blank_line")]
+    assert con.execute("SELECT line, role, text FROM events ORDER BY line").fetchall() == [
+        (1, "user", "prompt 1"),
+        (7, "assistant", "reply 2"),
+    ]
+    assert accounting(con, f) == (8, 2, 1, 5, 2, "ok")
+    assert res.lines == 8 and res.rejects == 5
+    excerpt = con.execute("SELECT excerpt FROM rejects WHERE line = 8").fetchone()[0]
+    assert excerpt == '{"type": "user", "bad": "\\xFF\\xFE"}'
+
+
+def test_wrong_field_types_become_nulls_not_crashes(con, tmp_path):
+    rec = json.loads(claude_line("user", 1))
+    rec["timestamp"] = {"nested": True}
+    rec["isSidechain"] = [1]
+    f = write_lines(tmp_path / "t.jsonl", [json.dumps(rec)])
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT ts, is_sidechain, text FROM events").fetchall() == [(None, False, "prompt 1")]
+
+
+def test_ten_megabyte_line(con, tmp_path):
+    big = "x" * (10 * 1024 * 1024)
+    rec = json.loads(claude_line("user", 1))
+    rec["message"]["content"] = big
+    f = write_lines(tmp_path / "big.jsonl", [json.dumps(rec), claude_line("assistant", 2)])
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, length(text) FROM events ORDER BY line").fetchall() == [(1, len(big)), (2, 7)]
+
+
+def test_zero_byte_file_is_listed_as_empty(con, tmp_path):
+    f = tmp_path / "empty.jsonl"
+    f.write_bytes(b"")
+    res = ingest_paths(con, [str(f)])
+    assert res.events == 0 and res.unrecognized == []
+    assert con.execute("SELECT status, n_lines FROM files").fetchall() == [("empty", 0)]
+
+
+def test_truncated_last_line_is_retried_not_rejected(con, tmp_path):
+    f = tmp_path / "live.jsonl"
+    full = claude_line("assistant", 2)
+    f.write_text(claude_line("user", 1) + "\n" + full[:25], encoding="utf-8")
+    res = ingest_paths(con, [str(f)])
+    assert res.pending == 1 and res.rejects == 0
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 1
+    with open(f, "a", encoding="utf-8") as fh:
+        fh.write(full[25:] + "\n")
+    res2 = ingest_paths(con, [str(f)])
+    assert res2.pending == 0
+    assert con.execute("SELECT line, role FROM events ORDER BY line").fetchall() == [(1, "user"), (2, "assistant")]
+    assert accounting(con, f)[:4] == (2, 2, 0, 0)
+
+
+def test_last_line_without_newline_that_parses_is_kept(con, tmp_path):
+    f = write_lines(tmp_path / "n.jsonl", [claude_line("user", 1), claude_line("assistant", 2)], newline_at_end=False)
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 2
+    with open(f, "a", encoding="utf-8") as fh:  # the writer later adds the newline and a new record
+        fh.write("\n" + claude_line("user", 3) + "\n")
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line FROM events ORDER BY line").fetchall() == [(1,), (2,), (3,)]
+    assert con.execute("SELECT count(*) FROM skipped").fetchone()[0] == 0
+
+
+def test_duplicated_lines_are_skipped_as_duplicates(con, tmp_path):
+    a = claude_line("user", 1)
+    f = write_lines(tmp_path / "d.jsonl", [a, claude_line("assistant", 2), a])
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, kind FROM skipped").fetchall() == [(3, "duplicate_record")]
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 2
+
+
+def test_split_reply_merges_by_message_id(con, tmp_path):
+    base: dict[str, Any] = {
+        "type": "assistant",
+        "sessionId": "s",
+        "isSidechain": False,
+        "message": {"id": "msg_X", "role": "assistant", "model": "claude-x", "stop_reason": None},
+    }
+    l1 = dict(base, uuid="a", timestamp="2026-01-01T00:00:01Z")
+    l1["message"] = dict(base["message"], content=[{"type": "text", "text": "I'll read it."}])
+    l2 = dict(base, uuid="b", timestamp="2026-01-01T00:00:02Z")
+    l2["message"] = dict(
+        base["message"],
+        stop_reason="tool_use",
+        content=[{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": "a.py"}}],
+    )
+    f = write_lines(tmp_path / "m.jsonl", [claude_line("user", 0, session="s"), json.dumps(l1), json.dumps(l2)])
+    ingest_paths(con, [str(f)])
+    row = con.execute(
+        "SELECT line, last_line, n_records, text, tool_calls, finish_reason, finish_norm, "
+        "epoch(ts_end - ts) FROM events WHERE role = 'assistant'"
+    ).fetchone()
+    assert row == (
+        2,
+        3,
+        2,
+        "I'll read it.",
+        [{"id": "t1", "name": "Read", "arguments": '{"p":"a.py"}'}],
+        "tool_use",
+        "tool_calls",
+        1.0,
+    )
+
+
+def test_gzip_and_zstd_files(con, tmp_path):
+    body = (claude_line("user", 1) + "\n" + claude_line("assistant", 2) + "\n").encode()
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(gzip.compress(body))
+    zs = tmp_path / "b.jsonl.zst"
+    with pa.CompressedOutputStream(str(zs), "zstd") as out:
+        out.write(body.replace(b'"s1"', b'"s2"'))
+    res = ingest_paths(con, [str(tmp_path)])
+    assert res.events == 4
+    assert con.execute("SELECT path LIKE '%.gz', compression FROM files ORDER BY path").fetchall() == [
+        (True, "gzip"),
+        (False, "zstd"),
+    ]
+
+
+def test_format_forced_and_unrecognised(con, tmp_path):
+    f = write_lines(tmp_path / "notes.json", [json.dumps({"hello": "world"})])
+    res = ingest_paths(con, [str(f)])
+    assert res.unrecognized == [str(f)]
+    assert con.execute("SELECT status FROM files").fetchone()[0] == "unrecognized"
+    g = write_lines(tmp_path / "weird.log", [json.dumps({"role": "user", "content": "hi"})])
+    ingest_paths(con, [str(g)], fmt="openai_chat")
+    assert con.execute("SELECT source_format, role, text FROM events").fetchall() == [("openai_chat", "user", "hi")]
+
+
+def test_naive_timestamps_read_in_the_given_zone(con, tmp_path):
+    f = write_lines(
+        tmp_path / "h.jsonl",
+        [
+            json.dumps({"role": "user", "content": "hi", "timestamp": "2026-04-22T09:00:00"}),
+            json.dumps({"role": "assistant", "content": "yo", "timestamp": "2026-04-22T09:00:05+02:00"}),
+        ],
+    )
+    ingest_paths(con, [str(f)], naive_tz="Europe/Berlin")
+    got = con.execute("SELECT role, strftime(ts, '%H:%M:%S'), meta->>'ts_naive' FROM events ORDER BY line").fetchall()
+    assert got == [("user", "07:00:00", "true"), ("assistant", "07:00:05", "false")]
