@@ -69,7 +69,7 @@ def read_tail_lines(
     """Complete lines of the file's tail, oldest first, growing the window until `enough(records)` says
     the parsed records suffice, the file start is reached or `cap` bytes are read.
     Returns (lines, reached_start)."""
-    from stallscan.guard.log import open_regular
+    from stallscan.guard.files import open_regular
 
     with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as fh:  # (a FIFO or device raises, never blocks)
         size = fh.seek(0, os.SEEK_END)
