@@ -92,8 +92,11 @@ def peek(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection | None:
     """A read-only connection for lookups in stallscan's own bookkeeping (the no-change ingest, the report
     memo), or None when the file cannot be opened read-only (missing, locked, not DuckDB) or holds another
     schema version: then connect() upgrades it or says why not. Unlike connect(), it skips the column-by-
-    column schema comparison and the redaction macros (half of the open's time); TimeZone is UTC as there."""
+    column schema comparison and the redaction macros (half of the open's time); TimeZone is UTC as there.
+    Only a regular file is opened: a FIFO would block the open, a device read forever."""
     try:
+        if not Path(path).is_file():
+            return None
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error:
         return None
