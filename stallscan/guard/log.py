@@ -51,7 +51,8 @@ def excerpt(text: str | None) -> str | None:
 
 
 def record(rec: dict[str, Any]) -> dict[str, Any]:
-    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    ms = int(time.time() * 1000)  # one reading: seconds and milliseconds from two could be a second apart
+    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
     out: dict[str, Any] = {"stallscan_guard": LOG_VERSION, "time": now}
     for key in (
         "harness",
