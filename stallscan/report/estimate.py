@@ -84,7 +84,7 @@ def estimate_sentence(e: dict[str, Any]) -> str:
         else f"Estimated true rate {e['per_1000']:.1f} per 1,000 turns (95 % interval {e['low']:.1f}–{e['high']:.1f}), "
     )
     return (
-        head + f"from the detector's measured recall {e['recall']:.0%} ({e['detected']} of {e['positives']} real "
+        head + f"from the detector's recall {e['recall']:.0%} ({e['detected']} of {e['positives']} real "
         f"plan-as-answer endings) and precision {prec} ({e['false_alarms']} false alarms in {e['genuine']:,} "
-        f"genuine real endings){stale}."
+        f"real genuine endings){stale}."
     )

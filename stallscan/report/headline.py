@@ -221,7 +221,7 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
             "seq": r.get("seq"),
             "ts": r.get("ts"),
             "harness": r.get("harness"),
-            "why": f"{r['round_kind']} / {r.get('signature') or '-'}, finish {r.get('finish_reason') or 'null'}",
+            "why": _why_stall(r),
             "excerpt": r.get("excerpt") or "",
         }
         for r in (data.get("stalls") or {}).get("silent_endings", [])
@@ -317,3 +317,11 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}
+
+
+def _why_stall(r: dict[str, Any]) -> str:
+    """What decided a flagged ending: the round kind, its signature and the finish reason (said once: a
+    dropped call's signature is the finish reason itself)."""
+    sig, finish = r.get("signature") or "-", r.get("finish_reason") or "null"
+    why = f"{r['round_kind']} / {sig}"
+    return why if sig == f"finish:{finish}" else f"{why}, finish {finish}"

@@ -10,6 +10,6 @@ from stallscan.guard.transcript import epoch
 
 def test_record_time_is_one_reading(monkeypatch):
     readings = iter([1_700_000_000.999, 1_700_000_001.001])  # a second boundary between two readings
-    monkeypatch.setattr(guard_log.time, "time", lambda: next(readings))
+    monkeypatch.setattr("stallscan.guard.log.time.time", lambda: next(readings))
     rec = guard_log.record({"decision": "block"})
     assert epoch(rec["time"]) == 1_700_000_000.999

@@ -109,6 +109,9 @@ def _line(data: dict[str, Any]) -> str:
     )
 
 
+SUMMARY_HARNESSES = 4  # the summary names the largest harnesses; --section corpus (or --full) lists every one
+
+
 def summary(data: dict[str, Any]) -> Group:
     tot = data["totals"]
     hs = sorted(data["by_harness"], key=lambda h: -(h["sessions"] or 0))
@@ -119,7 +122,8 @@ def summary(data: dict[str, Any]) -> Group:
         f"{_c(tot['sessions'])} sessions, {_c(tot['events'])} events, {_c(tot['files'])} files"
         + (f", {_day(first)} to {_day(last)}" if first else "")
         + "; sessions by harness: "
-        + ", ".join(f"{h['harness']} {_c(h['sessions'])}" for h in hs),
+        + ", ".join(f"{h['harness']} {_c(h['sessions'])}" for h in hs[:SUMMARY_HARNESSES])
+        + (f" and {len(hs) - SUMMARY_HARNESSES} more" if len(hs) > SUMMARY_HARNESSES else ""),
         _line(data),
         *[Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])],
     )
