@@ -16,21 +16,6 @@
 -- (embedding, image_generation, ...) are skipped as call_type:<type>. The initiator header goes on the
 -- request's last new user / tool message. One line per payload; its events are parts 1.. (file_stats.sql
 -- counts a line with parts > 0 once).
--- an OpenAI chat tool_calls value (JSON array, or a JSON string holding one) -> the events' tool_calls
-CREATE OR REPLACE TEMP MACRO ll_openai_calls(tc) AS CASE
-    WHEN json_type(tc) = 'VARCHAR' AND json_valid(tc ->> '$') AND json_type(tc ->> '$') = 'ARRAY' THEN
-         list_transform(json_extract((tc ->> '$')::JSON, '$[*]'), lambda c: {'id': c ->> 'id',
-             'name': coalesce(c ->> '$.function.name', c ->> 'name'),
-             'arguments': CASE WHEN json_type(coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))) = 'VARCHAR'
-                               THEN coalesce(c ->> '$.function.arguments', c ->> 'arguments')
-                               ELSE coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))::VARCHAR END})
-    WHEN json_type(tc) = 'ARRAY' THEN
-         list_transform(json_extract(tc, '$[*]'), lambda c: {'id': c ->> 'id',
-             'name': coalesce(c ->> '$.function.name', c ->> 'name'),
-             'arguments': CASE WHEN json_type(coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))) = 'VARCHAR'
-                               THEN coalesce(c ->> '$.function.arguments', c ->> 'arguments')
-                               ELSE coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))::VARCHAR END})
-    ELSE [] END;
 
 CREATE OR REPLACE TEMP TABLE ll AS
 SELECT s.fid, s.line, s.txt IS NULL AS bad_utf8, s.blank, s.bad_excerpt,
@@ -89,7 +74,7 @@ WITH r AS (
     SELECT fid, line, 1 AS grp, 0 AS idx, 'assistant' AS role,
            coalesce(json_text(json_extract(resp, '$.choices[0].message.content')),
                     CASE WHEN status = 'failure' THEN json_extract_string(p, '$.error_str') END) AS text,
-           ll_openai_calls(json_extract(resp, '$.choices[0].message.tool_calls')) AS tool_calls, NULL AS tool_call_id,
+           openai_tool_calls(json_extract(resp, '$.choices[0].message.tool_calls')) AS tool_calls, NULL AS tool_call_id,
            coalesce(resp ->> '$.choices[0].finish_reason', CASE WHEN status = 'failure' THEN 'error' END) AS finish_reason
     FROM r
 )

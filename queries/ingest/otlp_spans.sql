@@ -43,21 +43,6 @@ CREATE OR REPLACE TEMP MACRO ot_strs(v) AS CASE
     WHEN ot_val(v) IS NOT NULL THEN [ot_val(v)] END;
 CREATE OR REPLACE TEMP MACRO ot_ts(ns) AS
     ts_in_range(try(make_timestamp((try_cast(ns AS HUGEINT) // 1000)::BIGINT)::TIMESTAMPTZ));
--- an OpenAI chat tool_calls value (JSON array, or a JSON string holding one) -> the events' tool_calls
-CREATE OR REPLACE TEMP MACRO ot_openai_calls(tc) AS CASE
-    WHEN json_type(tc) = 'VARCHAR' AND json_valid(tc ->> '$') AND json_type(tc ->> '$') = 'ARRAY' THEN
-         list_transform(json_extract((tc ->> '$')::JSON, '$[*]'), lambda c: {'id': c ->> 'id',
-             'name': coalesce(c ->> '$.function.name', c ->> 'name'),
-             'arguments': CASE WHEN json_type(coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))) = 'VARCHAR'
-                               THEN coalesce(c ->> '$.function.arguments', c ->> 'arguments')
-                               ELSE coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))::VARCHAR END})
-    WHEN json_type(tc) = 'ARRAY' THEN
-         list_transform(json_extract(tc, '$[*]'), lambda c: {'id': c ->> 'id',
-             'name': coalesce(c ->> '$.function.name', c ->> 'name'),
-             'arguments': CASE WHEN json_type(coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))) = 'VARCHAR'
-                               THEN coalesce(c ->> '$.function.arguments', c ->> 'arguments')
-                               ELSE coalesce(json_extract(c, '$.function.arguments'), json_extract(c, '$.arguments'))::VARCHAR END})
-    ELSE [] END;
 
 -- one row per span: its place in the line, its attributes and what they say
 CREATE OR REPLACE TEMP TABLE ot_spans AS
@@ -174,7 +159,7 @@ SELECT fid, line, span_no, dir, idx, role,
        finish_reason
 FROM gap
 UNION ALL
-SELECT fid, line, span_no, dir, idx, role, json_text(json_extract(msg, '$.content')), ot_openai_calls(json_extract(msg, '$.tool_calls')),
+SELECT fid, line, span_no, dir, idx, role, json_text(json_extract(msg, '$.content')), openai_tool_calls(json_extract(msg, '$.tool_calls')),
        coalesce(msg ->> 'tool_call_id', CASE WHEN role = 'tool' THEN msg ->> 'id' END), finish_reason
 FROM gem
 UNION ALL

@@ -20,7 +20,10 @@ class FormatSpec:
     whole_file: bool = False  # one JSON document per file: read whole, elements numbered 1.. as lines
     appendable: bool = True  # a grown file can be read from where the last ingest stopped
     then: tuple[str, ...] = ()  # further query files run after <name>_events.sql (shared steps)
+    before: tuple[str, ...] = ()  # query files run before it (shared macros)
 
+
+OPENAI_CALLS = ("openai_tool_calls",)  # the macro that reads an OpenAI chat `tool_calls` value
 
 SPECS: dict[str, FormatSpec] = {
     "claude_code": FormatSpec("claude_code"),
@@ -45,10 +48,12 @@ SPECS: dict[str, FormatSpec] = {
     "opencode_run": FormatSpec("opencode_run", appendable=False),
     "stallscan_guard": FormatSpec("stallscan_guard"),  # the guard's own decision log
     # OTLP JSON traces (one export a line, or one pretty-printed export a file), LiteLLM payloads
-    "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans")),
-    "otlp_doc": FormatSpec("otlp_doc", whole_file=True, appendable=False, then=("otlp_exports", "otlp_spans")),
-    "phoenix_spans": FormatSpec("phoenix_spans", then=("otlp_spans",)),  # Phoenix span JSON lines
-    "litellm": FormatSpec("litellm"),
+    "otlp": FormatSpec("otlp", then=("otlp_exports", "otlp_spans"), before=OPENAI_CALLS),
+    "otlp_doc": FormatSpec(
+        "otlp_doc", whole_file=True, appendable=False, then=("otlp_exports", "otlp_spans"), before=OPENAI_CALLS
+    ),
+    "phoenix_spans": FormatSpec("phoenix_spans", then=("otlp_spans",), before=OPENAI_CALLS),  # Phoenix span lines
+    "litellm": FormatSpec("litellm", before=OPENAI_CALLS),
 }
 FORMATS = tuple(SPECS)
 # shapes of one tool's format: a file forced to the family's name (--input-format opencode) is read in the

@@ -62,7 +62,7 @@ def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
     (binding a view costs tens of milliseconds a batch)."""
     ready = _views_of(con) == fmt
-    for name in (f"{fmt}_events", *SPECS[fmt].then):
+    for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
                 with sql.timed(f"ingest/{name}#{i}"):

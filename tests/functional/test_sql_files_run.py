@@ -41,6 +41,9 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     gemini = {"sessionId": "g1", "projectHash": "p", "messages": [{"id": "a", "type": "user", "content": "hi"}]}
     (logs / "session-2026-01-30T06-08-g1.json").write_text(json.dumps(gemini), encoding="utf-8")
     guard_log.append(logs / "stallscan-guard.jsonl", {"harness": "claude_code", "session": "s1", "decision": "block"})
+    # ... and one OTLP export pretty-printed as a whole file (the otlp samples hold one export a line)
+    first = (SAMPLES / "otlp" / "genai_span_events.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    (logs / "export.json").write_text(json.dumps(json.loads(first), indent=2), encoding="utf-8")
     db = str(tmp_path / "s.duckdb")
     runner = CliRunner()
 
@@ -51,6 +54,7 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
     cli("ingest", str(logs))
     cli("report", "--full", "--format", "json")
+    cli("report", "--full", "--format", "json")  # the same report again: read from the memo
     cli("stalls", "--format", "json")
     cli("boundaries", "--format", "json")
     cli("sweep", "--format", "json")
@@ -59,6 +63,8 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     sessions = json.loads(cli("sessions", "--format", "json").stdout)
     cli("show", sessions["sessions"][0]["ref"], "--format", "json")
     cli("export", str(tmp_path / "out"))
+    (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed
+    cli("ingest", str(logs))
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)
     replay_stalls(con, segmentation="fallback")  # turns without the boundary labels (API only)
