@@ -22,6 +22,7 @@ from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
 from tests import trace_capture as tc
+from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors
 
 N_REQ = len(tc.SCRIPT)
@@ -252,7 +253,7 @@ def test_batched_export_lines_read_like_one_span_a_line(captured, tmp_path):
 
 
 def test_litellm_payloads_sample():
-    path = Path(__file__).parent.parent / "sample_logs" / "litellm" / "standard_logging_payloads.jsonl"
+    path = SAMPLES / "litellm" / "standard_logging_payloads.jsonl"
     con, res = _replay(path)
     assert res.rejects == 0 and res.skipped == {"call_type:aembedding": 1}
     # from the payloads: L1 finish tool_calls with tool_calls [], L2 the Hermes nudge, then a call
@@ -384,7 +385,7 @@ def test_system_instructions_error_span_and_conversation_id(tmp_path):
 
 
 def test_cli_conversation_attr_and_input_format(tmp_path):
-    sample = Path(__file__).parent.parent / "sample_logs" / "phoenix" / "spans.jsonl"
+    sample = SAMPLES / "phoenix" / "spans.jsonl"
     env = dict(os.environ, TZ="UTC", NO_COLOR="1")
 
     def stallscan(*args):

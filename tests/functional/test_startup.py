@@ -42,14 +42,16 @@ def test_a_command_imports_only_its_own_module():
 def test_every_command_is_in_the_lazy_table():
     """COMMANDS (the lazy table) names, for each command, the module of stallscan/cli whose app holds it."""
     import importlib
-    from pathlib import Path
 
     from typer.main import get_command_name
 
     from stallscan.cli import COMMANDS
+    from tests.helpers import ROOT
 
     found = {}
-    for mod in sorted(Path(__file__).resolve().parents[1].joinpath("stallscan", "cli").glob("*_cmd.py")):
+    mods = sorted(ROOT.joinpath("stallscan", "cli").glob("*_cmd.py"))
+    assert mods, ROOT
+    for mod in mods:
         own = importlib.import_module(f"stallscan.cli.{mod.stem}").app
         for c in own.registered_commands:
             found[c.name or get_command_name(c.callback.__name__)] = mod.stem

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import ROOT
 from tests.real.intent_truth import TRUTH, text_sha
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "labagents"
+DATA = ROOT.parent / "shared" / "data" / "labagents"
 LABELS = ("plan", "wait", "genuine", "question", "empty", "error")
 CLASS = re.compile(r"^([1-6]|other:[a-z_]+)$")
 
