@@ -171,6 +171,14 @@ def _closing(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
                 _OPEN.pop().close()
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush of what was buffered for a closed pipe
+    raises nothing more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn user-caused errors into one stderr line and a documented exit code."""
     import functools
@@ -184,6 +192,9 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             _err_console().print("interrupted")
             raise typer.Exit(130)
+        except BrokenPipeError:  # the reader closed the pipe early (`| head`): nothing more to say, no error
+            _quiet_stdout()
+            raise typer.Exit(0) from None
         except OSError as exc:  # a path the user gave: missing folder, permissions, disk full
             if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or no_space(str(exc)):
                 _fail(disk_full(str(exc), exc.filename if isinstance(exc.filename, str) else None))

@@ -214,7 +214,7 @@ def sql_cmd(
     elif out == "csv":
         import csv
 
-        w = csv.writer(sys.stdout)
+        w = csv.writer(sys.stdout, lineterminator="\n")  # text lines, as every other output
         w.writerow(cols)
         w.writerows(rows)
     else:

@@ -108,7 +108,7 @@ def sweep(
         )
     elif out == "csv":
         rows = curve_rows(res)
-        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["threshold"])
+        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["threshold"], lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any
 
 import duckdb
@@ -21,6 +22,22 @@ def _owns(root: str, sid: str) -> bool:
 
 def _ids(con: duckdb.DuckDBPyConnection) -> list[str]:
     return sorted(r[0] for r in con.execute("SELECT DISTINCT session_id FROM events").fetchall())
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _word(s: str) -> str:
+    """An id or ref as one shell word: white space as "_" (aider session ids hold a space and a time)."""
+    return _SPACE.sub("_", s)
+
+
+def _words(ids: list[str]) -> dict[str, str]:
+    """id as one word -> id (an id whose word another id already has keeps only its exact form)."""
+    out: dict[str, str] = {}
+    for sid in ids:
+        out.setdefault(_word(sid), sid)
+    return out
 
 
 def _with_prefix(ids: list[str], prefix: str) -> list[str]:
@@ -52,8 +69,14 @@ def _resolve(ids: list[str], ref: str) -> str | list[str]:
 
 
 def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
-    """An exact session id or a ref `session_refs` printed (see _resolve)."""
-    got = _resolve(_ids(con), session)
+    """An exact session id or a ref `session_refs` printed (see _resolve; white space in an id may be given as
+    "_", as the refs print it)."""
+    ids = _ids(con)
+    if session in ids:
+        return session
+    words = _words(ids)
+    found = _resolve(sorted(words), _word(session))
+    got = words[found] if isinstance(found, str) else [words[w] for w in found]
     if isinstance(got, str):
         return got
     if not got:
@@ -66,10 +89,13 @@ def resolve_session(con: duckdb.DuckDBPyConnection, session: str) -> str:
 
 def session_refs(con: duckdb.DuckDBPyConnection, ids: list[str] | None = None, min_len: int = 8) -> dict[str, str]:
     """The shortest ref (at least `min_len` characters a part) that `resolve_session` opens as each
-    session: a plain prefix, or for ids with a "/" (sidechains) HEAD/TAIL when that is shorter."""
+    session: a plain prefix, or for ids with a "/" (sidechains) HEAD/TAIL when that is shorter. A ref is one
+    shell word: white space in an id is written "_" (resolve_session reads it back)."""
     all_ids = _ids(con)
+    words = _words(all_ids)
+    keys = sorted(words)
     want = all_ids if ids is None else sorted(set(ids))
-    return {sid: _ref(all_ids, sid, min_len) for sid in want}
+    return {sid: _ref(keys, _word(sid), min_len) if words.get(_word(sid)) == sid else sid for sid in want}
 
 
 def _ref(all_ids: list[str], sid: str, min_len: int) -> str:

@@ -1,0 +1,75 @@
+"""What the shell sees: a reader that closes the pipe early, CSV line ends, session refs as one word."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import SAMPLES
+
+ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="100")
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300
+    )
+
+
+def test_a_reader_that_closes_the_pipe_early_is_no_error(tmp_path):
+    """`stallscan ... | head -1`: the command stops quietly with exit 0 (was 'error: Broken pipe', exit 3)."""
+    db = str(tmp_path / "s.duckdb")
+    assert _cli("ingest", str(SAMPLES / "claude-code"), "--db", db).returncode == 0
+    # far more than a pipe buffer holds, so the writer is still writing when the reader goes away
+    p = subprocess.Popen(
+        [sys.executable, "-m", "stallscan", "sql", "SELECT range AS n FROM range(300000)", "--format", "csv"]
+        + ["--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline() == b"n\n"
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert err == ""
+
+
+def test_csv_lines_end_in_a_newline(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    assert _cli("ingest", str(SAMPLES), "--db", db).returncode == 0
+    for args in (["sweep", "--format", "csv"], ["sql", "SELECT 1 AS a, 'x' AS b", "--format", "csv"]):
+        p = subprocess.run(
+            [sys.executable, "-m", "stallscan", *args, "--db", db], capture_output=True, env=ENV, timeout=300
+        )
+        assert p.returncode == 0, p.stderr
+        assert b"\r" not in p.stdout and p.stdout.endswith(b"\n"), args
+
+
+def test_session_refs_are_one_shell_word(tmp_path):
+    """Aider session ids hold a space and the start time ('<folder>/aider 2025-12-03T14:43:45'); two sessions
+    started the same hour are told apart only past the space. Their refs print the space as '_', and `show`
+    opens a session by that ref as by its id."""
+    logs = tmp_path / "proj"
+    logs.mkdir()
+    text = (SAMPLES / "aider" / ".aider.chat.history.md").read_text(encoding="utf-8")
+    later = text.replace("# aider chat started at 2025-12-03 14:43:45", "# aider chat started at 2025-12-03 14:59:10")
+    assert later != text
+    (logs / ".aider.chat.history.md").write_text(text + "\n" + later, encoding="utf-8")
+    db = str(tmp_path / "s.duckdb")
+    assert _cli("ingest", str(logs), "--db", db).returncode == 0
+    rows = json.loads(_cli("sessions", "--db", db, "--format", "json").stdout)["sessions"]
+    ids = sorted(r["session_id"] for r in rows)
+    assert len(ids) == 2 and all(" " in i for i in ids), ids
+    for r in rows:
+        assert " " not in r["ref"] and "\t" not in r["ref"], r
+        shown = json.loads(_cli("show", r["ref"], "--db", db, "--format", "json").stdout)
+        assert shown["session_id"] == r["session_id"]
+        exact = json.loads(_cli("show", r["session_id"], "--db", db, "--format", "json").stdout)
+        assert exact["session_id"] == r["session_id"]
+    table = _cli("sessions", "--db", db).stdout
+    assert all(r["ref"] in table for r in rows)
