@@ -11,7 +11,7 @@ DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.
 DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line;
 
 -- seq as the final order gives it when the session's kept rows are all in this batch's file, before this
--- batch's rows (the usual case: a file read in order). The UPDATE below re-sequences only the other
+-- batch's rows (the usual case: a file read in order). renumber_seq.sql (run next) re-sequences only the other
 -- sessions (seq_fix: rows in several files); in the usual case it changes no row (DuckDB updates rows its
 -- own transaction wrote at a high price). Narrow tables: the INSERT joins them, no text goes through a window.
 CREATE OR REPLACE TEMP TABLE batch_seq AS
@@ -55,15 +55,6 @@ INSERT INTO rejects
 SELECT b.file, f.line, f.label, f.excerpt FROM fmt_fates f JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
 WHERE f.fate = 'reject' AND (h.fid IS NULL OR f.line < h.from_line);
 
--- seq: file order inside each session of seq_fix (files of one session ordered by their first time)
 CREATE OR REPLACE TEMP TABLE touched AS   -- from the rows just written (fmt_events may be a costly view)
 SELECT e.session_id, count(*) AS n FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
 GROUP BY e.session_id;
-
-UPDATE events SET seq = o.seq
-FROM (SELECT event_id,
-             row_number() OVER (PARTITION BY session_id ORDER BY file_first, file, line, part)::INTEGER AS seq
-      FROM (SELECT event_id, session_id, file, line, part,
-                   min(ts) OVER (PARTITION BY session_id, file) AS file_first
-            FROM events WHERE session_id IN (SELECT session_id FROM seq_fix))) o
-WHERE events.event_id = o.event_id AND events.seq <> o.seq;

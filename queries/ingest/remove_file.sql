@@ -9,12 +9,5 @@ DELETE FROM events WHERE file = $file;
 DELETE FROM skipped WHERE file = $file;
 DELETE FROM rejects WHERE file = $file;
 
--- a session whose rows are also in other files keeps seq = 1..n (the order ingest_commit.sql gives:
--- files of one session ordered by their first time, then file, line, part)
-UPDATE events SET seq = o.seq
-FROM (SELECT event_id,
-             row_number() OVER (PARTITION BY session_id ORDER BY file_first, file, line, part)::INTEGER AS seq
-      FROM (SELECT event_id, session_id, file, line, part,
-                   min(ts) OVER (PARTITION BY session_id, file) AS file_first
-            FROM events WHERE session_id IN (SELECT session_id FROM emptied))) o
-WHERE events.event_id = o.event_id AND events.seq <> o.seq;
+-- its sessions' rows in other files are numbered 1..n again (renumber_seq.sql, run next)
+CREATE OR REPLACE TEMP TABLE seq_fix AS SELECT session_id FROM emptied;

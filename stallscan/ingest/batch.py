@@ -192,6 +192,7 @@ def _ingest_batch(
             "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
         )
     sql.run(con, "ingest/ingest_commit")
+    sql.run(con, "ingest/renumber_seq")
     _book_damage(con, batch, states)
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")

@@ -171,6 +171,7 @@ def _record_unrecognized(
             for t in ("events", "skipped", "rejects")
         )
         sql.run(con, "ingest/remove_file", {"file": str(path)})
+        sql.run(con, "ingest/renumber_seq")
         con.execute(_BOOK, [str(path), compression_of(path), st.st_size, st.st_mtime, status])
         stamps.record_changes(con, "SELECT session_id FROM emptied")
         con.execute("COMMIT")
