@@ -98,7 +98,7 @@ def test_headline_opens_every_format(db):
     for e in rep["headline"]["examples"]:
         assert e["show"] in md and html.escape(e["show"]) in page and e["show"] in flat
     assert md.index("## The answer") < md.index("## Corpus")
-    assert term.index("the answer first") < term.index("Corpus")
+    assert term.index("The answer") < term.index("Corpus")
     assert "{'" not in md and "': " not in md  # no Python reprs
 
 

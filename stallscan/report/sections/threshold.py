@@ -8,10 +8,10 @@ from typing import Any
 
 import duckdb
 import numpy as np
-from rich.console import Group
 
 from stallscan.replay.boundary_variants import VARIANTS
-from stallscan.report.render_sweep import sweep_renderable, sweep_view
+from stallscan.report.blocks import Block, Column, Details, LineChart, Paragraph, Table
+from stallscan.report.cells import num, secs
 from stallscan.report.section import ReportOptions, Section
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 
@@ -46,7 +46,6 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "curves": curves,
         "variants": [variant_row(v) for v in res.variants],
         "rule_advice": res.rule_advice,
-        "_sweep": sweep_view(res),  # what the terminal renders (private: not in --format json)
     }
 
 
@@ -71,12 +70,135 @@ def variant_row(v: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render(data: dict[str, Any]) -> Group:
-    return Group("[bold]Threshold[/]", sweep_renderable(data["_sweep"]))
+CURVE_AT = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)  # the full form's cost table
+POPULATION = (
+    "prompts = user-role records that start a request, tool results left out (no threshold changes how "
+    "the router decides a tool result); by gap = how many of them the gap rule decides."
+)
 
 
-def summary(data: dict[str, Any]) -> Group:
-    return Group("[bold]Threshold[/]", sweep_renderable(data["_sweep"], compact=True))
+def _short(d: dict[str, Any]) -> list[Block]:
+    """The router and gap-only recommendations in the key columns."""
+    rows = []
+    for r in d["recommendations"]:
+        if r["policy"] not in ("router", "gap-only"):
+            continue
+        at2, iv = r.get("at_2s") or {}, r.get("interval")
+        rows.append(
+            [
+                r["policy"],
+                r["group"],
+                f"{r['n_events']:,}",
+                f"{r['threshold']:.2f}" if r["threshold"] is not None else "-",
+                f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-",
+                f"{r['cost']:g}" if r["cost"] is not None else "-",
+                f"{at2['cost']:g}" if at2 else "-",
+            ]
+        )
+    cols = [Column("policy", "id", 99), Column("group", "id", 97), Column("prompts", keep=70)]
+    cols += [Column("best s", keep=96), Column("95% interval", "id", 90), Column("cost", keep=94)]
+    cols += [Column("cost @2s", keep=93)]
+    title = (
+        f"Threshold sweep (cost = {d['cost_auto_as_human']:g} x auto-as-human + "
+        f"{d['cost_human_as_auto']:g} x human-as-auto)"
+    )
+    return [Table(cols, rows, title), Paragraph(POPULATION)]
 
 
-SECTION = Section("threshold", "Threshold", collect, render, summary)
+def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    if not full:
+        return _short(d)
+    rows = []
+    for r in d["recommendations"]:
+        if r["policy"] == "labels":
+            continue
+        at, iv = r.get("at_2s") or {}, r.get("interval")
+        rows.append(
+            [
+                r["policy"],
+                r["group"],
+                num(r["n_events"]),
+                num(r["n_gap_decided"]),
+                secs(r["threshold"]),
+                f"{secs(iv[0])}–{secs(iv[1])}" if iv else "–",
+                num(r["cost"]),
+                num(r["auto_as_human"]),
+                num(r["human_as_auto"]),
+                num(at.get("cost")),
+            ]
+        )
+    cols = [Column("policy", "id", 99), Column("group", "id", 97), Column("prompts", keep=70)]
+    cols += [Column("gap-decided", keep=40), Column("best s", keep=96), Column("95% interval", "id", 90)]
+    cols += [Column("cost", keep=94), Column("auto as human", keep=60), Column("human as auto", keep=60)]
+    cols += [Column("cost at 2 s", keep=93)]
+    out: list[Block] = [
+        Paragraph(
+            f"Cost = {num(d['cost_auto_as_human'])} × automatic read as human + {num(d['cost_human_as_auto'])} × "
+            f"human read as automatic, over the prompts (user-role records that start a request, tool results "
+            f"left out: no threshold changes how the router decides a tool result). Interval: "
+            f"{num(d['bootstrap'])} session resamples."
+        ),
+        Table(cols, rows),
+        _cost_chart(d, report),
+    ]
+    alls = [c for c in d["curves"] if c["group"] == "all"]
+    rows = []
+    for t in CURVE_AT:
+        pts = [next((p for p in c["points"] if abs(p["threshold"] - t) < 1e-9), None) for c in alls]
+        rows.append([secs(t)] + [num(p["cost"]) if p else "–" for p in pts])
+    cols = [Column("threshold s", keep=99)] + [Column(c["policy"]) for c in alls]
+    out.append(Details("Cost at selected thresholds", [Table(cols, rows)]))
+    return out + _variants(d)
+
+
+def _cost_chart(d: dict[str, Any], report: dict[str, Any]) -> LineChart:
+    series = {
+        c["policy"]: [(p["threshold"], p["cost"]) for p in c["points"] if p["threshold"] <= 10 + 1e-9]
+        for c in d["curves"]
+        if c["group"] == "all"
+    }
+    marks = {
+        f"best {r['policy']}": r["threshold"]
+        for r in d["recommendations"]
+        if r["group"] == "all" and r.get("threshold") is not None and r["policy"] != "labels"
+    }
+    marks["current"] = report["options"]["threshold"]
+    return LineChart(
+        "gap threshold (seconds, 0–10 shown)",
+        "cost (weighted errors)",
+        series,
+        "Cost over the prompts the sweep scores, by threshold; the full curve to 30 s is in --format json.",
+        marks,
+    )
+
+
+def _variants(d: dict[str, Any]) -> list[Block]:
+    """The router's rule variants: errors each removes and adds against the router order."""
+    if not d["variants"]:
+        return []
+    rows = []
+    for v in d["variants"]:
+        iv = v["interval"]
+        at = [k for k in v if k.startswith("removed_at_")]
+        rows.append(
+            [
+                v["policy"],
+                v["group"],
+                secs(v["threshold"]),
+                f"{secs(iv[0])}–{secs(iv[1])}" if iv else "–",
+                num(v["errors"]),
+                num(v["removed"]),
+                num(v["added"]),
+                f"{num(v['router_errors'])} at {secs(v['router_threshold'])} s",
+                "/".join(num(v[k]) for k in (at[0], at[0].replace("removed", "added"))) if at else "–",
+            ]
+        )
+    ref = next((k[len("removed_at_") : -1] for k in d["variants"][0] if k.startswith("removed_at_")), "")
+    cols = [Column("variant", "id", 99), Column("group", "id", 60), Column("best s", keep=90)]
+    cols += [Column("95% interval", "id", 40), Column("errors", keep=95), Column("removed", keep=92)]
+    cols += [Column("added", keep=92), Column("router errors", "id", 50), Column(f"removed/added at {ref} s", "id", 70)]
+    title = "Rule variants against the router order"
+    return [Details(title, [Table(cols, rows)])]  # its advice is the headline's "Rule change"
+
+
+SECTION = Section("threshold", "Threshold", collect, blocks)
