@@ -130,9 +130,23 @@ def _report(args: list[str]) -> bool:
         found = _memo_hit(*parsed)
     except Exception:  # any doubt: the typer command does the whole work and says what went wrong
         return False
+    except KeyboardInterrupt:  # nothing printed yet: as the command ends on ^C
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
     if found is None:
         return False
-    _emit(*found, parsed[1])
+    from stallscan.store.errors import StallscanError
+
+    try:
+        _emit(*found, parsed[1])
+    except StallscanError as exc:  # writing -o failed (a full disk): said as the command says it
+        from stallscan.report.output import print_error
+
+        print_error(exc)
+        raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
     return True
 
 

@@ -206,6 +206,10 @@ def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path
         served = _run(ENTRY, [*base, "-o", str(out)], tmp_path)
         assert served == by_typer and out.read_bytes() == written and not _typer_loaded(tmp_path), name
         assert "wrote " in served[2]
+    if os.path.exists("/dev/full") and os.access("/dev/full", os.W_OK):  # a write that fails: disk full
+        by_typer = _run(TYPER, [*base, "-o", "/dev/full"], tmp_path)
+        served = _run(ENTRY, [*base, "-o", "/dev/full"], tmp_path)
+        assert served == by_typer and by_typer[0] != 0 and "error:" in served[2] and not _typer_loaded(tmp_path)
     assert _files(db) == state  # neither wrote the database
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
 import typer
 
-from stallscan.report.output import err_console
+from stallscan.report.output import err_console, print_error
 from stallscan.report.output import write_output as write_output
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
 
@@ -124,10 +124,7 @@ def missing_db_hint(path: str) -> str:
 
 
 def _fail(exc: StallscanError) -> NoReturn:
-    err = _err_console()
-    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
-    if exc.hint:
-        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
+    print_error(exc)
     raise typer.Exit(exc.exit_code)
 
 

@@ -188,3 +188,11 @@ def err_console() -> Console:
         soft_wrap=True,
         width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,
     )
+
+
+def print_error(exc: StallscanError) -> None:
+    """A user-caused error as every command prints it: one `error:` line and its hint, on stderr."""
+    err = err_console()
+    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+    if exc.hint:
+        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
