@@ -21,7 +21,7 @@ def test_cli_import_loads_nothing_heavy():
 
 
 def _run_app(*argv: str) -> str:
-    """Code that runs the console script's object (stallscan.cli:app) with `argv`, as the script does."""
+    """Code that runs the typer app (stallscan.cli:app, where the console script stallscan.entry hands over) with `argv`."""
     return f"import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\ntry:\n    app()\nexcept SystemExit:\n    pass"
 
 
