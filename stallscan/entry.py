@@ -77,12 +77,13 @@ def defaults() -> dict[str, Any]:
 
 
 def _value(kind: str, text: str) -> object:
-    """The value of an int or float option when it is plainly one (digits, one dot for a float), else None."""
+    """The value of an int or float option when it is plainly one (digits; a float may have one dot between
+    digits), else None."""
     if kind == "int":
         return int(text) if text.isascii() and text.isdigit() else None
     if kind == "float":
-        whole, _, frac = text.partition(".")
-        plain = whole.isascii() and whole.isdigit() and (not frac or (frac.isascii() and frac.isdigit()))
+        whole, dot, frac = text.partition(".")
+        plain = whole.isascii() and whole.isdigit() and (not dot or (frac.isascii() and frac.isdigit()))
         return float(text) if plain else None
     return text
 

@@ -145,6 +145,8 @@ def test_the_entry_parses_as_click_does(argv):
         ["--limit", "3", "--limit", "4"],  # click keeps the last; the entry does not guess
         ["--threshold", "1e3"],
         ["--threshold", " 2"],
+        ["--threshold", "2."],
+        ["--threshold", ".5"],
         ["--bootstrap", "٣"],  # a digit, but not ASCII
         ["--json=1"],
         ["--db"],
