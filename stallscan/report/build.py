@@ -2,7 +2,8 @@
 
 Sections register themselves in SECTIONS (stallscan.report.registry); each has `collect(con, opts) -> dict[str, Any]` (JSON-ready data,
 stable keys) and `render(data) -> rich renderable`. Every section reads `scoped_events`, a temp view
-of `events` narrowed by the shared filters (--since/--until/--harness/--model).
+of `events` narrowed by the shared filters (--since/--until/--harness/--model), or the temp table
+`scope_sessions`; the built-in sections read per-session summary rows (stallscan.report.cells).
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ __all__ = [
 
 
 def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
-    """(Re)create the temp view `scoped_events` for these filters."""
+    """(Re)create the temp table `scope_sessions` and view `scoped_events` for these filters (the sessions
+    from their summary rows, stallscan.report.cells, brought up to date first)."""
+    from stallscan.report.cells import refresh_sessions
+
+    refresh_sessions(con)
     sql.run(
         con,
         "report/scoped_events",

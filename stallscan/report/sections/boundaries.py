@@ -15,6 +15,7 @@ from rich.text import Text
 
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
+from stallscan.report.cells import refresh_boundaries
 from stallscan.report.fit import Col, fit_table
 from stallscan.report.section import ReportOptions, Section
 from stallscan.report.timeline import session_refs
@@ -33,6 +34,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con)
         replay_boundaries(con, opts.threshold)
+    refresh_boundaries(con)  # the per-session counts the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
     matrix: dict[str, Any] = {p: {} for p in POLICIES}
