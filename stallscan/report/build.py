@@ -58,7 +58,7 @@ def build_report(
 
     `progress(label, done, total)` is called before each step (the CLI draws it on stderr)."""
     from stallscan.report.headline import headline
-    from stallscan.report.timeline import session_refs, timeline_window
+    from stallscan.report.timeline import session_refs, timeline_windows
 
     steps = sections()
     total = len(steps) + 1
@@ -75,7 +75,7 @@ def build_report(
     out["session_refs"] = session_refs(con, listed)
     out["headline"] = headline(out)
     if opts.timelines:
-        out["timelines"] = {sid: timeline_window(con, sid) for sid in dict.fromkeys(listed)}
+        out["timelines"] = timeline_windows(con, listed)
     if progress:
         progress("done", total, total)
     return out

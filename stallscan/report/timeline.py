@@ -128,9 +128,7 @@ def timeline(
     label_events(con)
     replay_boundaries(con, threshold)
     replay_stalls(con, retry_bound=retry_bound)
-    cur = sql.query(con, "report/session_timeline", {"session": sid})
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    rows = _timelines(con, [sid]).get(sid, [])
     for r in rows:
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
@@ -186,12 +184,27 @@ def flagged(r: dict[str, Any]) -> bool:
     return r.get("error") in ("auto_as_human", "human_as_auto") or bool(r.get("stall_outcome"))
 
 
-def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, cap: int = 200) -> dict[str, Any]:
-    """A session's timeline near what it flags (each flagged row with `context` rows either side), from
-    the tables the report already built; `skipped` counts the rows left out."""
-    cur = sql.query(con, "report/session_timeline", {"session": sid})
+def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each session's timeline rows (report/session_timeline.sql), by session id, in one statement."""
+    cur = sql.query(con, "report/session_timeline", {"sessions": list(sids)})
     cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in cur.fetchall():
+        row = dict(zip(cols, r))
+        out.setdefault(row.pop("session_id"), []).append(row)
+    return out
+
+
+def timeline_windows(
+    con: duckdb.DuckDBPyConnection, sids: list[str], context: int = 3, cap: int = 200
+) -> dict[str, dict[str, Any]]:
+    """Each session's timeline near what it flags (each flagged row with `context` rows either side), from
+    the tables the report already built, all read in one statement; `skipped` counts the rows left out."""
+    found = _timelines(con, sids)
+    return {sid: _window(found.get(sid, []), context, cap) for sid in dict.fromkeys(sids)}
+
+
+def _window(rows: list[dict[str, Any]], context: int, cap: int) -> dict[str, Any]:
     near: set[int] = set()
     for i, r in enumerate(rows):
         if flagged(r):
