@@ -129,6 +129,7 @@ def timeline(
     replay_boundaries(con, threshold)
     replay_stalls(con, retry_bound=retry_bound)
     rows = _timelines(con, [sid]).get(sid, [])
+    _excerpts(con, [sid], rows)
     for r in rows:
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
@@ -185,7 +186,8 @@ def flagged(r: dict[str, Any]) -> bool:
 
 
 def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Each session's timeline rows (report/session_timeline.sql), by session id, in one statement."""
+    """Each session's timeline rows (report/session_timeline.sql), by session id, in one statement; the
+    rows carry their event_id (private: _excerpts adds the excerpt and drops it)."""
     cur = sql.query(con, "report/session_timeline", {"sessions": list(sids)})
     cols = [d[0] for d in cur.description]
     out: dict[str, list[dict[str, Any]]] = {}
@@ -195,13 +197,23 @@ def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, lis
     return out
 
 
+def _excerpts(con: duckdb.DuckDBPyConnection, sids: list[str], rows: list[dict[str, Any]]) -> None:
+    """Give each row its excerpt (report/timeline_excerpts.sql), read for these rows only."""
+    ids = [r["event_id"] for r in rows]
+    got = dict(sql.query(con, "report/timeline_excerpts", {"sessions": list(sids), "events": ids}).fetchall())
+    for r in rows:
+        r["excerpt"] = got.get(r.pop("event_id"))
+
+
 def timeline_windows(
     con: duckdb.DuckDBPyConnection, sids: list[str], context: int = 3, cap: int = 200
 ) -> dict[str, dict[str, Any]]:
     """Each session's timeline near what it flags (each flagged row with `context` rows either side), from
     the tables the report already built, all read in one statement; `skipped` counts the rows left out."""
     found = _timelines(con, sids)
-    return {sid: _window(found.get(sid, []), context, cap) for sid in dict.fromkeys(sids)}
+    out = {sid: _window(found.get(sid, []), context, cap) for sid in dict.fromkeys(sids)}
+    _excerpts(con, list(found), [r for w in out.values() for r in w["rows"]])
+    return out
 
 
 def _window(rows: list[dict[str, Any]], context: int, cap: int) -> dict[str, Any]:
@@ -215,6 +227,7 @@ def _window(rows: list[dict[str, Any]], context: int, cap: int) -> dict[str, Any
         r = rows[i]
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
+        r["excerpt"] = None  # (its place in the row; _excerpts reads it for the kept rows only)
         r["flagged"] = flagged(r)
         out.append(r)
     return {"events": len(rows), "skipped": len(rows) - len(out), "rows": out}
