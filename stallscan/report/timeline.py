@@ -21,7 +21,17 @@ def _owns(root: str, sid: str) -> bool:
 
 
 def _ids(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return sorted(r[0] for r in con.execute("SELECT DISTINCT session_id FROM events").fetchall())
+    """Every session id, sorted: from the report's per-session rows (session_cells, stallscan.report.cells)
+    when they reflect the current events, else from the events."""
+    from stallscan.store import stamps
+
+    st = stamps.get(con, "session_cells")
+    ev = stamps.events_version(con)
+    current = (
+        st is not None and ev is not None and st["events_version"] == ev and st["n_events"] == stamps.n_events(con)
+    )
+    table = "session_cells" if current else "events"
+    return sorted(r[0] for r in con.execute(f"SELECT DISTINCT session_id FROM {table}").fetchall())
 
 
 _SPACE = re.compile(r"\s")
