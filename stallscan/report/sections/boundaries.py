@@ -16,6 +16,7 @@ from stallscan.report.blocks import BarChart, Block, Column, Details, Heading, P
 from stallscan.report.cells import num, session_link
 from stallscan.report.headline import duration
 from stallscan.report.section import ReportOptions, Section
+from stallscan.report.summary_cells import refresh_boundaries
 from stallscan.report.timeline import session_refs
 from stallscan.store import sql
 
@@ -32,6 +33,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con)
         replay_boundaries(con, opts.threshold)
+    refresh_boundaries(con)  # the per-session counts the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
     matrix: dict[str, Any] = {p: {} for p in POLICIES}
