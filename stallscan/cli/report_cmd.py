@@ -27,6 +27,7 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 
 from ._lazy import Console, connect
+from .accounting import account, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, out_format, write_output
 from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
 
@@ -114,6 +115,12 @@ def report(
         metavar="PATH",
         help="With --from-parquet: the events parquet (default: DIR/events, else the replay's INPUT).",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="As ingest --strict: exit 1 when the transcripts read had rejected lines, records of unknown shape "
+        "or files in no format stallscan reads.",
+    ),
 ) -> None:
     """The answer first (silent endings, misread turns, the threshold to use), then the details."""
     from stallscan.report import memo
@@ -153,11 +160,16 @@ def report(
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
         _check_filters(con, opts)
+        _check_scope(con, opts, str(from_parquet))
         data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
+        res = None
     else:
-        data = _memoised(path, list(paths or []), db, opts, err)
+        data, res = _memoised(path, list(paths or []), db, opts, err)
+    # the inputs this run could not read (not memoised: a fact of this run, not of the database)
+    if "corpus" in data:
+        data["corpus"]["unreadable"] = [{"path": p, "why": why} for p, why in (res.unreadable if res else [])]
     data["options"]["timelines"] = fmt == "html"  # (as the options were given: only HTML asked for them)
     if fmt != "html":
         data.pop("timelines", None)
@@ -181,24 +193,28 @@ def report(
         for part in render_report(data, full=full, only=section or None):
             console.print(part)
             console.print()
-        if not output:
-            return
-        text = console.export_text()
-    if output:
+        if output:
+            text = console.export_text()
+    if output and text is not None:
         write_output(text, output)
-    else:
+    elif text is not None:
         sys.stdout.write(text)
+    if res is not None:  # what could not be read, left out, or (--strict) rejected: as ingest says it
+        account(res, strict)
 
 
 def _memoised(
     path: str, paths: list[str], db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]
-) -> dict[str, Any]:
-    """The report data, memoised in the database (stallscan.report.memo). Looked up on a read-only
-    connection after the no-change ingest check, so a report that only reuses writes nothing; else the
-    transcripts are ingested and the data built on a write connection, then stored."""
+) -> tuple[dict[str, Any], IngestResult | None]:
+    """The report data, memoised in the database (stallscan.report.memo), and what this run ingested (None:
+    no PATH). Looked up on a read-only connection after the no-change ingest check, so a report that only
+    reuses writes nothing; else the transcripts are ingested and the data built on a write connection, then
+    stored. A report with no event in scope is an error (exit 2; exit 3 when an input could not be read) and
+    leaves no database behind that was not there before."""
     from stallscan.report import memo
     from stallscan.store.db import peek
 
+    existed = path == ":memory:" or Path(path).exists()
     ingested = None
     ro = peek(path) if path != ":memory:" else None
     if ro is not None:
@@ -212,20 +228,31 @@ def _memoised(
             if ingested is not None or not paths:
                 _check_filters(ro, opts)
                 data = memo.get(ro, memo.key(ro, opts))
-                if data is not None:
-                    return data
+                if data is not None:  # (an empty report is never stored)
+                    return data, ingested
+                _check_scope(ro, opts, path)  # nothing to ingest: an empty scope is said before any write
         finally:
             ro.close()
-    if not paths and not Path(path).exists() and path != ":memory:":
+    if not paths and not existed:
         _discover_and_ingest(path, err())
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
         con = connect(path)
-        res = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        try:
+            ingested = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        except BaseException:
+            con.close()
+            if not existed:
+                _drop_empty(path)
+            raise
         con.close()
-        _say_ingested(res)
-    return _build(db, opts, err)
+    try:
+        return _build(db, opts, err, ingested, paths), ingested
+    except BaseException:
+        if not existed:
+            _drop_empty(path)  # (an empty report, say: it creates nothing)
+        raise
 
 
 def _say_ingested(res: IngestResult) -> None:
@@ -236,13 +263,30 @@ def _say_ingested(res: IngestResult) -> None:
     )
 
 
-def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
+def _build(
+    db: str | None,
+    opts: ReportOptions,
+    err: Callable[[], RichConsole],
+    res: IngestResult | None = None,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
     from stallscan.report import memo
     from stallscan.report.build import build_report
 
     con = open_db(db)
-    _check_filters(con, opts)
+    try:
+        if res is not None and nothing_read(res):
+            raise nothing_error(res, paths or [])
+        _check_filters(con, opts)
+        if res is not None and res.unreadable and not _in_scope(con, opts):
+            account(res, strict=False)  # exit 3, naming what could not be read
+        _check_scope(con, opts, db_path(db))
+    except BaseException:
+        con.close()  # (before the caller removes a database this run created)
+        raise
+    if res is not None:
+        _say_ingested(res)  # (an empty report says only why it is empty)
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
@@ -269,6 +313,42 @@ def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
         if bad:
             shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
             raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
+
+
+def _in_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> int:
+    from stallscan.report.build import scope
+
+    scope(con, opts)
+    row = con.execute("SELECT count(*) FROM scoped_events").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _check_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions, where: str) -> None:
+    """No event in scope is no report (exit 2): an empty database, or filters that leave nothing."""
+    if _in_scope(con, opts):
+        return
+    row = con.execute("SELECT count(*), min(ts), max(ts_end) FROM events").fetchone()
+    n, first, last = row if row else (0, None, None)
+    if not n:
+        raise StallscanError(
+            f"no events to report in {where}",
+            hint="read transcripts first: stallscan report PATH (or stallscan ingest PATH)",
+        )
+    given = " ".join(
+        f"{flag} {v}"
+        for flag, v in (
+            ("--since", opts.since and opts.since.isoformat()),
+            ("--until", opts.until and opts.until.isoformat()),
+            ("--harness", ",".join(opts.harness)),
+            ("--model", ",".join(opts.model)),
+        )
+        if v
+    )
+    span = f"from {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else "without timestamps"
+    raise StallscanError(
+        f"no events to report: no session matches {given}",
+        hint=f"the database holds {n:,} events {span}; widen the filters",
+    )
 
 
 def _discover_and_ingest(path: str, err: RichConsole) -> None:

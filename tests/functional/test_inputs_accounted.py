@@ -110,3 +110,139 @@ def test_read_only_by_permissions(tmp_path: Path) -> None:
         assert p.returncode == 6 and "not writable by this user" in p.stderr.splitlines()[0]
     finally:
         folder.chmod(0o755)
+
+
+def _not_utf8(folder: Path) -> Path:
+    """A transcript whose file name is not valid UTF-8: unreadable for stallscan whoever runs it (root too)."""
+    folder.mkdir(exist_ok=True)
+    name = os.fsdecode(b"bad-\xff.jsonl")
+    shutil.copy(SAMPLES / "claude-code" / "session.jsonl", folder / name)
+    return folder / name
+
+
+def test_report_says_what_it_could_not_read_as_ingest_does(tmp_path: Path) -> None:
+    """Item "report PATH hides what it could not read": report exited 0 and its corpus never named the file,
+    where ingest exits 3 and names it. Now both print the same error line and exit 3, and the report's
+    corpus data lists it under `unreadable`."""
+    logs = tmp_path / "logs"
+    _not_utf8(logs)
+    shutil.copy(SAMPLES / "codex" / os.listdir(SAMPLES / "codex")[0], logs / "codex.jsonl")
+    shown = str(logs / "bad-\\xff.jsonl")  # (how the name prints: the byte as \xff)
+    ing = stallscan("ingest", str(logs), "--db", str(tmp_path / "i.duckdb"), "--json")
+    rep = stallscan("report", str(logs), "--db", str(tmp_path / "r.duckdb"), "--format", "json")
+    assert ing.returncode == rep.returncode == 3
+    error = [ln for ln in rep.stderr.splitlines() if ln.startswith("error:")]
+    assert error == [ln for ln in ing.stderr.splitlines() if ln.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith(f"error: cannot read {shown} (")
+    assert rep.stderr.splitlines()[rep.stderr.splitlines().index(error[0]) + 1].startswith("hint: ")
+    data = json.loads(rep.stdout)  # the report itself is printed: the rest was read
+    assert [u["path"] for u in data["corpus"]["unreadable"]] == [shown]
+    assert data["corpus"]["totals"]["files"] == 1
+    # nothing readable at all: exit 3 still names the file (not "no events"), and no database is left
+    only = tmp_path / "only"
+    _not_utf8(only)
+    p = stallscan("report", str(only), "--db", str(tmp_path / "o.duckdb"))
+    assert p.returncode == 3 and p.stderr.splitlines()[0].startswith(f"error: cannot read {only}/bad-")
+    assert not (tmp_path / "o.duckdb").exists()
+
+
+def test_report_strict_as_ingest_strict(tmp_path: Path) -> None:
+    """report has --strict, with ingest's meaning: a rejected line is exit 1 (before: no such option)."""
+    f = tmp_path / "s.jsonl"
+    good = (SAMPLES / "claude-code" / "session.jsonl").read_text()
+    f.write_text(good + "{not json\n")
+    for cmd in ("ingest", "report"):
+        p = stallscan(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
+        assert p.returncode == 0, p.stderr
+        p = stallscan(cmd, str(f), "--db", str(tmp_path / f"{cmd}-strict.duckdb"), "--strict")
+        assert p.returncode == 1 and "1 line(s) rejected (--strict)" in p.stderr
+
+
+def test_unreadable_folder_by_permissions(tmp_path: Path) -> None:
+    """The same for a folder this user may not list (root lists every folder: the name test above covers root)."""
+    if os.geteuid() == 0:
+        pytest.skip("running as root: permissions do not stop reads (the non-UTF-8 name test covers root)")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    shutil.copy(SAMPLES / "claude-code" / "session.jsonl", locked / "s.jsonl")
+    locked.chmod(0)
+    try:
+        for cmd in ("ingest", "report"):
+            p = stallscan(cmd, str(locked), "--db", str(tmp_path / f"{cmd}.duckdb"))
+            assert p.returncode == 3 and p.stderr.startswith(f"error: cannot read {locked} ("), p.stderr
+    finally:
+        locked.chmod(0o755)
+
+
+def test_walk_detects_by_content_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """Item "a folder walk skips files by suffix without a word": a transcript without a transcript suffix is
+    now found by its content; what the walk leaves out is one stderr line, by suffix, saying how to read one
+    anyway (ingest and report alike); a folder with nothing to read is exit 2 and leaves no database."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(SAMPLES / "claude-code" / "session.jsonl", logs / "session")  # no suffix
+    (logs / "notes.txt").write_text("plain notes, not a transcript\n")
+    (logs / "README.md").write_text("# runs\n")
+    (logs / "run.py").write_text("print('x')\n")
+    want = "left out 3 file(s) in the folders walked, no record of a known format in their first 8 KB: "
+    want += ".md 1, .py 1, .txt 1; to read one, name it with its format: stallscan ingest FILE --input-format FORMAT"
+    for cmd, fmt in (("ingest", "--json"), ("report", "--json")):
+        p = stallscan(cmd, str(logs), "--db", str(tmp_path / f"{cmd}.duckdb"), fmt)
+        assert p.returncode == 0, p.stderr
+        assert [ln for ln in p.stderr.splitlines() if "left out" in ln] == [f"note: {want}"]
+        out = json.loads(p.stdout)
+        events = out["events"] if cmd == "ingest" else out["corpus"]["totals"]["events"]
+        assert events == 7  # the sample's 7 events (its README): the suffix-less file was read
+    os.remove(logs / "session")
+    p = stallscan("ingest", str(logs), "--db", str(tmp_path / "none.duckdb"))
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert lines[0].startswith(f"error: no transcript found in {logs} (left out 3 file(s)") and len(lines) == 2
+    assert lines[1].startswith("hint: to read one, name it") and not (tmp_path / "none.duckdb").exists()
+
+
+def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path) -> None:
+    """Item "empty results are not a success": report on an empty folder, an empty file, or with --since past
+    every event printed a report of zeros, exited 0 and created the database. Now: one error line and its
+    hint on stderr, nothing on stdout, exit 2, no database file."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty.jsonl").write_text("")
+    sample = str(SAMPLES / "claude-code" / "session.jsonl")  # its events are of 2026-05-15
+    cases = [
+        ((str(tmp_path / "empty"),), "error: no transcript found in "),
+        ((str(tmp_path / "empty.jsonl"),), "error: nothing read from "),
+        ((sample, "--since", "2030-01-01"), "error: no events to report: no session matches --since 2030-01-01"),
+    ]
+    for i, (args, first) in enumerate(cases):
+        db = tmp_path / f"r{i}.duckdb"
+        for fmt in ("table", "json"):
+            p = stallscan("report", *args, "--db", str(db), "--format", fmt)
+            lines = p.stderr.splitlines()
+            assert p.returncode == 2 and p.stdout == "", (args, p.stderr)
+            assert len(lines) == 2 and lines[0].startswith(first) and lines[1].startswith("hint: "), p.stderr
+            assert not db.exists() and not Path(str(db) + ".wal").exists()
+    db = tmp_path / "kept.duckdb"
+    _ingested(db)
+    before = db.stat().st_mtime_ns, db.stat().st_size
+    p = stallscan("report", "--since", "2030-01-01", "--db", str(db))
+    assert p.returncode == 2 and p.stderr.splitlines()[1].startswith(
+        "hint: the database holds 7 events from 2026-05-15"
+    )
+    assert (db.stat().st_mtime_ns, db.stat().st_size) == before
+
+
+def test_forced_format_that_matches_nothing(tmp_path: Path) -> None:
+    """Item "a forced --input-format that matches nothing": a Claude Code file read as copilot_cli skipped its
+    13 lines silently (exit 0 under --strict too). Now a warning names the file; --strict exits 1."""
+    f = SAMPLES / "claude-code" / "session.jsonl"
+    p = stallscan("ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "a.duckdb"), "--json")
+    assert p.returncode == 0
+    out = json.loads(p.stdout)
+    assert out["events"] == 0 and out["lines"] == 13 and out["forced_no_events"] == [str(f)]
+    assert p.stderr.startswith(
+        f"warning: --input-format copilot_cli matched nothing in 1 file(s), every line skipped or rejected: {f}"
+    )
+    p = stallscan("ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "b.duckdb"), "--strict")
+    assert p.returncode == 1 and "--input-format copilot_cli matched nothing in 1 file(s) (--strict)" in p.stderr
+    p = stallscan("ingest", str(f), "--input-format", "claude_code", "--db", str(tmp_path / "c.duckdb"), "--strict")
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr

@@ -133,6 +133,7 @@ def render(data: dict[str, Any]) -> Group:
     rows = _rows(data)
     parts = [fit_table(COLS, rows, title="Corpus", styles=[None] * (len(rows) - 1) + ["bold"]), _line(data)]
     parts += [Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])]
+    parts += [Text(f"unreadable: {u['path']} ({u['why']})", style="red") for u in data.get("unreadable", [])]
     for r in data["rejects"][:5]:
         parts.append(f"  reject: {r['reason']} x{r['lines']:,}")
     if data["skipped"]:
