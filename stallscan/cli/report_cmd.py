@@ -234,7 +234,7 @@ def _memoised(
         finally:
             ro.close()
     if not paths and not existed:
-        _discover_and_ingest(path, err())
+        ingested = _discover_and_ingest(path, err())
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
@@ -248,7 +248,7 @@ def _memoised(
             raise
         con.close()
     try:
-        return _build(db, opts, err, ingested, paths), ingested
+        return _build(db, opts, err, ingested if paths else None, paths), ingested
     except BaseException:
         if not existed:
             _drop_empty(path)  # (an empty report, say: it creates nothing)
@@ -351,7 +351,7 @@ def _check_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions, where: str
     )
 
 
-def _discover_and_ingest(path: str, err: RichConsole) -> None:
+def _discover_and_ingest(path: str, err: RichConsole) -> IngestResult:
     """`report` with no PATH and no database: read the usual log folders, as `ingest` does, and say so."""
     from stallscan.ingest.discover import default_roots
     from stallscan.ingest.run import ingest_paths
@@ -366,10 +366,15 @@ def _discover_and_ingest(path: str, err: RichConsole) -> None:
         res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
     finally:
         con.close()
-    err.print(f"ingested {res.ingested} file(s), {res.events:,} events into {path}", highlight=False)
-    if not res.events:
+    if not res.events:  # nothing to report: exit 2 (3 when something could not be read), no database left
         _drop_empty(path)
-        raise InputError("the usual log folders hold no transcript stallscan can read", hint="pass a PATH")
+        if res.unreadable:
+            account(res, strict=False)
+        raise StallscanError(
+            "the usual log folders hold no transcript stallscan can read", hint="pass a PATH: stallscan report PATH"
+        )
+    err.print(f"ingested {res.ingested} file(s), {res.events:,} events into {path}", highlight=False)
+    return res
 
 
 def _drop_empty(path: str) -> None:

@@ -26,9 +26,10 @@ READ_COMMANDS = (
 )
 
 
-def stallscan(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def stallscan(*args: str, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(ENV, HOME=str(home)) if home else ENV
     return subprocess.run(
-        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=120
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
     )
 
 
@@ -221,6 +222,15 @@ def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path) -> None:
             assert p.returncode == 2 and p.stdout == "", (args, p.stderr)
             assert len(lines) == 2 and lines[0].startswith(first) and lines[1].startswith("hint: "), p.stderr
             assert not db.exists() and not Path(str(db) + ".wal").exists()
+    # no PATH, no database: the usual folders (here an empty ~/.codex/sessions) hold nothing: exit 2, no db
+    home = tmp_path / "home"
+    (home / ".codex" / "sessions").mkdir(parents=True)
+    p = stallscan("report", cwd=home, home=home)
+    assert p.returncode == 2 and p.stderr.splitlines()[-2:] == [
+        "error: the usual log folders hold no transcript stallscan can read",
+        "hint: pass a PATH: stallscan report PATH",
+    ]
+    assert not (home / "stallscan.duckdb").exists()
     db = tmp_path / "kept.duckdb"
     _ingested(db)
     before = db.stat().st_mtime_ns, db.stat().st_size
