@@ -249,9 +249,9 @@ def _memoised(
         con.close()
     try:
         return _build(db, opts, err, ingested if paths else None, paths), ingested
-    except BaseException:
+    except (StallscanError, typer.Exit):
         if not existed:
-            _drop_empty(path)  # (an empty report, say: it creates nothing)
+            _drop_empty(path)  # an empty report, or nothing readable: it creates nothing
         raise
 
 

@@ -256,3 +256,37 @@ def test_forced_format_that_matches_nothing(tmp_path: Path) -> None:
     assert p.returncode == 1 and "--input-format copilot_cli matched nothing in 1 file(s) (--strict)" in p.stderr
     p = stallscan("ingest", str(f), "--input-format", "claude_code", "--db", str(tmp_path / "c.duckdb"), "--strict")
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+def test_unwritable_database_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback wherever the tests run (root without a mount included): the database's folder reported
+    unwritable by access(2) (as for a read-only folder), every read command in-process; the file's bytes are
+    unchanged afterwards, although this process could write them (root can), so any write would show."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    ref = tmp_path / "ref.duckdb"
+    _ingested(ref)
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "ro.duckdb"
+    shutil.copy(ref, db)
+    before = db.read_bytes()
+    access = os.access
+
+    def no_write_here(path: object, mode: int, **kw: object) -> bool:
+        if mode & os.W_OK and Path(os.fsdecode(path)).resolve() in (folder, db):  # type: ignore[arg-type]
+            return False
+        return access(path, mode, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", no_write_here)
+    runner = CliRunner()
+    for cmd in READ_COMMANDS:
+        r = runner.invoke(app, [*cmd, "--db", str(db)])
+        assert r.exit_code == 0, (cmd, r.output, r.exception)
+        want = stallscan(*cmd, "--db", str(ref))
+        assert json.loads(r.stdout.replace(str(db), str(ref))) == json.loads(want.stdout), cmd
+    r = runner.invoke(app, ["ingest", str(SAMPLES / "codex"), "--db", str(db)])
+    assert r.exit_code == 6
+    assert db.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["ro.duckdb"]
