@@ -1,6 +1,7 @@
-"""Every input accounted for, said alike by `ingest` and `report`: what a run found nothing in (exit 2),
-could not read (exit 3), left out (a note) or read in a forced format that matched nothing (a warning; exit 1
-under --strict, as rejects, unknown shapes and unrecognised files). One stderr line each, with a hint."""
+"""Every input accounted for, said alike by `ingest` and `report`: what a run found nothing in, or a report
+with no event in its scope (exit 2), could not read (exit 3), left out (a note) or read in a forced format
+that matched nothing (a warning; exit 1 under --strict, as rejects, unknown shapes and unrecognised files).
+One stderr line each, with a hint."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, EXIT_USAGE, Stallsc
 from .common import _err_console
 
 if TYPE_CHECKING:
+    import duckdb
+
     from stallscan.ingest.result import IngestResult
+    from stallscan.report.registry import ReportOptions
 
 HOW_TO_INCLUDE = "to read one, name it with its format: stallscan ingest FILE --input-format FORMAT"
 
@@ -116,3 +120,40 @@ def account(res: IngestResult, strict: bool, fmt: str = "auto") -> None:
             highlight=False,
         )
         raise typer.Exit(EXIT_REJECTS)
+
+
+def in_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> int:
+    """Events in the report's scope (the temp view scoped_events, made here)."""
+    from stallscan.report.build import scope
+
+    scope(con, opts)
+    row = con.execute("SELECT count(*) FROM scoped_events").fetchone()
+    return int(row[0]) if row else 0
+
+
+def check_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions, where: str) -> None:
+    """No event in scope is no report (exit 2): an empty database, or filters that leave nothing."""
+    if in_scope(con, opts):
+        return
+    row = con.execute("SELECT count(*), min(ts), max(ts_end) FROM events").fetchone()
+    n, first, last = row if row else (0, None, None)
+    if not n:
+        raise StallscanError(
+            f"no events to report in {where}",
+            hint="read transcripts first: stallscan report PATH (or stallscan ingest PATH)",
+        )
+    given = " ".join(
+        f"{flag} {v}"
+        for flag, v in (
+            ("--since", opts.since and opts.since.isoformat()),
+            ("--until", opts.until and opts.until.isoformat()),
+            ("--harness", ",".join(opts.harness)),
+            ("--model", ",".join(opts.model)),
+        )
+        if v
+    )
+    span = f"from {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else "without timestamps"
+    raise StallscanError(
+        f"no events to report: no session matches {given}",
+        hint=f"the database holds {n:,} events {span}; widen the filters",
+    )

@@ -27,7 +27,7 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 
 from ._lazy import Console, connect
-from .accounting import account, nothing_error, nothing_read
+from .accounting import account, check_scope, in_scope, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, out_format, write_output
 from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
 
@@ -160,7 +160,7 @@ def report(
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
         _check_filters(con, opts)
-        _check_scope(con, opts, str(from_parquet))
+        check_scope(con, opts, str(from_parquet))
         data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
@@ -230,7 +230,7 @@ def _memoised(
                 data = memo.get(ro, memo.key(ro, opts))
                 if data is not None:  # (an empty report is never stored)
                     return data, ingested
-                _check_scope(ro, opts, path)  # nothing to ingest: an empty scope is said before any write
+                check_scope(ro, opts, path)  # nothing to ingest: an empty scope is said before any write
         finally:
             ro.close()
     if not paths and not existed:
@@ -279,9 +279,9 @@ def _build(
         if res is not None and nothing_read(res):
             raise nothing_error(res, paths or [])
         _check_filters(con, opts)
-        if res is not None and res.unreadable and not _in_scope(con, opts):
+        if res is not None and res.unreadable and not in_scope(con, opts):
             account(res, strict=False)  # exit 3, naming what could not be read
-        _check_scope(con, opts, db_path(db))
+        check_scope(con, opts, db_path(db))
     except BaseException:
         con.close()  # (before the caller removes a database this run created)
         raise
@@ -313,42 +313,6 @@ def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
         if bad:
             shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
             raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
-
-
-def _in_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> int:
-    from stallscan.report.build import scope
-
-    scope(con, opts)
-    row = con.execute("SELECT count(*) FROM scoped_events").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _check_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions, where: str) -> None:
-    """No event in scope is no report (exit 2): an empty database, or filters that leave nothing."""
-    if _in_scope(con, opts):
-        return
-    row = con.execute("SELECT count(*), min(ts), max(ts_end) FROM events").fetchone()
-    n, first, last = row if row else (0, None, None)
-    if not n:
-        raise StallscanError(
-            f"no events to report in {where}",
-            hint="read transcripts first: stallscan report PATH (or stallscan ingest PATH)",
-        )
-    given = " ".join(
-        f"{flag} {v}"
-        for flag, v in (
-            ("--since", opts.since and opts.since.isoformat()),
-            ("--until", opts.until and opts.until.isoformat()),
-            ("--harness", ",".join(opts.harness)),
-            ("--model", ",".join(opts.model)),
-        )
-        if v
-    )
-    span = f"from {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else "without timestamps"
-    raise StallscanError(
-        f"no events to report: no session matches {given}",
-        hint=f"the database holds {n:,} events {span}; widen the filters",
-    )
 
 
 def _discover_and_ingest(path: str, err: RichConsole) -> IngestResult:
