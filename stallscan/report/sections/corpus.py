@@ -67,6 +67,8 @@ SUMMARY_HARNESSES = 4  # the short form names the largest harnesses; the full fo
 
 def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     shapes: list[Block] = [Paragraph(unknown_shape_line(u), "warn") for u in data.get("unknown_shapes", [])]
+    # the inputs this run could not read (stallscan.report.output.add_unreadable), in every form
+    shapes += [Paragraph(f"unreadable: {u['path']} ({u['why']})", "warn") for u in data.get("unreadable", [])]
     if not full:
         return [Paragraph(_overview(data)), Paragraph(_line(data)), *shapes]
     rows = [
