@@ -126,3 +126,15 @@ def test_desktop_width_keeps_the_contents_column(page: Path) -> None:
     assert m["page_scroll_width"] <= 1280, m
     for svg, vb in zip(m["figures"], m["viewboxes"], strict=True):
         assert abs((svg[2] - svg[0]) - vb) < 1, (svg, vb)  # charts at their drawn size
+
+
+def test_cost_chart_labels_never_overlap_in_the_browser(page: Path) -> None:
+    m = measure(page, 1280)
+    labelled = [ls for ls in m["labels"] if ls]
+    assert labelled, "no chart carries reference-line labels"
+    for labels, vb in zip(m["labels"], m["viewboxes"], strict=True):
+        for i, a in enumerate(labels):
+            assert a[0] >= 0 and a[2] <= vb, (a, vb)  # inside the chart, not cut at its edge
+            for b in labels[i + 1 :]:
+                apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+                assert apart, (a, b)
