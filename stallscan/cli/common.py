@@ -15,6 +15,8 @@ import typer
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import duckdb
     from rich.console import Console
 
@@ -27,6 +29,71 @@ def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
     if fmt not in choices:
         raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(choices))
     return fmt
+
+
+def parse_time(flag: str, value: str | None) -> datetime | None:
+    """--since / --until: ISO 8601; a time without a zone is UTC."""
+    from datetime import UTC, datetime
+
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise StallscanError(
+            f"{flag}: not a date/time: {value!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z"
+        ) from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def closest(value: str, names: list[str], n: int = 3) -> list[str]:
+    """Names that start with `value`, then the nearest by spelling (difflib), at most n."""
+    import difflib
+
+    starts = [x for x in names if x.startswith(value) or value.startswith(x)] if value else []
+    near = difflib.get_close_matches(value, names, n=n, cutoff=0.6)
+    return list(dict.fromkeys(starts + near))[:n]
+
+
+def check_names(con: duckdb.DuckDBPyConnection, flag: str, values: list[str] | None, column: str) -> None:
+    """--harness / --model must name something in the database: else the error says the closest names
+    (`--harness claude`: did you mean claude_code?) and lists what is there."""
+    if not values:
+        return
+    known = [
+        r[0]
+        for r in con.execute(f"SELECT DISTINCT {column} FROM events WHERE {column} IS NOT NULL ORDER BY 1").fetchall()
+    ]
+    for value in values:
+        if value in known:
+            continue
+        near = closest(value, known)
+        shown = ", ".join(known[:20]) + (f" ... ({len(known)} in all)" if len(known) > 20 else "")
+        raise StallscanError(
+            f"unknown {flag} {value!r}",
+            hint=(f"did you mean {' or '.join(near)}? " if near else "")
+            + ("in this database: " + shown if known else "the database holds no events"),
+        )
+
+
+def scope_sessions(
+    con: duckdb.DuckDBPyConnection,
+    since: str | None = None,
+    until: str | None = None,
+    harness: list[str] | None = None,
+    model: list[str] | None = None,
+) -> bool:
+    """The shared session filters, as `report` applies them: the temp table `scope_sessions` holds the
+    sessions active at or after --since and before --until, of a --harness / --model given (whole sessions).
+    True when a filter narrowed anything (the command then reads through scope_sessions)."""
+    from stallscan.store import sql
+
+    start, end = parse_time("--since", since), parse_time("--until", until)
+    check_names(con, "--harness", harness, "source_format")
+    check_names(con, "--model", model, "model")
+    params = {"since": start, "until": end, "harness": harness or None, "model": model or None}
+    sql.run(con, "report/scoped_events", params)
+    return any(v is not None for v in params.values())
 
 
 _DB: list[str] = []  # the database the command opened (its errors name it)
@@ -140,9 +207,10 @@ def write_output(text: str, path: str) -> None:
 
 
 def _err_console() -> Console:
-    from rich.console import Console
+    from ._lazy import Console
 
-    # soft_wrap: messages are never broken inside a path or a command the user may copy
+    # soft_wrap: messages are never broken inside a path or a command the user may copy; a pipe gets
+    # lines without their padding (_lazy.Console)
     return Console(
         stderr=True,
         soft_wrap=True,

@@ -8,7 +8,6 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,8 +26,18 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 
 from ._lazy import Console, connect
-from .common import _err_console, _guard, db_path, missing_db_hint, open_db, out_format, write_output
-from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
+from .common import (
+    _err_console,
+    _guard,
+    check_names,
+    db_path,
+    missing_db_hint,
+    open_db,
+    out_format,
+    parse_time,
+    write_output,
+)
+from .options import Bootstrap, Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -46,23 +55,14 @@ def _opts(
 ) -> ReportOptions:
     from stallscan.report.build import ReportOptions
 
-    def when(v: str | None) -> datetime | None:
-        if v is None:
-            return None
-        try:
-            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
-        return dt if dt.tzinfo else dt.replace(tzinfo=__import__("datetime").timezone.utc)
-
     return ReportOptions(
         threshold=threshold,
         retry_bound=retry_bound,
-        since=when(since),
-        until=when(until),
+        since=parse_time("--since", since),
+        until=parse_time("--until", until),
         harness=list(harness or []),
         model=list(model or []),
-        limit=limit,
+        limit=limit or None,  # --limit 0: every row, as on every command
     )
 
 
@@ -101,7 +101,8 @@ def report(
     until: Until = None,
     harness: Harnesses = None,
     model: Models = None,
-    limit: int = typer.Option(20, "--limit", metavar="N", help="Rows in the worst-first lists."),
+    limit: Limit = 20,
+    config: Config = None,
     from_parquet: str | None = typer.Option(
         None,
         "--from-parquet",
@@ -131,6 +132,7 @@ def report(
         )
     opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
     opts.bootstrap = bootstrap
+    opts._config = config
     opts.timelines = True  # collected for every format (the memo serves them all); only HTML shows them
     path = db_path(db)
     extra = (f" --db {shlex.quote(path)}" if db else "") + (
@@ -238,11 +240,13 @@ def _say_ingested(res: IngestResult) -> None:
 
 def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
+    from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report
 
     con = open_db(db)
     _check_filters(con, opts)
+    label_events(con, opts._config)  # the labels of this config (reused when they are already)
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
@@ -257,18 +261,9 @@ def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:
 
 
 def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
-    """--harness / --model must name something in the database (the error lists what is there)."""
-    for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
-        if not values:
-            continue
-        known = [
-            r[0]
-            for r in con.execute(f"SELECT DISTINCT {col} FROM events WHERE {col} IS NOT NULL ORDER BY 1").fetchall()
-        ]
-        bad = [v for v in values if v not in known]
-        if bad:
-            shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
-            raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
+    """--harness / --model must name something in the database (the error names the closest, lists what is there)."""
+    check_names(con, "--harness", opts.harness, "source_format")
+    check_names(con, "--model", opts.model, "model")
 
 
 def _discover_and_ingest(path: str, err: RichConsole) -> None:

@@ -6,12 +6,12 @@ import json
 import sys
 
 import typer
-from rich.console import Console
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
+from ._lazy import Console
 from .common import _err_console, _guard
 from .options import Bootstrap, RetryBound, Seed, Threshold
 

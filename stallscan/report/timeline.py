@@ -117,17 +117,22 @@ def _ref(all_ids: list[str], sid: str, min_len: int) -> str:
 
 
 def timeline(
-    con: duckdb.DuckDBPyConnection, session: str, threshold: float = GAP_THRESHOLD_S, retry_bound: int = RETRY_BOUND
+    con: duckdb.DuckDBPyConnection,
+    session: str,
+    threshold: float = GAP_THRESHOLD_S,
+    retry_bound: int = RETRY_BOUND,
+    config: str | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
+    """(session id, rows) with labels (of `config`, else the default config), boundary decisions and stall
+    replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
 
     sid = resolve_session(con, session)
-    label_events(con)
+    label_events(con, config)
     replay_boundaries(con, threshold)
-    replay_stalls(con, retry_bound=retry_bound)
+    replay_stalls(con, retry_bound=retry_bound, config=config)
     cur = sql.query(con, "report/session_timeline", {"session": sid})
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
