@@ -287,6 +287,27 @@ def test_session_filters_mean_the_same_on_every_command(db):
         assert code == 2 and "--since: not a date/time" in err, (command, err)
 
 
+def test_export_keeps_the_filtered_sessions(db, tmp_path):
+    con = duckdb.connect(db, read_only=True)
+    want = con.execute(
+        "SELECT count(*) FROM events WHERE session_id IN "
+        "(SELECT session_id FROM events GROUP BY ALL HAVING list_has_any(list(source_format), ['codex']))"
+    ).fetchone()
+    n_files = con.execute("SELECT count(*) FROM files").fetchone()
+    con.close()
+    out = tmp_path / "ex"
+    code, _, err = _run("export", str(out), "--db", db, "--tables", "events,files", "--harness", "codex", "--json")
+    assert code == 0, err
+    got = duckdb.connect()
+    assert got.execute(f"SELECT count(*) FROM '{out}/events/*.parquet'").fetchone() == want and want[0] > 0
+    harnesses = got.execute(f"SELECT DISTINCT source_format FROM '{out}/events/*.parquet'").fetchall()
+    assert harnesses == [("codex",)]
+    assert got.execute(f"SELECT count(*) FROM '{out}/files/*.parquet'").fetchone() == n_files  # written whole
+    manifest = json.loads((out / "_stallscan_layout.json").read_text(encoding="utf-8"))
+    assert manifest["tables"]["events"]["scoped"] and not manifest["tables"]["files"]["scoped"]
+    assert manifest["tables"]["events"]["rows"] == want[0]
+
+
 def test_config_is_read_by_every_command_that_labels(db, config, tmp_path):
     missing = str(tmp_path / "nope.toml")
     for args in (["report"], ["sweep"], ["stalls"], ["show", "continue"], ["sessions"], ["boundaries"]):
