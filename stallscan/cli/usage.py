@@ -1,6 +1,7 @@
 """typer/click usage errors (unknown option or command, missing argument, bad value) in the shape of every
 other error: `error: ...` and `hint: ...` on stderr, exit 2 (docs/errors.md), instead of click's usage
-block. The root group (cli._Lazy) runs click in non-standalone mode and hands what it raises here."""
+block. The root group (cli._Lazy) catches what click raises while it parses the arguments or invokes a
+command, and hands it here."""
 
 from __future__ import annotations
 
