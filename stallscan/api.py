@@ -137,7 +137,7 @@ class Stallscan:
             raise StallscanError("limit must be >= 0")
         label_events(self.con, config)
         replay_boundaries(self.con, threshold)
-        params = {"session": session, "errors_only": errors_only, "all": all, "limit": limit}
+        params = {"session": session, "errors_only": errors_only, "all": all, "sessions": None, "limit": limit}
         return _frame(sql.relation(self.con, "report/boundaries_list", params))
 
     def sweep(

@@ -48,6 +48,7 @@ REPORT_OPTIONS = {
     "--harness": ("harness", "list"),
     "--model": ("model", "list"),
     "--limit": ("limit", "int"),
+    "--config": ("config", "str"),
     "--strict": ("strict", "flag"),  # (parsed so that it is known; a --strict report is the CLI's)
 }
 # the command's options left to typer: help, and the parquet report (not memoised)
@@ -166,7 +167,10 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
         return None
     opts = report_options(
         db=v["db"],
-        **{k: v[k] for k in ("threshold", "retry_bound", "since", "until", "harness", "model", "limit", "bootstrap")},
+        **{
+            k: v[k]
+            for k in ("threshold", "retry_bound", "since", "until", "harness", "model", "limit", "bootstrap", "config")
+        },
     )
     path = v["db"] or default_db_path()
     con = peek(path) if path != ":memory:" else None

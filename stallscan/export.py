@@ -74,8 +74,13 @@ def export_tables(
     partition_by: list[str] | None = None,
     redact: str = "none",
     buckets: int = DEFAULT_BUCKETS,
+    scoped: bool = False,
 ) -> list[ExportResult]:
     """Write each table as parquet under out_dir/<table>/ (hive partitions when partition_by is given).
+
+    scoped: only the rows of the sessions in the temp table `scope_sessions` (the shared filters --harness,
+    --model, --since, --until; queries/report/scoped_events.sql), for the tables with a session_id (`files`,
+    `rejects` and `sweep` have none and are written whole).
 
     redact: "none"; "mask" (secret shapes in text columns replaced, see stallscan.redact); "drop" (text
     columns removed). Partition columns a table lacks are skipped for that table; `date` is the UTC day of `ts`;
@@ -125,7 +130,7 @@ def export_tables(
     }
     version = events_version(con)
     try:
-        results = _stage_tables(con, tables, partition_by, redact, buckets, stage, manifest, version)
+        results = _stage_tables(con, tables, partition_by, redact, buckets, stage, manifest, version, scoped)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)  # (a killed process leaves it: the next export removes it)
         raise
@@ -142,12 +147,17 @@ def _stage_tables(
     stage: Path,
     manifest: dict[str, Any],
     version: int | None,
+    scoped: bool = False,
 ) -> list[ExportResult]:
     """Write each table under stage/<table>/ and describe it in the manifest."""
     out, gen, results = stage.parent, manifest["generation"], []
     for n, table in enumerate(tables, 1):
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         select = _select(table, cols, redact)
+        where = ""
+        if scoped and "session_id" in cols:
+            where = " WHERE session_id IN (SELECT session_id FROM scope_sessions)"
+            select = f"SELECT * FROM ({select}){where}"
         parts = [
             p
             for p in (partition_by or [])
@@ -167,7 +177,7 @@ def _stage_tables(
         else:
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
-        rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}").fetchone())[0]
+        rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}{where}").fetchone())[0]
         split: int | None = None
         if "session_id" in cols:
             split = 0
@@ -181,6 +191,7 @@ def _stage_tables(
             "columns": {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()},
             "partitioned_by": parts,
             "rows": rows,
+            "scoped": bool(where),  # only the sessions the shared filters kept (stallscan export --harness ...)
             "sessions_split": split,
             "redact": redact,
             "generation": gen,

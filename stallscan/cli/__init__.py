@@ -42,9 +42,33 @@ COMMANDS = {
 }
 
 
+def _usage_error(exc: Exception, where: str = "stallscan") -> None:
+    """A click usage error: printed and exited here; anything else returns (the caller re-raises it)."""
+    from .usage import fail, is_click_error
+
+    if is_click_error(exc):
+        fail(exc, where)
+
+
 class _Lazy(TyperGroup):
     """The root group: a command's module is imported when the command is looked up (run, or listed by
     --help), and its typer registration turned into the click command then."""
+
+    # usage errors (parsing the root's arguments, or a command's, or raised by a command) leave as
+    # stallscan's `error:` + `hint:` lines (stallscan.cli.usage), not click's usage block
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _usage_error(exc)
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            _usage_error(exc, f"{ctx.command_path} {ctx.invoked_subcommand or ''}".strip())
+            raise
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)

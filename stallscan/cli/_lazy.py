@@ -24,9 +24,10 @@ def default_db_path() -> str:
 
 
 def Console(*args: Any, **kwargs: Any) -> rich.console.Console:
-    from rich.console import Console as _Console
+    """A rich Console that leaves a pipe's lines unpadded (stallscan.report.streams)."""
+    from stallscan.report.streams import console
 
-    return _Console(*args, **kwargs)
+    return console(*args, **kwargs)
 
 
 def Table(*args: Any, **kwargs: Any) -> rich.table.Table:

@@ -11,8 +11,8 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
-from .common import _err_console, _guard, open_db, out_format
-from .options import Db, Json, Threshold
+from .common import _err_console, _guard, open_db, out_format, scope_sessions
+from .options import Config, Db, Harnesses, Json, Limit, Models, Since, Threshold, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -27,12 +27,14 @@ def boundaries(
     ),
     errors_only: bool = typer.Option(False, "--errors-only", help="Only misread turns."),
     show_all: bool = typer.Option(False, "--all", help="Also plain tool results and records that are not requests."),
-    limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
+    harness: Harnesses = None,
+    model: Models = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Limit = 0,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
     as_json: Json = False,
-    config: str | None = typer.Option(
-        None, "--config", metavar="FILE", help="stallscan.toml with extra prompt patterns / label overrides."
-    ),
+    config: Config = None,
 ) -> None:
     """Replay the router's turn-boundary decision for every user turn and list it next to who really wrote it."""
     from stallscan.replay.boundaries import replay_boundaries
@@ -42,16 +44,17 @@ def boundaries(
     from stallscan.store import sql
 
     out = out_format(out, as_json, ("table", "json"))
-    if limit is not None and limit < 0:
-        raise StallscanError("--limit must be >= 0", hint="e.g. --limit 50")
+    if limit < 0:
+        raise StallscanError("--limit must be >= 0 (0: all)", hint="e.g. --limit 50")
     con = open_db(db)
     if session:
         session = resolve_session(con, session)
+    scoped = scope_sessions(con, since, until, harness, model)
+    kept = [r[0] for r in con.execute("SELECT session_id FROM scope_sessions").fetchall()] if scoped else None
     label_events(con, config)
     summary = replay_boundaries(con, threshold)
-    cur = sql.query(
-        con, "report/boundaries_list", {"session": session, "errors_only": errors_only, "all": show_all, "limit": limit}
-    )
+    params = {"session": session, "errors_only": errors_only, "all": show_all, "sessions": kept, "limit": limit or None}
+    cur = sql.query(con, "report/boundaries_list", params)
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     counts = dict(

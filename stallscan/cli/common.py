@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from stallscan.report.output import check_names as check_names
+from stallscan.report.output import closest as closest
 from stallscan.report.output import err_console, print_error
+from stallscan.report.output import parse_time as parse_time
 from stallscan.report.output import write_output as write_output
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
 
@@ -32,6 +35,29 @@ def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
 
 # every command's stderr console (in stallscan.report.output beside write_output: typer-free, for stallscan.entry)
 _err_console = err_console
+
+
+def scope_sessions(
+    con: duckdb.DuckDBPyConnection,
+    since: str | None = None,
+    until: str | None = None,
+    harness: list[str] | None = None,
+    model: list[str] | None = None,
+) -> bool:
+    """The shared session filters, as `report` applies them: the temp table `scope_sessions` holds the
+    sessions active at or after --since and before --until, of a --harness / --model given (whole sessions).
+    True when a filter narrowed anything (the command then reads through scope_sessions)."""
+    from stallscan.report.summary_cells import refresh_sessions
+    from stallscan.store import sql
+
+    start, end = parse_time("--since", since), parse_time("--until", until)
+    check_names(con, "--harness", harness, "source_format")
+    check_names(con, "--model", model, "model")
+    params = {"since": start, "until": end, "harness": harness or None, "model": model or None}
+    refresh_sessions(con)  # (report/scoped_events reads the per-session summary rows)
+    sql.run(con, "report/scoped_events", params)
+    return any(v is not None for v in params.values())
+
 
 _DB: list[str] = []  # the database the command opened (its errors name it)
 

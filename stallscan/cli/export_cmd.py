@@ -10,8 +10,8 @@ import typer
 from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
-from .common import _err_console, _guard, open_db, out_format
-from .options import Db, Json
+from .common import _err_console, _guard, open_db, out_format, scope_sessions
+from .options import Db, Harnesses, Json, Models, Since, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -41,10 +41,15 @@ def export(
     redact: str = typer.Option(
         "none", "--redact", metavar="<none|mask|drop>", help="mask: secret shapes in text; drop: text columns removed."
     ),
+    harness: Harnesses = None,
+    model: Models = None,
+    since: Since = None,
+    until: Until = None,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="How to print what was written."),
     as_json: Json = False,
 ) -> None:
-    """Write tables as zstd parquet (hive-partitioned with --partition-by)."""
+    """Write tables as zstd parquet (hive-partitioned with --partition-by); with --harness / --model / --since /
+    --until only those sessions' rows (files, rejects and sweep are written whole)."""
     from stallscan.export import export_tables
 
     out = out_format(out, as_json, ("table", "json"))
@@ -55,7 +60,8 @@ def export(
     parts = [p.strip() for p in partition_by.split(",") if p.strip()]
     if buckets < 1:
         raise StallscanError(f"--buckets must be at least 1, not {buckets}", hint="e.g. --buckets 64")
-    results = export_tables(con, out_dir, wanted, parts, redact, buckets)
+    scoped = scope_sessions(con, since, until, harness, model)
+    results = export_tables(con, out_dir, wanted, parts, redact, buckets, scoped=scoped)
     con.close()
     for r in results:
         if r.sessions_split:

@@ -72,6 +72,9 @@ def ingest(
         "--rebuild",
         help="Drop every table first and re-read all files (for a database an older stallscan wrote).",
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Also list the knowingly skipped records by kind (--format json always does)."
+    ),
 ) -> None:
     """Read transcripts into the canonical events table (incremental: unchanged files are skipped)."""
     if out not in ("table", "json") and not as_json:
@@ -90,7 +93,7 @@ def ingest(
         check_db(path)
     res = read_unchanged(path, paths or [], fmt) if existed and path != ":memory:" and not rebuild else None
     if res is not None:
-        _print(res, as_json)
+        _print(res, as_json, verbose)
         account(res, strict, fmt)
         return
     con = connect(path, rebuild=rebuild)
@@ -106,11 +109,11 @@ def ingest(
         _drop(path)  # an ingest that found nothing leaves no database behind
     if nothing_read(res):
         raise nothing_error(res, paths or [])
-    _print(res, as_json)
+    _print(res, as_json, verbose)
     account(res, strict, fmt)
 
 
-def _print(res: IngestResult, as_json: bool) -> None:
+def _print(res: IngestResult, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         sys.stdout.write(json.dumps(res.as_dict(), indent=2) + "\n")
         return
@@ -119,7 +122,7 @@ def _print(res: IngestResult, as_json: bool) -> None:
     err = _err_console()
     if res.searched:
         err.print("no PATH given; found these usual log folders: " + ", ".join(res.searched), highlight=False)
-    err.print(ingest_summary(res))
+    err.print(ingest_summary(res, verbose))
 
 
 def _drop(path: str) -> None:
@@ -185,10 +188,7 @@ def sql_cmd(
     except sys.modules["duckdb"].Error as exc:  # (duckdb is loaded: a connection is open)
         if corrupt(str(exc)) or no_space(str(exc)):  # the database or the disk, not the query
             raise from_db_error(str(exc), db_path(db)) from None
-        raise StallscanError(
-            f"query failed: {str(exc).strip().splitlines()[0]}",
-            hint="tables: events, files, skipped, rejects; views: sessions",
-        ) from None
+        raise _query_error(con, str(exc)) from None
     cols = [d[0] for d in cur.description] if cur.description else []
     rows = cur.fetchall() if cols else []
     if out == "json":
@@ -201,3 +201,23 @@ def sql_cmd(
         w.writerows(rows)
     else:
         Console().print(table_from_rows(cols, rows))
+
+
+def _query_error(con: duckdb.DuckDBPyConnection, text: str) -> StallscanError:
+    """A failed `sql` query: a write names the read-only connection; any other failure lists every table
+    and view there is (an unknown name is the usual cause)."""
+    import re
+
+    from stallscan.store import sql
+
+    first = text.strip().splitlines()[0]
+    write = re.search(r'Cannot execute statement of type "(\w+)".*read-only', first)
+    if write:
+        return StallscanError(
+            f"the database is open read-only here: stallscan sql runs queries that read ({write.group(1)} refused)",
+            hint="the tables are derived from the transcripts; change a copy with the duckdb CLI or Python if you must",
+        )
+    found = sql.query(con, "store/catalog").fetchall()
+    names = {kind: [n for k, n in found if k == kind] for kind in ("table", "view")}
+    listed = "; ".join(f"{kind}s: " + ", ".join(ns) for kind, ns in names.items() if ns) or "the database is empty"
+    return StallscanError(f"query failed: {first}", hint=listed)

@@ -26,13 +26,27 @@ Bootstrap = Annotated[
     int, typer.Option("--bootstrap", metavar="N", help="Session resamples for the threshold interval.")
 ]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="Bootstrap seed.")]
-# the report's filters (whole sessions)
+# the filters of every command that lists sessions' rows (whole sessions: a session is in when it was active
+# in the window, or holds this harness / model)
 Since = Annotated[
     str | None, typer.Option("--since", metavar="TIME", help="Only sessions active at or after this time.")
 ]
 Until = Annotated[str | None, typer.Option("--until", metavar="TIME", help="Only sessions active before this time.")]
 Harnesses = Annotated[
-    list[str] | None, typer.Option("--harness", metavar="NAME", help="Only this source format (repeatable).")
+    list[str] | None,
+    typer.Option("--harness", metavar="NAME", help="Only sessions of this source format (repeatable)."),
+]
+# --limit N: at most N rows in a list; 0 means no limit on every command (each names its default)
+Limit = Annotated[int, typer.Option("--limit", metavar="N", help="At most N rows in each list (0: all).")]
+# --config FILE: the labels' prompt patterns and overrides; without it $STALLSCAN_CONFIG, else ./stallscan.toml
+Config = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="stallscan.toml with extra prompt patterns / label overrides "
+        "(default: $STALLSCAN_CONFIG, else ./stallscan.toml if present).",
+    ),
 ]
 Models = Annotated[
     list[str] | None, typer.Option("--model", metavar="NAME", help="Only sessions using this model (repeatable).")

@@ -35,7 +35,7 @@ from stallscan.report.output import (
 from ._lazy import connect
 from .accounting import account, check_scope, in_scope, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, write_output
-from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
+from .options import Bootstrap, Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -66,7 +66,8 @@ def report(
     until: Until = None,
     harness: Harnesses = None,
     model: Models = None,
-    limit: int = typer.Option(20, "--limit", metavar="N", help="Rows in the worst-first lists."),
+    limit: Limit = 20,
+    config: Config = None,
     from_parquet: str | None = typer.Option(
         None,
         "--from-parquet",
@@ -105,6 +106,7 @@ def report(
         model=model,
         limit=limit,
         bootstrap=bootstrap,
+        config=config,
     )
     path = db_path(db)
     err = functools.cache(_err_console)  # the stderr console, made (rich imported) when first used
@@ -208,6 +210,7 @@ def _build(
     paths: list[str] | None = None,
 ) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
+    from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report
 
@@ -224,6 +227,7 @@ def _build(
         raise
     if res is not None:
         _say_ingested(res)  # (an empty report says only why it is empty)
+    label_events(con, opts._config)  # the labels of this config (reused when they are already)
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)

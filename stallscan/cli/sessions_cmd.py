@@ -12,8 +12,8 @@ from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
-from .common import _err_console, _guard, open_db, out_format
-from .options import Db, Json, RetryBound, Threshold
+from .common import _err_console, _guard, open_db, out_format, scope_sessions
+from .options import Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
 
 SORTS = ("start", "id", "harness", "turns", "silent", "misread", "events")
 
@@ -26,8 +26,12 @@ def sessions(
     db: Db = None,
     sort: str = typer.Option("start", "--sort", metavar="<" + "|".join(SORTS) + ">", help="Sort key."),
     desc: bool = typer.Option(False, "--desc", help="Largest (or latest) first."),
-    harness: str | None = typer.Option(None, "--harness", metavar="NAME", help="Only this source format."),
-    limit: int | None = typer.Option(None, "--limit", metavar="N", help="At most this many rows."),
+    harness: Harnesses = None,
+    model: Models = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Limit = 0,
+    config: Config = None,
     threshold: Threshold = GAP_THRESHOLD_S,
     retry_bound: RetryBound = RETRY_BOUND,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
@@ -35,6 +39,7 @@ def sessions(
 ) -> None:
     """List sessions: the id `show` accepts, harness, start, turns, silent endings, misread turns."""
     from stallscan.replay.boundaries import replay_boundaries
+    from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
     from stallscan.report.fit import Col, fit_table
     from stallscan.report.timeline import session_refs
@@ -43,26 +48,25 @@ def sessions(
     out = out_format(out, as_json, ("table", "json"))
     if sort not in SORTS:
         raise StallscanError(f"unknown --sort {sort!r}", hint="one of: " + ", ".join(SORTS))
-    if limit is not None and limit < 0:
-        raise StallscanError("--limit must be >= 0", hint="e.g. --limit 20")
+    if limit < 0:
+        raise StallscanError("--limit must be >= 0 (0: all)", hint="e.g. --limit 20")
     if threshold < 0 or retry_bound < 0:
         raise StallscanError("--threshold and --retry-bound must be >= 0", hint="e.g. --threshold 2")
     con = open_db(db)
-    if harness:
-        known = [r[0] for r in con.execute("SELECT DISTINCT source_format FROM events ORDER BY 1").fetchall()]
-        if harness not in known:
-            raise StallscanError(f"unknown --harness {harness!r}", hint="known: " + (", ".join(known) or "none"))
+    scoped = scope_sessions(con, since, until, harness, model)
+    wanted = {r[0] for r in con.execute("SELECT session_id FROM scope_sessions").fetchall()} if scoped else None
+    label_events(con, config)
     replay_boundaries(con, threshold)
-    replay_stalls(con, retry_bound=retry_bound)
+    replay_stalls(con, retry_bound=retry_bound, config=config)
     cur = sql.query(con, "report/sessions_list")
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     refs = session_refs(con, [r["session_id"] for r in rows])
     con.close()
-    rows = [r for r in rows if not harness or r["harness"] == harness]
+    rows = [r for r in rows if wanted is None or r["session_id"] in wanted]
     key = {"id": "session_id"}.get(sort, sort)
     rows.sort(key=lambda r: (r[key] is None, r[key] if r[key] is not None else 0, r["session_id"]), reverse=desc)
-    if limit is not None:
+    if limit:
         rows = rows[:limit]
     for r in rows:
         r["ref"] = refs[r["session_id"]]

@@ -13,7 +13,7 @@ from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
 from .common import _guard, open_db, out_format
-from .options import Db, Json, RetryBound, Threshold
+from .options import Config, Db, Json, RetryBound, Threshold
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -26,6 +26,7 @@ def show(
     threshold: Threshold = GAP_THRESHOLD_S,
     retry_bound: RetryBound = RETRY_BOUND,
     flagged_only: bool = typer.Option(False, "--flagged", help="Only misread turns and stalls, 3 rows either side."),
+    config: Config = None,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
     as_json: Json = False,
 ) -> None:
@@ -36,7 +37,7 @@ def show(
     if threshold < 0 or retry_bound < 0:
         raise StallscanError("--threshold and --retry-bound must be >= 0", hint="e.g. --threshold 2")
     con = open_db(db)
-    sid, rows = timeline(con, session, threshold, retry_bound)
+    sid, rows = timeline(con, session, threshold, retry_bound, config)
     con.close()
     if flagged_only:
         near = {j for i, r in enumerate(rows) if flagged(r) for j in range(i - 3, i + 4)}

@@ -6,14 +6,14 @@ import json
 import sys
 
 import typer
-from rich.console import Console
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
+from ._lazy import Console
 from .common import _err_console, _guard
-from .options import Bootstrap, RetryBound, Seed, Threshold
+from .options import Bootstrap, Config, RetryBound, Seed, Threshold
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -33,9 +33,7 @@ def spark_replay_cmd(
     ),
     threshold: Threshold = GAP_THRESHOLD_S,
     retry_bound: RetryBound = RETRY_BOUND,
-    config: str | None = typer.Option(
-        None, "--config", help="stallscan.toml with extra prompt patterns (read on the driver)."
-    ),
+    config: Config = None,  # (read on the driver)
     master: str | None = typer.Option(
         None, "--master", help="Spark master, e.g. local[4]; default: what spark-submit set, else local[*]."
     ),

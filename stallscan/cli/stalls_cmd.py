@@ -11,8 +11,8 @@ from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
-from .common import _err_console, _guard, open_db, out_format
-from .options import Db, Json, NarratedBound, RetryBound
+from .common import _err_console, _guard, open_db, out_format, scope_sessions
+from .options import Config, Db, Harnesses, Json, Limit, Models, NarratedBound, RetryBound, Since, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -29,7 +29,12 @@ def stalls(
     session: str | None = typer.Option(None, "--session", metavar="ID", help="Only this session (id or short id)."),
     retry_bound: RetryBound = RETRY_BOUND,
     narrated_bound: NarratedBound = NARRATED_BOUND,
-    limit: int = typer.Option(50, "--limit", metavar="N", help="Rows to list (0 = all)."),
+    harness: Harnesses = None,
+    model: Models = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Limit = 50,
+    config: Config = None,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
     as_json: Json = False,
     db: Db = None,
@@ -50,9 +55,10 @@ def stalls(
     con = open_db(db)
     if session:
         session = resolve_session(con, session)
-    info = replay_stalls(con, retry_bound=retry_bound, narrated_bound=narrated_bound)
-    rows = list_stalls(con, outcome=wanted or None, session=session, limit=limit or None)
-    sweep = bound_sweep(con, [retry_bound])[0]
+    scoped = scope_sessions(con, since, until, harness, model)
+    info = replay_stalls(con, retry_bound=retry_bound, narrated_bound=narrated_bound, config=config)
+    rows = list_stalls(con, outcome=wanted or None, session=session, scoped=scoped, limit=limit or None)
+    sweep = bound_sweep(con, [retry_bound], scoped=scoped)[0]
     refs = session_refs(con, [r["session_id"] for r in rows])
     con.close()
     if session and not rows:

@@ -12,8 +12,8 @@ import typer
 from stallscan.store.errors import StallscanError
 
 from ._lazy import Console
-from .common import _guard, open_db, out_format
-from .options import Db, Json, Seed
+from .common import _guard, open_db, out_format, scope_sessions
+from .options import Config, Db, Harnesses, Json, Models, Seed, Since, Until
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,10 +48,16 @@ def sweep(
         1000, "--bootstrap", metavar="N", help="Session resamples for the interval (0: none)."
     ),
     seed: Seed = 0,
+    harness: Harnesses = None,
+    model: Models = None,
+    since: Since = None,
+    until: Until = None,
+    config: Config = None,
     out: str = typer.Option("table", "--format", metavar="<table|json|csv>", help="Output (csv: the full curve)."),
     as_json: Json = False,
 ) -> None:
     """Recommended threshold (minimum cost), its bootstrap interval, and the figures at 2.0 s."""
+    from stallscan.replay.labels import label_events
     from stallscan.report.render_sweep import sweep_renderable, sweep_view
     from stallscan.store import sql
     from stallscan.sweep.core import ALL_POLICIES, curve_rows, policy_name, run_sweep, thresholds_grid
@@ -83,6 +89,8 @@ def sweep(
         grid = thresholds_grid(lo, hi, step)
     policies = ALL_POLICIES if policy == "all" else (policy_name(policy),)
     con = open_db(db)
+    scope_sessions(con, since, until, harness, model)  # the sweep reads the sessions of scope_sessions
+    label_events(con, config)
     res = run_sweep(con, grid, cost_a, cost_b, by, policies, bootstrap, seed)
     counts = dict(
         zip(

@@ -86,7 +86,7 @@ def key(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> str | None:
         "report": REPORT_VERSION,
         "data": state,
         "options": options,
-        "labels": label_inputs(),
+        "labels": label_inputs(opts._config),
         "rules": stamps.rules_hash(),
         "code": code_stamp(),
     }

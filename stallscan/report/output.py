@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from stallscan.store.errors import StallscanError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import duckdb
     from rich.console import Console
 
@@ -51,11 +53,11 @@ def report_options(
     model: list[str] | None,
     limit: int,
     bootstrap: int,
+    config: str | None = None,
 ) -> ReportOptions:
     """The ReportOptions of a `report` run on a database (the memo keys on every field). Raises
     StallscanError for a negative count or a time that is not ISO 8601."""
     import shlex
-    from datetime import UTC, datetime
 
     from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
     from stallscan.report.section import ReportOptions
@@ -65,26 +67,18 @@ def report_options(
             "--bootstrap, --limit, --retry-bound and --threshold must be >= 0", hint="e.g. --threshold 2 --limit 20"
         )
 
-    def when(v: str | None) -> datetime | None:
-        if v is None:
-            return None
-        try:
-            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
-        return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-
     opts = ReportOptions(
         threshold=threshold,
         retry_bound=retry_bound,
-        since=when(since),
-        until=when(until),
+        since=parse_time("--since", since),
+        until=parse_time("--until", until),
         harness=list(harness or []),
         model=list(model or []),
-        limit=limit,
+        limit=limit or None,  # --limit 0: every row, as on every command
         bootstrap=bootstrap,
         timelines=True,  # collected for every format (the memo serves them all); only HTML shows them
     )
+    opts._config = config
     opts.show_args = (f" --db {shlex.quote(db)}" if db else "") + (
         f" --threshold {threshold:g}" if threshold != GAP_THRESHOLD_S else ""
     )
@@ -92,18 +86,54 @@ def report_options(
 
 
 def check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
-    """--harness / --model must name something in the database (the error lists what is there)."""
-    for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
-        if not values:
+    """--harness / --model must name something in the database (the error names the closest, lists what is there)."""
+    check_names(con, "--harness", opts.harness, "source_format")
+    check_names(con, "--model", opts.model, "model")
+
+
+def parse_time(flag: str, value: str | None) -> datetime | None:
+    """--since / --until: ISO 8601; a time without a zone is UTC."""
+    from datetime import UTC, datetime
+
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise StallscanError(
+            f"{flag}: not a date/time: {value!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z"
+        ) from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def closest(value: str, names: list[str], n: int = 3) -> list[str]:
+    """Names that start with `value`, then the nearest by spelling (difflib), at most n."""
+    import difflib
+
+    starts = [x for x in names if x.startswith(value) or value.startswith(x)] if value else []
+    near = difflib.get_close_matches(value, names, n=n, cutoff=0.6)
+    return list(dict.fromkeys(starts + near))[:n]
+
+
+def check_names(con: duckdb.DuckDBPyConnection, flag: str, values: list[str] | None, column: str) -> None:
+    """--harness / --model must name something in the database: else the error says the closest names
+    (`--harness claude`: did you mean claude_code?) and lists what is there."""
+    if not values:
+        return
+    known = [
+        r[0]
+        for r in con.execute(f"SELECT DISTINCT {column} FROM events WHERE {column} IS NOT NULL ORDER BY 1").fetchall()
+    ]
+    for value in values:
+        if value in known:
             continue
-        known = [
-            r[0]
-            for r in con.execute(f"SELECT DISTINCT {col} FROM events WHERE {col} IS NOT NULL ORDER BY 1").fetchall()
-        ]
-        bad = [v for v in values if v not in known]
-        if bad:
-            shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
-            raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
+        near = closest(value, known)
+        shown = ", ".join(known[:20]) + (f" ... ({len(known)} in all)" if len(known) > 20 else "")
+        raise StallscanError(
+            f"unknown {flag} {value!r}",
+            hint=(f"did you mean {' or '.join(near)}? " if near else "")
+            + ("in this database: " + shown if known else "the database holds no events"),
+        )
 
 
 def ingested_line(res: IngestResult) -> str:
@@ -148,11 +178,10 @@ def terminal_console(to_file: bool) -> Console:
     """The console the terminal report prints on: stdout, or a recording one when it goes to a file."""
     import io
 
-    from rich.console import Console
-
     from stallscan.report.fit import width as fit_width
+    from stallscan.report.streams import console
 
-    return Console(record=to_file, file=io.StringIO() if to_file else None, width=fit_width())
+    return console(record=to_file, file=io.StringIO() if to_file else None, width=fit_width())
 
 
 def print_terminal(console: Console, data: dict[str, Any], full: bool, only: list[str] | None) -> None:
@@ -186,11 +215,11 @@ def write_output(text: str, path: str) -> None:
 
 
 def err_console() -> Console:
-    from rich.console import Console
+    from stallscan.report.streams import console
 
     # every command's stderr console (stallscan.cli.common uses it); soft_wrap: messages are never broken
-    # inside a path or a command the user may copy
-    return Console(
+    # inside a path or a command the user may copy; a pipe gets lines without their padding (streams.Unpadded)
+    return console(
         stderr=True,
         soft_wrap=True,
         width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,

@@ -11,7 +11,9 @@ from rich.text import Text
 from stallscan.ingest.result import IngestResult
 
 
-def ingest_summary(res: IngestResult) -> Group:
+def ingest_summary(res: IngestResult, verbose: bool = False) -> Group:
+    """The ingest summary. The skipped records by kind (dozens of kinds on a real corpus) only when
+    `verbose`; else one line with their total and how to list them."""
     t = Table(title="stallscan ingest", show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
     t.add_column(justify="right")
@@ -34,7 +36,15 @@ def ingest_summary(res: IngestResult) -> Group:
     t.add_row("seconds", f"{res.seconds:.2f}")
     t.add_row("MB/s", f"{res.mb_per_s:.1f}")
     parts: list[RenderableType] = [t]
-    if res.skipped:
+    if res.skipped and not verbose:
+        n, kinds = sum(res.skipped.values()), len(res.skipped)
+        parts.append(
+            Text(
+                f"{n:,} record(s) skipped knowingly, of {kinds} kind(s): --verbose lists the kinds",
+                style="dim",
+            )
+        )
+    elif res.skipped:
         s = Table(title="skipped by kind", box=None)
         s.add_column("kind")
         s.add_column("lines", justify="right")

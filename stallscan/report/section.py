@@ -25,13 +25,16 @@ class ReportOptions:
     until: datetime | None = None
     harness: list[str] = field(default_factory=list)
     model: list[str] = field(default_factory=list)
-    limit: int = 20  # rows in "worst first" lists
+    limit: int | None = 20  # rows in "worst first" lists (None: all)
     bootstrap: int = 1000  # session resamples for the threshold interval
     timelines: bool = False  # also collect the listed sessions' timelines (the HTML links to them)
     show_args: str = ""  # appended to the `stallscan show` commands printed (e.g. " --db x.duckdb")
     # the derived tables (user_labels, turn_boundaries, rounds, stalls, turns, stall_replay_info) are given,
     # e.g. loaded from a Spark replay's parquet (report --from-parquet): sections read them, rebuild nothing
     _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
+    # --config: the labels' config file (None: $STALLSCAN_CONFIG, else ./stallscan.toml); the memo keys on
+    # its content (stallscan.replay.labels.label_inputs), not on this path
+    _config: str | None = None
 
 
 # blocks(section data, the whole report data, full) -> the section's blocks: the full form (--full,

@@ -127,17 +127,22 @@ def _ref(all_ids: list[str], sid: str, min_len: int) -> str:
 
 
 def timeline(
-    con: duckdb.DuckDBPyConnection, session: str, threshold: float = GAP_THRESHOLD_S, retry_bound: int = RETRY_BOUND
+    con: duckdb.DuckDBPyConnection,
+    session: str,
+    threshold: float = GAP_THRESHOLD_S,
+    retry_bound: int = RETRY_BOUND,
+    config: str | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """(session id, rows) with labels, boundary decisions and stall replay computed if missing."""
+    """(session id, rows) with labels (of `config`, else the default config), boundary decisions and stall
+    replay computed if missing."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
 
     sid = resolve_session(con, session)
-    label_events(con)
+    label_events(con, config)
     replay_boundaries(con, threshold)
-    replay_stalls(con, retry_bound=retry_bound)
+    replay_stalls(con, retry_bound=retry_bound, config=config)
     rows = _timelines(con, [sid]).get(sid, [])
     _excerpts(con, [sid], rows)
     for r in rows:

@@ -63,6 +63,8 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     sessions = json.loads(cli("sessions", "--format", "json").stdout)
     cli("show", sessions["sessions"][0]["ref"], "--format", "json")
     cli("export", str(tmp_path / "out"))
+    unknown = runner.invoke(app, ["sql", "SELECT * FROM no_such_table", "--db", db])  # its hint lists the tables
+    assert unknown.exit_code == 2 and "turn_boundaries" in unknown.stderr, unknown.stderr
     (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed
     cli("ingest", str(logs))
     cli("ingest", str(logs / "hermes"), "--input-format", "hermes_traj")  # a forced format (ingest/run_no_events)

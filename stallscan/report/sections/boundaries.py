@@ -31,7 +31,7 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
-        label_events(con)
+        label_events(con, opts._config)
         replay_boundaries(con, opts.threshold)
     refresh_boundaries(con)  # the per-session counts the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))

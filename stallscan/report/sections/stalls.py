@@ -37,7 +37,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         ).fetchall()[0]
         info = ReplayInfo(row[0], row[1], row[2], row[3], 0, 0, 0)
     else:
-        info = replay_stalls(con, retry_bound=opts.retry_bound)
+        info = replay_stalls(con, retry_bound=opts.retry_bound, config=opts._config)
     refresh_stalls(con)  # the per-session counts of rounds, turns and signature hits read below
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
