@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from functools import cache, lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from stallscan.store import toml_cache
 
@@ -174,35 +174,35 @@ def needs_non_ascii(regex: str) -> bool:
 
 
 def _char_needs(code: int, fold: bool) -> bool:
+    """The character is above U+007F and, under (?i), none of its case variants is ASCII."""
     c = chr(code)
-    if code < 0x80 or (fold and (c in _FOLDS_TO_ASCII or any(ord(x) < 0x80 for x in c.lower() + c.upper()))):
-        return False
-    return True
+    may_be_ascii = fold and (c in _FOLDS_TO_ASCII or any(ord(x) < 0x80 for x in c.lower() + c.upper()))
+    return code >= 0x80 and not may_be_ascii
 
 
-def _seq_needs(items: object, fold: bool) -> bool:
-    return any(_item_needs(op, av, fold) for op, av in items)  # type: ignore[attr-defined]
+def _seq_needs(items: Any, fold: bool) -> bool:
+    return any(_item_needs(op, av, fold) for op, av in items)
 
 
-def _item_needs(op: object, av: object, fold: bool) -> bool:
+def _item_needs(op: Any, av: Any, fold: bool) -> bool:
     from re import _constants as c  # type: ignore[attr-defined]
 
     if op is c.LITERAL:
-        return _char_needs(av, fold)  # type: ignore[arg-type]
+        return _char_needs(av, fold)
     if op is c.IN:  # a class: every member non-ASCII (no negation, no category such as \\s)
-        members = list(av)  # type: ignore[call-overload]
+        members = list(av)
         return bool(members) and all(
             (k is c.LITERAL and _char_needs(v, fold))
             or (k is c.RANGE and v[0] >= 0x80 and all(_char_needs(x, fold) for x in range(v[0], v[1] + 1)))
             for k, v in members
         )
     if op is c.SUBPATTERN:  # (group, add_flags, del_flags, pattern)
-        group_fold = (fold or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE  # type: ignore[index]
-        return _seq_needs(av[3], group_fold)  # type: ignore[index]
+        group_fold = (fold or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE
+        return _seq_needs(av[3], group_fold)
     if op is c.BRANCH:  # (None, [alternatives])
-        return all(_seq_needs(alt, fold) for alt in av[1])  # type: ignore[index]
+        return all(_seq_needs(alt, fold) for alt in av[1])
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):  # (min, max, item)
-        return av[0] >= 1 and _seq_needs(av[2], fold)  # type: ignore[index,operator]
+        return av[0] >= 1 and _seq_needs(av[2], fold)
     return False  # ANY, NOT_LITERAL, AT, CATEGORY, ...: may match ASCII or nothing
 
 
