@@ -26,12 +26,18 @@ WITH calls AS (
     SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
     FROM stall_ev v JOIN events e ON e.rowid = v.rid
     WHERE v.role = 'assistant' AND v.n_tool_calls > 0
+), named AS (
+    -- the entries' tool regexes come from a table, so DuckDB compiles them once per row they meet: match
+    -- them against the distinct call names (a handful), never against every call
+    SELECT n.name, b.id, b.ord, b.arguments
+    FROM (SELECT DISTINCT coalesce(c.name, '') AS name FROM calls) n
+    JOIN stall_background b ON regexp_matches(n.name, b.tool)
 ), bg AS (
+    -- arguments regexes then run only on the calls whose name matched an entry that has one
     SELECT c.session_id, c.turn_id, min(c.seq) AS bg_seq,
            arg_min(b.id, c.seq::BIGINT * 1000 + b.ord) AS bg_id
-    FROM calls c JOIN stall_background b
-      ON regexp_matches(coalesce(c.c.name, ''), b.tool)
-     AND (b.arguments IS NULL OR regexp_matches(coalesce(c.c.arguments, ''), b.arguments))
+    FROM calls c JOIN named b ON b.name = coalesce(c.c.name, '')
+    WHERE b.arguments IS NULL OR regexp_matches(coalesce(c.c.arguments, ''), b.arguments)
     GROUP BY ALL
 ), modes AS (
     SELECT v.session_id, v.turn_id, min(v.seq) AS mode_seq, arg_min(m.id, v.seq::BIGINT * 1000 + m.ord) AS mode_id
@@ -102,8 +108,9 @@ FROM a LEFT JOIN (
                       ELSE contains(a.stripped, p.text) END
     GROUP BY a.rid) s USING (rid);
 
--- the text-only replies, with their tails
+-- the text-only replies, with their tails (ascii: the tail holds no character above U+007F, so a signature
+-- whose every match holds one, stall_signatures.non_ascii, cannot match it)
 CREATE OR REPLACE TEMP TABLE stall_text AS
-SELECT rid, text_chars AS n_chars, tail FROM stall_atext WHERE tail IS NOT NULL;
+SELECT rid, text_chars AS n_chars, tail, strlen(tail) = length(tail) AS ascii FROM stall_atext WHERE tail IS NOT NULL;
 
 CREATE OR REPLACE TEMP TABLE stall_sig_matches (rid BIGINT, ord INTEGER, id VARCHAR, kind VARCHAR);

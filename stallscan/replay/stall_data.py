@@ -82,6 +82,8 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
                 "citation": [s.citation for s in d.signatures],
                 "class": pa.array([s.cls for s in d.signatures], pa.string()),
                 "decides": pa.array([s.decides for s in d.signatures], pa.bool_()),
+                # every match holds a non-ASCII character: stall_sig_match.sql skips ASCII-only tails
+                "non_ascii": pa.array([s.non_ascii for s in d.signatures], pa.bool_()),
             }
         ),
         "stall_background": pa.table(

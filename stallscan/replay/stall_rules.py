@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from functools import cache, lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from stallscan.store import toml_cache
 
@@ -42,6 +42,12 @@ class Signature(NamedTuple):
     @property
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.regex)
+
+    @property
+    def non_ascii(self) -> bool:
+        """Every match holds a non-ASCII character (a CJK signature): a tail in plain ASCII cannot match, so
+        the SQL skips those tails without running the regex (the regex still decides every other tail)."""
+        return needs_non_ascii(self.regex)
 
 
 class Background(NamedTuple):
@@ -149,6 +155,55 @@ def load() -> StallData:
         background,
         modes,
     )
+
+
+# non-ASCII characters that case folding maps to ASCII letters (KELVIN SIGN, LONG S, dotted / dotless I):
+# under (?i) RE2 matches them with k, s and i, so they do not make a match non-ASCII
+_FOLDS_TO_ASCII = frozenset("\u212a\u017f\u0130\u0131")
+
+
+@cache
+def needs_non_ascii(regex: str) -> bool:
+    """True when every string the regex matches holds a character above U+007F: read from the regex's parse
+    tree (Python's own parser: the file's regexes mean the same in RE2 and Python `re`). Whatever the walk
+    does not know counts as 'may match ASCII', so a False is always safe."""
+    from re import _parser  # type: ignore[attr-defined]  # (the standard library's regex parser)
+
+    tree = _parser.parse(regex, re.ASCII)
+    return _seq_needs(tree, bool(tree.state.flags & re.IGNORECASE))
+
+
+def _char_needs(code: int, fold: bool) -> bool:
+    """The character is above U+007F and, under (?i), none of its case variants is ASCII."""
+    c = chr(code)
+    may_be_ascii = fold and (c in _FOLDS_TO_ASCII or any(ord(x) < 0x80 for x in c.lower() + c.upper()))
+    return code >= 0x80 and not may_be_ascii
+
+
+def _seq_needs(items: Any, fold: bool) -> bool:
+    return any(_item_needs(op, av, fold) for op, av in items)
+
+
+def _item_needs(op: Any, av: Any, fold: bool) -> bool:
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    if op is c.LITERAL:
+        return _char_needs(av, fold)
+    if op is c.IN:  # a class: every member non-ASCII (no negation, no category such as \\s)
+        members = list(av)
+        return bool(members) and all(
+            (k is c.LITERAL and _char_needs(v, fold))
+            or (k is c.RANGE and v[0] >= 0x80 and all(_char_needs(x, fold) for x in range(v[0], v[1] + 1)))
+            for k, v in members
+        )
+    if op is c.SUBPATTERN:  # (group, add_flags, del_flags, pattern)
+        group_fold = (fold or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE
+        return _seq_needs(av[3], group_fold)
+    if op is c.BRANCH:  # (None, [alternatives])
+        return all(_seq_needs(alt, fold) for alt in av[1])
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):  # (min, max, item)
+        return av[0] >= 1 and _seq_needs(av[2], fold)
+    return False  # ANY, NOT_LITERAL, AT, CATEGORY, ...: may match ASCII or nothing
 
 
 def strip(text: str | None) -> str | None:
