@@ -67,7 +67,9 @@ def replay_boundaries(
     def compute(c: duckdb.DuckDBPyConnection) -> None:
         from stallscan.replay.boundary_variants import replay_variants
 
+        _prev_replies(c)
         sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold)})
+        c.unregister("tb_scan")
         replay_variants(c)  # the rule variants beside the router order (turn_boundary_variants)
 
     derive.run(
@@ -81,3 +83,41 @@ def replay_boundaries(
     decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}
+
+
+STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final")  # scan_boundaries.sql's codes
+
+
+def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
+    """Register `tb_scan`: for every event, the previous reply in its session (event id and completion report)
+    and the gap from that reply's end to the event when both times are per-message (stallscan/replay/scan.py)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from stallscan.replay import scan
+
+    w = scan.fetch(con, "scan_boundaries")
+    with sql.timed("scan previous replies"):
+        c = w.cols
+        prev = w.prev_where(c["reply"])  # walk positions
+        has = prev >= 0
+        p = np.maximum(prev, 0)
+        timed = has & c["ts_ok"] & c["ts_end_ok"][p]
+        gap = (c["ts_us"] - c["ts_end_us"][p]) / 1e6
+        status = np.where(has, c["status"][p], -1).astype(np.int64)
+        prev_storage = w.to_storage(w.positions_to_storage(prev))
+        status = w.to_storage(status)
+        cols = {
+            "prev_event_id": w.take_storage("event_id", prev_storage),
+            "prev_reply_status": pc_take(pa.array(STATUSES), status),
+            "gap_raw_s": pa.array(w.to_storage(gap), mask=~w.to_storage(timed)),
+        }
+        w.register(con, "tb_scan", cols)
+
+
+def pc_take(values: Any, codes: Any) -> Any:
+    """values[codes], NULL where the code is negative."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.take(values, pa.array(codes, mask=codes < 0))
