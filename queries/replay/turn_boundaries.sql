@@ -27,7 +27,7 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
 CREATE OR REPLACE TABLE turn_boundaries AS
 WITH tb_rows AS (
     SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-           s.prev_event_id, s.prev_reply_status, s.gap_raw_s
+           s.prev_event_id, s.prev_reply_status::VARCHAR AS prev_reply_status, s.gap_raw_s
     FROM events e POSITIONAL JOIN tb_scan s
     WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
       AND e.role IN ('user', 'tool')

@@ -107,17 +107,15 @@ def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
         status = np.where(has, c["status"][p], -1).astype(np.int64)
         prev_storage = w.to_storage(w.positions_to_storage(prev))
         status = w.to_storage(status)
+        w.cols = {"rid_storage": w.cols["rid_storage"]}  # (free the inputs before the outputs are built)
+        del c, p, prev, has
         cols = {
             "prev_event_id": w.take_storage("event_id", prev_storage),
-            "prev_reply_status": pc_take(pa.array(STATUSES), status),
+            # (dictionary-encoded: a byte per event; turn_boundaries.sql reads it as VARCHAR)
+            "prev_reply_status": pa.DictionaryArray.from_arrays(
+                pa.array(status.astype(np.int8), mask=status < 0), pa.array(STATUSES)
+            ),
             "gap_raw_s": pa.array(w.to_storage(gap), mask=~w.to_storage(timed)),
         }
+        w.texts.clear()
         w.register(con, "tb_scan", cols)
-
-
-def pc_take(values: Any, codes: Any) -> Any:
-    """values[codes], NULL where the code is negative."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return pc.take(values, pa.array(codes, mask=codes < 0))

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from stallscan.store import sql
 
+FETCH_ROWS = 1 << 20  # rows per Arrow batch of a fetch
 Int = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
 
@@ -137,7 +138,8 @@ def fetch(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
     """Run queries/replay/<name>.sql (its last statement a SELECT) and return its columns in walk order."""
     with sql.timed(f"scan fetch {name}"):
         con.complete()  # (a DB-API result left half read, e.g. by fetchone(), would block the relation)
-        table = sql.relation(con, f"replay/{name}", params).to_arrow_table()
+        # streamed in batches, not materialised whole inside DuckDB and then copied to Arrow (twice the memory)
+        table = sql.relation(con, f"replay/{name}", params).to_arrow_reader(FETCH_ROWS).read_all()
     with sql.timed(f"scan order {name}"):
         return walk_of(table)
 
