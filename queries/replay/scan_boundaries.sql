@@ -3,7 +3,7 @@
 -- Input: events. status: the completion report of an assistant event from its own fields, as a code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (0-based; -1 for other roles); anchored
 -- regexes, not trim(), so no reply text is copied. ts_ok / ts_end_ok: the time is trustworthy (per_message).
-SELECT e.rowid AS rid, e.session_id, e.seq, e.event_id,
+SELECT e.rowid AS rid, e.session_id, e.seq,
        e.role = 'assistant' AS reply,
        CASE WHEN e.role <> 'assistant' THEN -1
             WHEN e.finish_norm = 'length' THEN 0

@@ -106,16 +106,17 @@ def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
         gap = (c["ts_us"] - c["ts_end_us"][p]) / 1e6
         status = np.where(has, c["status"][p], -1).astype(np.int64)
         prev_storage = w.to_storage(w.positions_to_storage(prev))
+        rids = w.cols["rid_storage"]
+        prev_rid = np.where(prev_storage >= 0, rids[np.maximum(prev_storage, 0)], -1)
         status = w.to_storage(status)
-        w.cols = {"rid_storage": w.cols["rid_storage"]}  # (free the inputs before the outputs are built)
-        del c, p, prev, has
+        w.cols = {"rid_storage": rids}  # (free the inputs before the outputs are built)
+        del c, p, prev, has, prev_storage
         cols = {
-            "prev_event_id": w.take_storage("event_id", prev_storage),
+            "prev_event_id": scan.take_by_rid(con, "scan_reply_ids", "event_id", prev_rid),
             # (dictionary-encoded: a byte per event; turn_boundaries.sql reads it as VARCHAR)
             "prev_reply_status": pa.DictionaryArray.from_arrays(
                 pa.array(status.astype(np.int8), mask=status < 0), pa.array(STATUSES)
             ),
             "gap_raw_s": pa.array(w.to_storage(gap), mask=~w.to_storage(timed)),
         }
-        w.texts.clear()
         w.register(con, "tb_scan", cols)
