@@ -1,4 +1,5 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
+-- Inputs: rounds, stall_walk_scan (stallscan/replay/stalls.py).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
 -- Walk per turn, in round order:
@@ -13,34 +14,24 @@
 --     the turn ended on the stall itself -> exhausted when an earlier stall of the episode was nudged,
 --     abandoned when the delivered stall was nudged (and nothing answered), else silent_plan_as_answer;
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
+-- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
+-- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the Arrow table stall_walk_scan, one row per
+-- round in the storage order of rounds, read beside it by position; each row checks its pairing). in_walk: the
+-- round's turn holds a stall (only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
-WITH f AS (
+WITH g AS (
     SELECT r.*,
            r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') AS is_stall,
            CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
                 WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,
            CASE WHEN r.round_kind IN ('tool_round', 'final') THEN 1 ELSE 0 END AS brk,
-           row_number() OVER (PARTITION BY r.session_id, r.turn_id ORDER BY r.seq DESC) = 1 AS delivered
-    FROM rounds r
-    -- only turns with a stall need the walk (stalls are rare: the windows below run on a small part)
-    SEMI JOIN (SELECT DISTINCT session_id, turn_id FROM rounds
-               WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) s USING (session_id, turn_id)
-), e AS (
-    SELECT f.*,
-           sum(brk) OVER (PARTITION BY session_id, turn_id ORDER BY seq ROWS UNBOUNDED PRECEDING) - brk AS episode
-    FROM f
-), g AS (
-    SELECT e.*,
-           CASE WHEN family = 'dropped' THEN sum(CASE WHEN family = 'dropped' THEN 1 ELSE 0 END) OVER
-                    (PARTITION BY session_id, turn_id, episode ORDER BY seq ROWS UNBOUNDED PRECEDING)
-                WHEN family = 'narrated' THEN sum(CASE WHEN family = 'narrated' THEN 1 ELSE 0 END) OVER
-                    (PARTITION BY session_id, turn_id ORDER BY seq ROWS UNBOUNDED PRECEDING) END AS stall_index,
-           max(CASE WHEN brk = 1 THEN round_kind END) OVER (PARTITION BY session_id, turn_id, episode) AS resolved_by,
-           sum(CASE WHEN is_stall AND nudge_id IS NOT NULL THEN 1 ELSE 0 END) OVER
-               (PARTITION BY session_id, turn_id, episode) AS episode_nudges,
-           bool_or(delivered AND is_stall) OVER (PARTITION BY session_id, turn_id, episode) AS ends_on_stall,
-           bool_or(delivered AND is_stall AND nudge_id IS NOT NULL) OVER (PARTITION BY session_id, turn_id, episode) AS delivered_nudged
-    FROM e
+           s.delivered, s.episode,
+           CASE WHEN r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') THEN s.stall_index END AS stall_index,
+           CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
+           s.episode_nudges, s.ends_on_stall, s.delivered_nudged
+    FROM rounds r POSITIONAL JOIN stall_walk_scan s
+    WHERE CASE WHEN r.rowid = s.rid THEN true ELSE error('stall_walk_scan is not aligned with rounds') END
+      AND s.in_walk
 )
 SELECT g.*,
        CASE WHEN family = 'dropped' THEN CASE WHEN stall_index <= $retry_bound THEN 're-prompt' ELSE 'deliver' END

@@ -1,52 +1,32 @@
 -- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
 -- text-only replies the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
--- Input: events, stall_turn_starts (a row per event that starts a human turn), stall_prompts,
+-- Input: events, stall_scan (stallscan/replay/stalls.py: turn and round numbers), stall_prompts,
 -- stall_settings (stallscan/replay/stall_data.py installs the last two).
 -- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
--- Texts never go through a sort: the one window pass carries narrow columns only, and each text-derived
+-- Texts never go through a sort: the one scan carries narrow columns only, and each text-derived
 -- column is computed by a plain projection of the events that need it. Steps join on the events' rowid
 -- (`rid`, a BIGINT) rather than on event_id (a 32-character string): the tables of one replay are all
 -- read from the same `events` table.
 
--- every event with its turn (human turn starts so far) and round number (assistant events so far)
+-- every event with its turn (human turn starts so far) and round number (assistant events so far), counted by
+-- stallscan/replay/scan.py over scan_stall_ev.sql's columns (the Arrow table stall_scan, one row per event in
+-- storage order, read beside events by position; each row checks it pairs with the event it was counted for)
 CREATE OR REPLACE TEMP TABLE stall_ev AS
 SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       sum(CASE WHEN s.event_id IS NOT NULL THEN 1 ELSE 0 END) OVER w AS turn_id,
-       sum(CASE WHEN e.role = 'assistant' THEN 1 ELSE 0 END) OVER w AS round_no,
-       sum(CASE WHEN e.role = 'assistant' AND e.n_tool_calls > 0 THEN 1 ELSE 0 END) OVER w AS tool_rounds,
-       s.event_id IS NOT NULL AS starts_turn
-FROM events e LEFT JOIN stall_turn_starts s USING (event_id)
-WINDOW w AS (PARTITION BY e.session_id ORDER BY e.seq ROWS UNBOUNDED PRECEDING);
+       s.turn_id, s.round_no, s.tool_rounds, s.starts_turn
+FROM events e POSITIONAL JOIN stall_scan s
+WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
--- per turn: the evidence that makes a wait or a first-reply plan a hand-off (intent_signatures.toml
--- [[background]] / [[approval_mode]]): the turn's first call that starts background work, and its first
--- event marked with a plan-approval mode (seq and the entry's id; a round uses them when they came before it)
-CREATE OR REPLACE TEMP TABLE stall_turn_evidence AS
-WITH calls AS (
-    SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
-    FROM stall_ev v JOIN events e ON e.rowid = v.rid
-    WHERE v.role = 'assistant' AND v.n_tool_calls > 0
-), named AS (
-    -- the entries' tool regexes come from a table, so DuckDB compiles them once per row they meet: match
-    -- them against the distinct call names (a handful), never against every call
-    SELECT n.name, b.id, b.ord, b.arguments
-    FROM (SELECT DISTINCT coalesce(c.name, '') AS name FROM calls) n
-    JOIN stall_background b ON regexp_matches(n.name, b.tool)
-), bg AS (
-    -- arguments regexes then run only on the calls whose name matched an entry that has one
-    SELECT c.session_id, c.turn_id, min(c.seq) AS bg_seq,
-           arg_min(b.id, c.seq::BIGINT * 1000 + b.ord) AS bg_id
-    FROM calls c JOIN named b ON b.name = coalesce(c.c.name, '')
-    WHERE b.arguments IS NULL OR regexp_matches(coalesce(c.c.arguments, ''), b.arguments)
-    GROUP BY ALL
-), modes AS (
-    SELECT v.session_id, v.turn_id, min(v.seq) AS mode_seq, arg_min(m.id, v.seq::BIGINT * 1000 + m.ord) AS mode_id
-    FROM stall_ev v JOIN events e ON e.rowid = v.rid
-    JOIN stall_approval_modes m ON json_extract_string(e.meta, '$."' || m.meta_key || '"') = m.value
-    WHERE v.role <> 'assistant' AND e.meta IS NOT NULL
-    GROUP BY ALL
-)
-SELECT * FROM bg FULL JOIN modes USING (session_id, turn_id);
+-- every tool call with its turn, and the table the [[background]] entries' matches go to: one statement per
+-- entry (queries/replay/stall_background_match.sql, its regexes constants, compiled once), then
+-- queries/replay/stall_turn_evidence.sql keeps each turn's first
+CREATE OR REPLACE TEMP TABLE stall_calls AS
+SELECT v.session_id, v.turn_id, v.seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
+FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
+      FROM stall_ev v JOIN events e ON e.rowid = v.rid
+      WHERE v.role = 'assistant' AND v.n_tool_calls > 0) v;
+
+CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 
 -- per turn: its span and start, and the session's running counts before it (read by rounds and turns)
 CREATE OR REPLACE TEMP TABLE stall_turn_span AS

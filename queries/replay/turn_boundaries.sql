@@ -1,5 +1,6 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
--- Inputs: events, user_labels (stallscan.labels). Parameter: threshold (seconds, DOUBLE).
+-- Inputs: events, user_labels (stallscan.labels), tb_scan (stallscan/replay/boundaries.py). Parameter: threshold
+-- (seconds, DOUBLE).
 -- Output: table turn_boundaries. Decision order:
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
 --   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
@@ -19,31 +20,17 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
     WHEN NOT is_human AND decision = 'human' THEN 'auto_as_human'
     ELSE 'none' END;
 
--- One statement, one pipeline: the replies' completion reports, the as-of join to each user-role event's
--- previous reply and the labels are never materialised as tables of their own.
+-- The previous reply of each user-role event (the last assistant event of the session with a smaller seq),
+-- its completion report and the gap come from stallscan/replay/scan.py (over scan_boundaries.sql's columns):
+-- the Arrow table tb_scan, one row per event in storage order, read beside events by position (each row checks
+-- it pairs with the event it was computed for); labels are joined here, nothing is materialised on the way.
 CREATE OR REPLACE TABLE turn_boundaries AS
-WITH tb_replies AS (
-    -- completion report of every assistant event (its own fields only; anchored regexes, not trim(), so
-    -- no reply text is copied)
-    SELECT event_id, session_id, seq, ts_end, ts_quality,
-           CASE WHEN finish_norm = 'length' THEN 'truncated'
-                WHEN finish_norm = 'cancelled' OR regexp_matches(coalesce(text, ''), '^\s*Operation interrupted: ') THEN 'cancelled'
-                WHEN finish_norm IN ('error', 'content_filter') OR model = '<synthetic>'
-                     OR regexp_matches(coalesce(text, ''), '^\s*API Error')
-                     OR regexp_full_match(coalesce(text, ''), '\s*Failure: I did not provide a response\.\s*') THEN 'failed'
-                WHEN n_tool_calls > 0 THEN 'tool_calls'
-                WHEN text IS NULL OR regexp_full_match(text, '\s*(\(empty\))?\s*') THEN 'empty'
-                ELSE 'final' END AS status
-    FROM events WHERE role = 'assistant'
-), tb_rows AS (
-    -- the previous reply: the last assistant event of the session with a smaller seq (seq is unique inside
-    -- a session), found by one sort-merge ASOF join instead of a window over every event
-    SELECT x.*, r.event_id AS prev_event_id, r.status AS prev_reply_status, r.ts_end AS prev_ts_end,
-           CASE WHEN x.ts_quality = 'per_message' AND r.ts_quality = 'per_message' AND x.ts IS NOT NULL AND r.ts_end IS NOT NULL
-                THEN (epoch_us(x.ts) - epoch_us(r.ts_end)) / 1e6 END AS gap_raw_s
-    FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator
-          FROM events e WHERE e.role IN ('user', 'tool')) x
-    ASOF LEFT JOIN tb_replies r ON r.session_id = x.session_id AND r.seq < x.seq
+WITH tb_rows AS (
+    SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+           s.prev_event_id, s.prev_reply_status::VARCHAR AS prev_reply_status, s.gap_raw_s
+    FROM events e POSITIONAL JOIN tb_scan s
+    WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+      AND e.role IN ('user', 'tool')
 ), d AS (
     SELECT t.*, l.origin, l.origin_rule, l.human_content, l.starts_request,
            l.origin = 'human' OR l.human_content AS is_human_turn,

@@ -98,7 +98,15 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
+    _turn_numbers(con)
     sql.run(con, "replay/stall_rounds_prep")
+    for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
+        sql.run(
+            con,
+            "replay/stall_background_match",
+            {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
+        )
+    sql.run(con, "replay/stall_turn_evidence")
     for i, sig in enumerate(data.signatures):
         sql.run(
             con,
@@ -106,7 +114,9 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
         )
     sql.run(con, "replay/stall_rounds")
+    _walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
+    con.unregister("stall_walk_scan")
     sql.run(con, "replay/stall_turns")
     con.execute(
         "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
@@ -126,8 +136,67 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_model_provider",
         "stall_walk",
         "stall_turn_starts",
+        "stall_calls",
+        "stall_bg_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
+    con.unregister("stall_scan")
+
+
+def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
+    """Register `stall_scan`: every event's turn number (human turn starts so far in its session), round number
+    (replies so far) and tool rounds so far, as segmented running sums (stallscan/replay/scan.py)."""
+    from stallscan.replay import scan
+
+    w = scan.fetch(con, "scan_stall_ev")
+    starts = w.mark(con, "scan_stall_starts")
+    with sql.timed("scan stall numbers"):
+        cols = {
+            "turn_id": w.to_storage(w.seg_cumsum(starts)),
+            "round_no": w.to_storage(w.seg_cumsum(w.cols["reply"])),
+            "tool_rounds": w.to_storage(w.seg_cumsum(w.cols["tool_round"])),
+            "starts_turn": w.to_storage(starts),
+        }
+        w.register(con, "stall_scan", cols)
+
+
+def _walk(con: duckdb.DuckDBPyConnection) -> None:
+    """Register `stall_walk_scan`: the bounded re-prompt walk over each turn's rounds in seq order, as segmented
+    scans (queries/replay/stall_replay.sql states the rules). An episode runs to a breaker (a tool round or a
+    final, which belongs to the episode it ends); the dropped counter restarts with each episode, the narrated
+    counter only with the turn."""
+    import numpy as np
+
+    from stallscan.replay import scan
+
+    w = scan.fetch(con, "scan_stall_walk")
+    with sql.timed("scan stall walk"):
+        kind, turn = w.cols["kind"], w.cols["turn_id"]
+        tstart = w.starts.copy()
+        tstart[1:] |= turn[1:] != turn[:-1]
+        brk = kind <= 1
+        stall = (kind >= 2) & (kind <= 4)
+        episode = scan.seg_cumsum(brk, tstart) - brk
+        estart = tstart.copy()
+        estart[1:] |= brk[:-1]  # a new episode after each breaker
+        dropped = scan.seg_cumsum((kind == 2) | (kind == 3), estart)
+        narrated = scan.seg_cumsum(kind == 4, tstart)
+        delivered = np.ones(w.n, dtype=np.bool_)
+        delivered[:-1] = tstart[1:]  # the last round of its turn
+        g = scan.seg_ids(estart)
+        resolved = np.full(int(g[-1]) + 1 if w.n else 0, -1, dtype=np.int64)
+        resolved[g[brk]] = kind[brk]
+        cols = {
+            "delivered": delivered,
+            "episode": episode,
+            "stall_index": np.where(kind == 4, narrated, dropped),
+            "resolved": resolved[g],
+            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart),
+            "ends_on_stall": scan.seg_any(delivered & stall, estart),
+            "delivered_nudged": scan.seg_any(delivered & stall & w.cols["nudged"], estart),
+            "in_walk": scan.seg_any(stall, tstart),
+        }
+        w.register(con, "stall_walk_scan", {k: w.to_storage(v) for k, v in cols.items()})
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

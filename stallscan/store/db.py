@@ -18,6 +18,30 @@ from stallscan.store.version import SCHEMA_VERSION, __version__
 DEFAULT_DB = "stallscan.duckdb"
 
 
+MEMORY_BUDGET_CAP = 2 * 2**30  # a process's default budget: half the machine's memory, at most this
+DUCKDB_SHARE = 0.6  # of that budget, DuckDB's memory_limit; the rest is Python's (the replay's column scans)
+
+
+def memory_budget() -> int:
+    """Bytes a stallscan process may use by default: half the machine's memory, at most 2 GiB
+    ($STALLSCAN_MEMORY_BUDGET, e.g. 4GB or 4096MB, overrides)."""
+    env = os.environ.get("STALLSCAN_MEMORY_BUDGET")
+    if env:
+        m = re.fullmatch(r"\s*([0-9.]+)\s*([KMG]?)B?\s*", env.upper())
+        if m:
+            return int(float(m.group(1)) * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[m.group(2)])
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 4 * 2**30
+    return int(min(total // 2, MEMORY_BUDGET_CAP))
+
+
+def default_memory_limit() -> str:
+    """DuckDB's memory_limit by default: its share of memory_budget(), in MB (at least 256MB)."""
+    return f"{max(256, int(memory_budget() * DUCKDB_SHARE) // 2**20)}MB"
+
+
 def default_db_path() -> str:
     return os.environ.get("STALLSCAN_DB") or DEFAULT_DB
 
@@ -93,6 +117,8 @@ def connect(
 def _session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
+    # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
+    con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked

@@ -38,12 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @cache
 def rules_hash() -> str:
-    """sha256 over the rule libraries (stallscan/data/*) and the replay/sweep SQL, and the version."""
+    """sha256 over the rule libraries (stallscan/data/*), the replay/sweep SQL, the replay's Python (its
+    column scans compute part of the tables), and the version."""
     from stallscan.store.sql import queries_dir
 
     h = hashlib.sha256(__version__.encode())
     q = queries_dir()
     files = sorted((ROOT / "data").rglob("*")) + sorted(q.glob("replay/*.sql")) + sorted(q.glob("sweep/*.sql"))
+    files += sorted((ROOT / "replay").glob("*.py"))
     for p in files:
         if p.is_file():
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")

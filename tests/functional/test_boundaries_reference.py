@@ -49,7 +49,8 @@ event_st = st.fixed_dictionaries(
 )
 
 
-def _insert(con, sessions):
+def _insert(con, sessions, rnd=None):
+    """Insert the sessions' events; with rnd (a random.Random), in a shuffled storage order."""
     rows = []
     for s, events in enumerate(sessions):
         for i, e in enumerate(events, 1):
@@ -79,6 +80,8 @@ def _insert(con, sessions):
                     json.dumps({"isMeta": e["is_meta"]}),
                 )
             )
+    if rnd is not None:
+        rnd.shuffle(rows)
     con.executemany(
         "INSERT INTO events (event_id, source_format, file, line, last_line, part, n_records, session_id, seq, ts, "
         "ts_end, ts_quality, role, kind, text, n_tool_calls, finish_norm, initiator, model, is_sidechain, meta) "
@@ -91,10 +94,11 @@ def _insert(con, sessions):
 @given(
     sessions=st.lists(st.lists(event_st, min_size=1, max_size=12), min_size=1, max_size=4),
     threshold=st.sampled_from([0.0, 0.5, 2.0, 2.5, 7.0]),
+    rnd=st.one_of(st.none(), st.randoms(use_true_random=False)),
 )
-def test_sql_agrees_with_reference(con, sessions, threshold):
+def test_sql_agrees_with_reference(con, sessions, threshold, rnd):
     con.execute("DELETE FROM events")
-    _insert(con, sessions)
+    _insert(con, sessions, rnd)
     label_events(con, config={})
     replay_boundaries(con, threshold)
     assert reference_mismatches(con, threshold) == []

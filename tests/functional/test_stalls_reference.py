@@ -9,6 +9,7 @@ blank, sentinels) are drawn at random.
 from __future__ import annotations
 
 import json
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -170,7 +171,9 @@ scripted_st = st.lists(st.tuples(st.sampled_from(sorted(STEPS)), text_st), min_s
 )
 
 
-def _insert(con, sessions: list[list[dict]]) -> None:
+def _insert(con, sessions: list[list[dict]], rnd: random.Random | None = None) -> None:
+    """Insert the sessions' events; with rnd, in a shuffled storage order (sessions interleaved, seq out of
+    order), so the replay's scan has to order them itself."""
     rows = []
     for sid, evs in enumerate(sessions):
         for seq, e in enumerate(evs, 1):
@@ -214,6 +217,8 @@ def _insert(con, sessions: list[list[dict]]) -> None:
                     json.dumps(meta),
                 )
             )
+    if rnd is not None:
+        rnd.shuffle(rows)
     con.executemany("INSERT INTO events VALUES (" + ",".join(["?"] * 30) + ")", rows)
 
 
@@ -222,11 +227,12 @@ def _insert(con, sessions: list[list[dict]]) -> None:
     sessions=st.lists(st.one_of(session_st, scripted_st, scripted_st), min_size=1, max_size=3),
     retry_bound=st.integers(0, 4),
     narrated_bound=st.integers(0, 3),
+    rnd=st.one_of(st.none(), st.randoms(use_true_random=False)),
 )
-def test_sql_and_reference_walk_agree(sessions, retry_bound, narrated_bound):
+def test_sql_and_reference_walk_agree(sessions, retry_bound, narrated_bound, rnd):
     con = connect(":memory:")
     try:
-        _insert(con, sessions)
+        _insert(con, sessions, rnd)
         replay_stalls(con, retry_bound, narrated_bound, segmentation="fallback")
         assert disagreements(con, retry_bound, narrated_bound) == []
     finally:

@@ -1,0 +1,207 @@
+"""The sequential parts of the replay as vectorised segmented scans (issue 21).
+
+A walk over a session in seq order (a running count of turn starts, the last reply before an event, ...) is
+one pass over narrow columns once the rows are grouped by session and ordered by seq. `fetch(con, name)`
+runs `queries/replay/<name>.sql` (a projection of `events` that names `rid` = the events' rowid, `session_id`
+and `seq` first) and returns its columns as numpy arrays in the walk order:
+
+* rows come back in the table's storage order (no sort). Ingest appends a session's lines in seq order, so
+  storage order usually is already grouped by session with seq ascending; the scan checks that (adjacent
+  session ids, one run per session, seq rising inside each run) and uses it as it is;
+* otherwise it orders the rows once by (session, seq) with a numpy lexsort on integer keys (the session ids
+  dictionary-encoded): the only sort of the walk.
+
+The segmented operations (`seg_cumsum`, `prev_where`) then work on whole columns at once: no loop over
+events or sessions in Python. `Walk.to_storage` puts a result column back into storage order, and
+`Walk.register` hands the results to DuckDB as an Arrow table aligned row for row with `events`, which the
+SQL reads with a POSITIONAL JOIN (each row checks that its rowid is the one the scan fetched, so a
+misaligned read fails loudly instead of mixing events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stallscan.store import sql
+
+FETCH_ROWS = 1 << 20  # rows per Arrow batch of a fetch
+Int = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+
+@dataclass
+class Walk:
+    """Columns of one fetch in walk order (session-grouped, seq ascending)."""
+
+    cols: dict[str, npt.NDArray[Any]]
+    texts: dict[str, pa.ChunkedArray]  # string columns, in storage order
+    starts: Bool  # first row of its session
+    perm: Int | None  # walk position -> storage position (None: storage order is the walk order)
+    n: int
+
+    def seg_start(self) -> Int:
+        """Walk position of the first row of each row's session."""
+        return seg_start(self.starts)
+
+    def seg_cumsum(self, x: npt.NDArray[Any]) -> Int:
+        """Running sum of x inside each session, the row itself included (SQL: sum() OVER (PARTITION BY
+        session ORDER BY seq ROWS UNBOUNDED PRECEDING))."""
+        return seg_cumsum(x, self.starts)
+
+    def prev_where(self, mask: Bool) -> Int:
+        """Walk position of the last row before each row, in its session, where mask holds; -1 when none."""
+        idx = np.arange(self.n, dtype=np.int64)
+        last = np.maximum.accumulate(np.where(mask, idx, -1))
+        prev = np.empty(self.n, dtype=np.int64)
+        if self.n:
+            prev[0] = -1
+            prev[1:] = last[:-1]
+        prev[prev < self.seg_start()] = -1
+        return prev
+
+    def to_storage(self, x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A walk-order column in storage order (a scatter, not a sort)."""
+        if self.perm is None:
+            return x
+        out = np.empty_like(x)
+        out[self.perm] = x
+        return out
+
+    def positions_to_storage(self, pos: Int) -> Int:
+        """Walk positions (-1: none) as storage positions, in walk order."""
+        if self.perm is None:
+            return pos
+        return np.where(pos >= 0, self.perm[np.maximum(pos, 0)], -1)
+
+    def mark(self, con: duckdb.DuckDBPyConnection, name: str) -> Bool:
+        """Walk-order flags: True for the rows whose rowid queries/replay/<name>.sql returns (column rid, any
+        order; found by binary search in the ascending storage rowids, so no join reorders the scan)."""
+        with sql.timed(f"scan mark {name}"):
+            hits = _np(sql.relation(con, f"replay/{name}").to_arrow_table().column("rid"), np.int64)
+            rids = self.cols["rid_storage"]
+            pos = np.searchsorted(rids, hits)
+            ok = pos < len(rids)
+            pos = pos[ok][rids[pos[ok]] == hits[ok]]
+            flags = np.zeros(self.n, dtype=np.bool_)
+            flags[pos] = True  # storage order
+            return flags if self.perm is None else flags[self.perm]
+
+    def take_storage(self, name: str, pos: Int) -> pa.Array:
+        """Values of string column `name` at storage positions `pos` (in storage order; -1: NULL)."""
+        idx = pa.array(pos, mask=pos < 0)
+        return pc.take(self.texts[name], idx)
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, Any]) -> None:
+        """Register `name`: the fetched rowids and the given storage-order columns (numpy or Arrow arrays)."""
+        table = pa.table({"rid": self.cols["rid_storage"], **columns})
+        con.register(name, table)
+
+
+def take_by_rid(con: duckdb.DuckDBPyConnection, name: str, column: str, rids: Int) -> pa.Array:
+    """Values of `column` of queries/replay/<name>.sql (columns rid and `column`) at the given rowids (-1: NULL),
+    found by binary search in its ascending rowids: a lookup after the scan, so the scan never holds the
+    strings."""
+    with sql.timed(f"scan take {name}"):
+        con.complete()
+        t = sql.relation(con, f"replay/{name}").to_arrow_reader(FETCH_ROWS).read_all()
+        have = _np(t.column("rid"), np.int64)
+        if len(have) > 1 and not bool(np.all(have[1:] > have[:-1])):
+            order = np.argsort(have, kind="stable")
+            t, have = t.take(pa.array(order)), have[order]
+        pos = np.searchsorted(have, np.maximum(rids, 0))
+        ok = (rids >= 0) & (pos < len(have))
+        ok[ok] = have[pos[ok]] == rids[ok]
+        return pc.take(t.column(column), pa.array(np.where(ok, pos, 0), mask=~ok))
+
+
+def seg_start(starts: Bool) -> Int:
+    """Position of the first row of each row's segment (segments: runs that begin where starts is True)."""
+    idx = np.arange(len(starts), dtype=np.int64)
+    return np.maximum.accumulate(np.where(starts, idx, 0)) if len(starts) else idx
+
+
+def seg_cumsum(x: npt.NDArray[Any], starts: Bool) -> Int:
+    """Running sum of x inside each segment, the row itself included."""
+    c = np.cumsum(x, dtype=np.int64)
+    before = c - x.astype(np.int64)  # the running sum before each row
+    return c - before[seg_start(starts)] if len(c) else c
+
+
+def seg_ids(starts: Bool) -> Int:
+    """Segment number of each row (0, 1, ...)."""
+    return np.cumsum(starts, dtype=np.int64) - 1
+
+
+def seg_any(x: Bool, starts: Bool) -> Bool:
+    """Whether x holds on any row of each row's segment, on every row of it."""
+    g = seg_ids(starts)
+    return np.bincount(g, weights=x, minlength=int(g[-1]) + 1 if len(g) else 0)[g] > 0
+
+
+def seg_sum(x: npt.NDArray[Any], starts: Bool) -> Int:
+    """Sum of x over each row's segment, on every row of it."""
+    g = seg_ids(starts)
+    return np.bincount(g, weights=x, minlength=int(g[-1]) + 1 if len(g) else 0).astype(np.int64)[g]
+
+
+def fetch(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> Walk:
+    """Run queries/replay/<name>.sql (its last statement a SELECT) and return its columns in walk order."""
+    with sql.timed(f"scan fetch {name}"):
+        con.complete()  # (a DB-API result left half read, e.g. by fetchone(), would block the relation)
+        # streamed in batches, not materialised whole inside DuckDB and then copied to Arrow (twice the memory)
+        table = sql.relation(con, f"replay/{name}", params).to_arrow_reader(FETCH_ROWS).read_all()
+    with sql.timed(f"scan order {name}"):
+        return walk_of(table)
+
+
+def walk_of(table: pa.Table) -> Walk:
+    """The rows of `table` (columns rid, session_id, seq, ...; rid unique) in walk order."""
+    n = table.num_rows
+    rid = _np(table.column("rid"), np.int64)
+    if n > 1 and not bool(np.all(rid[1:] > rid[:-1])):  # storage order is what the positional read pairs with
+        # (a plain projection of events keeps it; were it lost, put the rows back in rowid order)
+        table = table.take(pa.array(np.argsort(rid, kind="stable")))
+        rid = _np(table.column("rid"), np.int64)
+    sess = table.column("session_id")
+    seq = _np(table.column("seq"), np.int64)
+    perm = None
+    if n > 1:
+        changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
+        grouped = int(changed.sum()) + 1 == pc.count_distinct(sess).as_py()
+        if not grouped or not bool(np.all(seq[1:][~changed] > seq[:-1][~changed])):
+            codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
+            perm = np.lexsort((seq, codes)).astype(np.int64)
+    cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
+    texts: dict[str, pa.ChunkedArray] = {}
+    for c in table.column_names:
+        if c == "session_id":
+            continue
+        col = table.column(c)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            texts[c] = col  # kept as Arrow, in storage order (read with Walk.take)
+            continue
+        arr = _np(col, None)
+        cols[c] = arr if perm is None else arr[perm]
+    starts = np.ones(n, dtype=np.bool_)
+    if n > 1:
+        if perm is None:
+            starts[1:] = changed
+        else:
+            sc = codes[perm]
+            starts[1:] = sc[1:] != sc[:-1]
+    return Walk(cols, texts, starts, perm, n)
+
+
+def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
+    """A column without nulls as numpy (the fetch queries coalesce every column they hand over)."""
+    if col.null_count:
+        raise RuntimeError("scan columns must not hold NULL (coalesce them in the fetch query)")
+    arr = col.to_numpy() if isinstance(col, pa.ChunkedArray) else col.to_numpy(zero_copy_only=False)
+    return np.asarray(arr, dtype=dtype)

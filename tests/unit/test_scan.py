@@ -1,0 +1,76 @@
+"""The segmented scans of stallscan/replay/scan.py against plain loops over each session, on tables in every
+storage order: grouped and ascending (no sort), sessions interleaved, seq out of order, rowids with gaps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from stallscan.replay.scan import walk_of
+
+
+def _table(rng: np.random.Generator, n: int, n_sessions: int, order: str) -> pa.Table:
+    sess = np.sort(rng.integers(0, n_sessions, n))
+    seq = np.zeros(n, dtype=np.int64)
+    for s in np.unique(sess):  # (test data: seq 1.. inside each session, in the session's rows)
+        idx = np.flatnonzero(sess == s)
+        seq[idx] = np.arange(1, len(idx) + 1) * 3  # gaps in seq, as after a removed line
+    if order == "shuffled":
+        p = rng.permutation(n)
+        sess, seq = sess[p], seq[p]
+    rid = np.cumsum(rng.integers(1, 4, n))  # ascending, with gaps (deleted rows)
+    return pa.table(
+        {
+            "rid": rid,
+            "session_id": pa.array([f"s{x}" for x in sess]),
+            "seq": seq,
+            "flag": rng.random(n) < 0.4,
+            "val": rng.integers(0, 5, n),
+            "event_id": pa.array([f"e{r}" for r in rid]),
+        }
+    )
+
+
+def _by_session(t: pa.Table) -> dict[str, list[int]]:
+    """Row numbers (storage order) of each session, in seq order: the plain walk."""
+    d = t.to_pydict()
+    out: dict[str, list[int]] = {}
+    for i in sorted(range(t.num_rows), key=lambda i: (d["session_id"][i], d["seq"][i])):
+        out.setdefault(d["session_id"][i], []).append(i)
+    return out
+
+
+@pytest.mark.parametrize("order", ["grouped", "shuffled"])
+@pytest.mark.parametrize("seed", range(6))
+def test_segmented_scans_equal_a_walk_per_session(order, seed):
+    rng = np.random.default_rng(seed)
+    t = _table(rng, int(rng.integers(0, 300)), int(rng.integers(1, 12)), order)
+    d = t.to_pydict()
+    want_sum = [0] * t.num_rows
+    want_prev: list[str | None] = [None] * t.num_rows
+    for rows in _by_session(t).values():
+        total, last = 0, None
+        for i in rows:
+            total += d["val"][i]
+            want_sum[i] = total
+            want_prev[i] = last
+            if d["flag"][i]:
+                last = d["event_id"][i]
+    w = walk_of(t)
+    if order == "grouped":
+        assert w.perm is None  # storage order already is the walk order: no sort
+    assert w.to_storage(w.seg_cumsum(w.cols["val"])).tolist() == want_sum
+    prev = w.to_storage(w.positions_to_storage(w.prev_where(w.cols["flag"])))
+    assert w.take_storage("event_id", prev).to_pylist() == want_prev
+    assert w.cols["rid_storage"].tolist() == d["rid"]
+
+
+def test_rows_out_of_rowid_order_are_put_back():
+    rng = np.random.default_rng(7)
+    t = _table(rng, 50, 4, "grouped")
+    back = walk_of(t.take(pa.array(rng.permutation(50))))
+    assert back.cols["rid_storage"].tolist() == t.column("rid").to_pylist()
+    assert back.to_storage(back.seg_cumsum(back.cols["val"])).tolist() == (
+        walk_of(t).to_storage(walk_of(t).seg_cumsum(walk_of(t).cols["val"])).tolist()
+    )
