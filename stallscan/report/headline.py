@@ -15,7 +15,6 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.report.estimate import estimate, estimate_sentence
 
 PROVIDERS: list[Callable[[dict[str, Any]], list[dict[str, Any]]]] = []
@@ -149,41 +148,30 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
     if not rec or rec.get("threshold") is None:
         return None
     cur_t = data["options"]["threshold"]
-    cur = None
-    for c in th.get("curves", []):
-        if c["policy"] == "router" and c["group"] == "all":
-            cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
-    if cur is None and rec.get("at_2s") and abs(cur_t - GAP_THRESHOLD_S) < 1e-9:
-        cur = rec["at_2s"]
-    iv = rec.get("interval")
+    cur = rec.get("at_current")
+    if cur is None:
+        for c in th.get("curves", []):
+            if c["policy"] == "router" and c["group"] == "all":
+                cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
+    iv, plateau = rec.get("interval"), rec.get("plateau")
     out = {
         "policy": "router",
-        "threshold": rec["threshold"],
+        "set_threshold": rec["threshold"],
+        "verdict": rec.get("verdict", "unknown"),
+        "current_threshold": cur_t,
+        "on_plateau": rec.get("on_plateau"),
+        "plateau": plateau,
         "interval": iv,
         "errors": rec["auto_as_human"] + rec["human_as_auto"],
         "cost": rec["cost"],
-        "current_threshold": cur_t,
         "errors_at_current": (cur["auto_as_human"] + cur["human_as_auto"]) if cur else None,
         "cost_at_current": cur["cost"] if cur else None,
         "population": rec["n_events"],
+        "gap_decided": rec["n_gap_decided"],
+        "sessions": rec.get("sessions"),
+        "minimum": rec.get("minimum"),
     }
-    ivs = f" (95% interval {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
-    head = (
-        f"Lowest cost at {rec['threshold']:.2f} s{ivs}: {out['errors']:,} errors "
-        f"among the {rec['n_events']:,} prompts the sweep scores"
-    )
-    if cur is not None:
-        head += f", against {out['errors_at_current']:,} at {cur_t:g} s"
-    gain = (out["cost_at_current"] - out["cost"]) if cur is not None else None
-    if gain is not None and gain <= 1e-9:
-        out["verdict"] = "keep"
-        head += f". Moving the threshold removes nothing: keep {cur_t:g} s."
-    elif gain is not None:
-        out["verdict"] = "move"
-        head += f". Moving to {rec['threshold']:.2f} s removes {_n(gain)} of cost {_n(out['cost_at_current'])}."
-    else:
-        out["verdict"] = "unknown"
-        head += "."
+    out["text"] = _threshold_text(out)
     b = data.get("boundaries") or {}
     rules = b.get("decided_by") or {}
     if misread and misread["misread"]:
@@ -197,17 +185,43 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
             top, n = max(by_rule.items(), key=lambda kv: kv[1])
             not_gap = sum(v for k, v in by_rule.items() if k != "gap")
             if top == "gap":
-                head += (
+                out["text"] += (
                     f" {n:,} of {misread['misread']:,} misread turns come from the gap rule (the only rule the "
                     f"threshold moves); {not_gap:,} from rules that never look at the gap."
                 )
             else:
-                head += (
+                out["text"] += (
                     f" {n:,} of {misread['misread']:,} misread turns come from {RULE_NAMES.get(top, top)}, "
                     f"{not_gap:,} from rules that never look at the gap; the gap rule makes {by_rule.get('gap', 0):,}."
                 )
-    out["text"] = head
     return out
+
+
+def _threshold_text(r: dict[str, Any]) -> str:
+    """The threshold advice in one voice: the plateau as a range, where the current value lies, what to set."""
+    cur, lo_hi, iv = r["current_threshold"], r["plateau"], r["interval"]
+    plateau = f"{lo_hi[0]:.2f}–{lo_hi[1]:.2f} s" if lo_hi else "–"
+    ivs = f"; 95% interval of the choice {iv[0]:.2f}–{iv[1]:.2f} s" if iv else ""
+    among = f"{r['errors']:,} errors among the {r['population']:,} prompts the sweep scores"
+    if r["verdict"] == "too few to recommend":
+        m = r.get("minimum") or {}
+        return (
+            f"Too few to recommend a threshold: {_count(r['gap_decided'], 'prompt', 'prompts')} decided by the gap "
+            f"rule in {_count(r.get('sessions') or 0, 'session', 'sessions')} (a recommendation needs at least "
+            f"{m.get('gap_prompts', '?')} and {m.get('sessions', '?')} sessions); set {cur:g} s (unchanged)."
+        )
+    if r["verdict"] == "keep":
+        return f"Set {cur:g} s (unchanged): it lies on the lowest-cost plateau {plateau} ({among}{ivs})."
+    if r["verdict"] == "move":
+        now = (
+            f"; {r['errors_at_current']:,} errors at {cur:g} s, cost {_n(r['cost_at_current'])} against {_n(r['cost'])}"
+            if r["errors_at_current"] is not None
+            else ""
+        )
+        return (
+            f"Set {r['set_threshold']:.2f} s: {cur:g} s lies off the lowest-cost plateau {plateau} ({among}{now}{ivs})."
+        )
+    return f"Lowest cost on {plateau} ({among})."
 
 
 def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:

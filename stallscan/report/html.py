@@ -86,14 +86,12 @@ def _cards(items: list[dict[str, Any]]) -> str:
             )
             cls = ""
         elif it["key"] == "recommendation":
-            if it.get("verdict") == "keep":
-                big = f"keep {num(it['current_threshold'])} s"
-            else:
-                big = f"{it['threshold']:.2f} s"
-            iv = it.get("interval")
-            sub = f"lowest cost at {it['threshold']:.2f} s" + (f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else "")
-            sub += f": {num(it['errors'])} errors vs {num(it['errors_at_current'])} at {num(it['current_threshold'])} s"
-            cls = " " + it.get("verdict", "")
+            big = f"set {num(it['set_threshold'])} s"
+            iv, pl = it.get("interval"), it.get("plateau")
+            sub = it["verdict"] + (f": lowest cost on {pl[0]:.2f}–{pl[1]:.2f} s" if pl else "")
+            sub += f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
+            sub += f", {num(it['errors'])} errors; current {num(it['current_threshold'])} s"
+            cls = " " + it["verdict"].split()[0]
         elif it["key"] == "rule_change":
             big = str(it.get("value", ""))
             sub = (

@@ -19,7 +19,14 @@ CURVE_STEP = 0.25  # seconds between curve points kept in the report data
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    res = run_sweep(con, thresholds_grid(0.0, 30.0, 0.05), bootstrap=opts.bootstrap, seed=0, policies=ALL_POLICIES)
+    res = run_sweep(
+        con,
+        thresholds_grid(0.0, 30.0, 0.05),
+        bootstrap=opts.bootstrap,
+        seed=0,
+        policies=ALL_POLICIES,
+        current=opts.threshold,
+    )
     keep = np.isclose(np.mod(res.thresholds + 1e-9, CURVE_STEP), 0, atol=1e-6) | np.isclose(
         res.thresholds, opts.threshold
     )

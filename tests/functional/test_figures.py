@@ -1,0 +1,86 @@
+"""Issue 23, "Figures a user acts on": each figure a user would act on means one thing. Real files where
+present (skipped, saying why, when absent), and a two-prompt corpus (sample_logs/hermes/normal_session.jsonl:
+2 human turns, README of sample_logs)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from stallscan.cli import app
+from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
+from tests.helpers import SAMPLES, real_root
+
+TWO_PROMPTS = SAMPLES / "hermes" / "normal_session.jsonl"
+
+
+def _ingest(tmp_path_factory, name, paths):
+    db = tmp_path_factory.mktemp(name) / "f.duckdb"
+    con = connect(db)
+    ingest_paths(con, [str(p) for p in paths])
+    con.close()
+    return str(db)
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory):
+    root = real_root()
+    if not root.is_dir():
+        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
+    return _ingest(tmp_path_factory, "real", [root])
+
+
+@pytest.fixture(scope="module")
+def two_db(tmp_path_factory):
+    return _ingest(tmp_path_factory, "two", [TWO_PROMPTS])
+
+
+def run(*args) -> tuple[int, str, str]:
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _report(db, *extra) -> dict:
+    code, out, err = run("report", "--db", db, "--format", "json", "--bootstrap", "200", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _item(rep, key):
+    return next(i for i in rep["headline"]["items"] if i["key"] == key)
+
+
+def test_threshold_advice_keeps_a_current_value_on_the_plateau(real_db):
+    """Item 1 on the real files: the router's cost curve is flat around 2 s, so the advice is to keep 2 s,
+    the plateau is a range holding 2 s, and the interval can hold it; no field names another value to set."""
+    rep = _report(real_db)
+    rec = _item(rep, "recommendation")
+    curve = next(c for c in rep["threshold"]["curves"] if c["policy"] == "router" and c["group"] == "all")
+    low = min(p["cost"] for p in curve["points"])
+    at2 = next(p["cost"] for p in curve["points"] if p["threshold"] == 2.0)
+    assert at2 == low  # read off the curve: 2 s costs the minimum
+    flat = [p["threshold"] for p in curve["points"] if p["cost"] == low]
+    assert rec["verdict"] == "keep" and rec["set_threshold"] == 2.0 and rec["on_plateau"] is True
+    assert "threshold" not in rec  # the one field that says what to set is set_threshold
+    lo, hi = rec["plateau"]
+    assert lo <= min(flat) + 0.25 and max(flat) - 0.25 <= hi and lo < 2.0 < hi
+    assert rec["interval"][0] <= 2.0 <= rec["interval"][1]
+    assert rec["text"].startswith("Set 2 s (unchanged)") and f"{lo:.2f}–{hi:.2f} s" in rec["text"]
+    sweep = next(r for r in rep["threshold"]["recommendations"] if r["policy"] == "router")
+    assert sweep["threshold"] == 2.0 and sweep["verdict"] == "keep"
+
+
+def test_two_prompts_are_too_few_to_recommend(two_db):
+    """Item 1 on two prompts: no threshold is recommended (the base code said "0.00 s")."""
+    rep = _report(two_db)
+    rec = _item(rep, "recommendation")
+    assert rec["verdict"] == "too few to recommend" and rec["set_threshold"] == 2.0
+    assert rec["text"].startswith("Too few to recommend a threshold")
+    assert "0.00 s" not in rec["text"]
+    code, out, err = run("sweep", "--db", two_db, "--format", "json", "--bootstrap", "0", "--policy", "router")
+    assert code == 0, err
+    sw = json.loads(out)["recommendations"][0]
+    assert sw["verdict"] == "too few to recommend" and sw["threshold"] == 2.0
