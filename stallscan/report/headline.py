@@ -28,7 +28,13 @@ RULE_NAMES = {
 }
 
 
-ERROR_NAMES = {"auto_as_human": "automatic read as human", "human_as_auto": "human read as automatic"}
+RULE_SHORT = {
+    "completion": "the completion rule",
+    "first": "the first-message rule",
+    "no_time": "the no-usable-time rule",
+    "header": "the x-initiator header",
+    "gap": "the gap rule",
+}
 
 
 def add_provider(
@@ -240,6 +246,7 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
         }
         for r in (data.get("stalls") or {}).get("silent_endings", [])
     ]
+    b = data.get("boundaries") or {}
     misread = [
         {
             "kind": "misread turn",
@@ -248,33 +255,36 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
             "seq": r.get("seq"),
             "ts": r.get("ts"),
             "harness": r.get("harness"),
-            "why": (
-                ERROR_NAMES.get(r["error"], r["error"])
-                + (f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else "")
-                + f", decided by {r['decided_by']} (truth: {r['origin_rule']})"
-            ),
+            "truth": r.get("truth"),
+            "truth_note": r.get("truth_note"),
+            "why": _why_misread(r),
             "excerpt": r.get("excerpt") or "",
         }
-        for r in (data.get("boundaries") or {}).get("misclassified", [])
+        for r in (b["examples"] if "examples" in b else b.get("misclassified", []))
     ]
     picked: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    # alternate the two lists, one example per session while other sessions are left
-    for distinct in (True, False):
+    sessions: set[str] = set()
+    harnesses: set[str | None] = set()
+    # alternate the two lists: a new session of a new harness while there is one, then a new session, then any
+    for rule in ("harness", "session", "any"):
         queues = [list(silent), list(misread)]
         while len(picked) < k and any(queues):
             for q in queues:
                 while q and len(picked) < k:
                     e = q.pop(0)
-                    if e in picked or (distinct and e["session_id"] in seen):
+                    if e in picked or (rule != "any" and e["session_id"] in sessions):
+                        continue
+                    if rule == "harness" and e["harness"] in harnesses:
                         continue
                     picked.append(e)
-                    seen.add(e["session_id"])
+                    sessions.add(e["session_id"])
+                    harnesses.add(e["harness"])
                     break
     for e in picked:
         ref = refs.get(e["session_id"], e["session_id"])
         e["ref"] = ref
-        e["show"] = f"stallscan show {shlex.quote(ref)}{extra}"
+        around = f" --around {e['seq']}" if e.get("seq") is not None else ""
+        e["show"] = f"stallscan show {shlex.quote(ref)} --flagged{around}{extra}"
         e["excerpt"] = " ".join(e["excerpt"].split())[:160]
     return picked
 
@@ -331,6 +341,17 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}
+
+
+def _why_misread(r: dict[str, Any]) -> str:
+    """A misread turn in the one vocabulary of truth: what it was (human / automatic / tool result), what the
+    router read it as, when and by which rule, and the envelope's qualifier with the label rule."""
+    truth = r.get("truth") or ("human" if r["error"] == "human_as_auto" else "automatic")
+    read_as = "automatic" if r["error"] == "human_as_auto" else "human"
+    gap = f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else ""
+    rule = RULE_SHORT.get(r["decided_by"], r["decided_by"])
+    note = f"; {r['truth_note']} ({r['origin_rule']})" if r.get("truth_note") else f" (label {r['origin_rule']})"
+    return f"{truth} read as {read_as}{gap} by {rule}{note}"
 
 
 def _why_stall(r: dict[str, Any]) -> str:

@@ -65,6 +65,7 @@ def connect(
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
+    sql.run(con, "store/truth_macros")  # truth(origin, is_human_turn) / truth_note(...): one vocabulary of truth
     if target != ":memory:":
         # spill files next to the database (same directory, same owner, the user's umask), never in /tmp
         con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})

@@ -84,3 +84,51 @@ def test_two_prompts_are_too_few_to_recommend(two_db):
     assert code == 0, err
     sw = json.loads(out)["recommendations"][0]
     assert sw["verdict"] == "too few to recommend" and sw["threshold"] == 2.0
+
+
+def test_one_vocabulary_of_truth(real_db):
+    """Item 2: the boundaries rows, the report's confusion, its histogram and its examples say who wrote a
+    record with one column: human / automatic / tool result, qualified when the envelope says otherwise
+    (Cline's "[TASK RESUMPTION]" is written when a person re-opens the task)."""
+    words = {"human", "automatic", "tool result"}
+    code, out, err = run("boundaries", "--db", real_db, "--errors-only", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["decisions"]
+    for r in rows:
+        assert r["truth"] in words
+        # an error's truth is the side the router got wrong: a person's record read as automatic is human
+        assert (r["truth"] == "human") == (r["error"] == "human_as_auto")
+    resumed = [r for r in rows if r["excerpt"].startswith("[TASK RESUMPTION]")]
+    assert resumed and all(r["truth_note"] == "human action in an automatic envelope" for r in resumed)
+    rep = _report(real_db)
+    b = rep["boundaries"]
+    assert set(b["gap_histogram"]) <= words and set(b["confusion"]["router"]) <= words
+    con = connect(real_db, read_only=True)
+    humans = con.execute(
+        "SELECT count(*) FROM turn_boundaries WHERE starts_request AND prev_reply_status = 'final' "
+        "AND gap_s IS NOT NULL AND is_human_turn"
+    ).fetchone()[0]
+    con.close()
+    assert sum(x["n"] for x in b["gap_histogram"]["human"]) == humans  # counted by the truth, as errors are
+    for e in rep["headline"]["examples"]:
+        if e["kind"] == "misread turn":
+            assert e["why"].startswith(f"{e['truth']} read as ")
+            if e["truth_note"]:
+                assert e["truth_note"] in e["why"]
+
+
+def test_examples_spread_and_open_short(real_db):
+    """Item 5: the worst examples come from different sessions and harnesses, and the printed command is
+    `show REF --flagged --around SEQ`: the example's event with 3 either side, not a 447-line timeline."""
+    code, out, err = run("boundaries", "--db", real_db, "--errors-only", "--format", "json")
+    harnesses = {r["harness"] for r in json.loads(out)["decisions"]}
+    assert len(harnesses) >= 3  # the real files misread turns of several harnesses
+    ex = _report(real_db)["headline"]["examples"]
+    assert len(ex) == 3
+    assert len({e["session_id"] for e in ex}) == 3 and len({e["harness"] for e in ex}) == 3
+    for e in ex:
+        assert e["show"] == f"stallscan show {e['ref']} --flagged --around {e['seq']} --db {real_db}"
+        code, out, err = run(*e["show"].split()[1:], "--format", "json")
+        assert code == 0, err
+        shown = json.loads(out)["events"]
+        assert len(shown) <= 7 and any(r["seq"] == e["seq"] and r["error"] != "none" for r in shown)
