@@ -13,6 +13,7 @@ from typing import Any
 
 from stallscan.report.headline import duration
 from stallscan.report.render import unknown_shape_line
+from stallscan.report.render_sweep import left_out_note
 
 TITLES = {"corpus": "Corpus", "boundaries": "Turn boundaries", "stalls": "Stalls", "threshold": "Threshold"}
 CURVE_AT = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -357,7 +358,7 @@ def _threshold(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]
         if r["policy"] == "labels":
             continue
         at = r.get("at_2s") or {}
-        iv = r.get("interval")
+        iv, pl = r.get("interval"), r.get("plateau")
         rows.append(
             [
                 r["policy"],
@@ -365,6 +366,7 @@ def _threshold(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]
                 num(r["n_events"]),
                 num(r["n_gap_decided"]),
                 secs(r["threshold"]),
+                f"{secs(pl[0])}–{secs(pl[1])}" if pl else "–",
                 f"{secs(iv[0])}–{secs(iv[1])}" if iv else "–",
                 num(r["cost"]),
                 num(r["auto_as_human"]),
@@ -378,7 +380,12 @@ def _threshold(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]
             f"Cost = {num(d['cost_auto_as_human'])} × automatic read as human + {num(d['cost_human_as_auto'])} × "
             f"human read as automatic, over the prompts (user-role records that start a request, tool results "
             f"left out: no threshold changes how the router decides a tool result). Interval: "
-            f"{num(d['bootstrap'])} session resamples.",
+            f"{num(d['bootstrap'])} session resamples."
+            + (
+                " " + note
+                if (note := left_out_note(d.get("tool_results_left_out") or [], {r[0] for r in rows}))
+                else ""
+            ),
         ),
         (
             "table",
@@ -387,7 +394,8 @@ def _threshold(d: dict[str, Any], data: dict[str, Any]) -> list[tuple[Any, ...]]
                 "group",
                 "prompts",
                 "gap-decided",
-                "best s",
+                "set s",
+                "lowest-cost plateau",
                 "95% interval",
                 "cost",
                 "auto as human",

@@ -124,7 +124,30 @@ def run_sweep(
 
         res.variants = compare_variants(res, rows, by)
         res.rule_advice = rule_advice(res.variants)
+    res.left_out = tool_results_left_out(con, by, cost_auto_as_human, cost_human_as_auto)
     return res
+
+
+def tool_results_left_out(
+    con: duckdb.DuckDBPyConnection, by: str, a: float = 1.0, b: float = 1.0
+) -> list[dict[str, Any]]:
+    """Per group: the tool results the sweep does not score, and the errors (and cost) the router and
+    gap-only make on them at the replayed threshold: gap-only's row looks better than the router's partly
+    because its errors on tool results are not in it (issue 23)."""
+    by = _inputs_ready(con, by)
+    have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
+    if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
+        return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
+    cur = sql.query(con, "sweep/tool_results_left_out", {"by": by})
+    cols = [d[0] for d in cur.description]
+    out = []
+    for r in (dict(zip(cols, x)) for x in cur.fetchall()):
+        row: dict[str, Any] = {"group": r["grp"], "threshold": r["threshold"], "tool_results": r["tool_results"]}
+        for p, k in (("router", "router"), ("gap-only", "gap_only")):
+            ah, ha = int(r[f"{k}_auto_as_human"]), int(r[f"{k}_human_as_auto"])
+            row[p] = {"auto_as_human": ah, "human_as_auto": ha, "misread": ah + ha, "cost": a * ah + b * ha}
+        out.append(row)
+    return out
 
 
 # The sweep needs, per event, only its session, its gap bin and five flags. `sweep_cells` reduces the
@@ -259,7 +282,7 @@ def _point(
     cost = a * allp["fp"] + b * allp["fn"]
     n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
     curve = Curve(policy, group, t, g, allp, cost, n_gap, n_events)
-    best = int(np.argmin(cost)) if len(t) else 0  # a minimum-cost point: cost and errors are the plateau's
+    best = int(np.argmin(cost)) if len(t) else 0  # a lowest-cost point
     rec: dict[str, Any] = {
         "policy": policy,
         "group": group,
@@ -276,6 +299,10 @@ def _point(
     }
     if len(t):
         rec.update(plateau.advice(cost, t, current, n_sess, n_gap))
+        rec["lowest_cost"] = rec["cost"]
+        k = _index(t, rec["threshold"])  # cost and errors at what to set (off the grid: the plateau's)
+        if k is not None:
+            rec.update(cost=float(cost[k]), auto_as_human=int(allp["fp"][k]), human_as_auto=int(allp["fn"][k]))
     return curve, rec, (gh, go, cells), n_sess
 
 

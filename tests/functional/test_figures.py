@@ -132,3 +132,25 @@ def test_examples_spread_and_open_short(real_db):
         assert code == 0, err
         shown = json.loads(out)["events"]
         assert len(shown) <= 7 and any(r["seq"] == e["seq"] and r["error"] != "none" for r in shown)
+
+
+def test_gap_only_row_says_what_it_leaves_out(real_db):
+    """Item 4: the sweep scores prompts only; the tool results gap-only would misread are counted beside
+    its row (counted here straight from the replayed decisions) and said where the row is printed."""
+    left = _report(real_db)["threshold"]["tool_results_left_out"]  # the report replays the decisions at 2 s
+    con = connect(real_db, read_only=True)
+    n, gap_only, router = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE gap_only_error IN ('auto_as_human', 'human_as_auto')), "
+        "count(*) FILTER (WHERE error IN ('auto_as_human', 'human_as_auto')) "
+        "FROM turn_boundaries WHERE starts_request AND origin = 'tool_result'"
+    ).fetchone()
+    con.close()
+    assert gap_only > router  # the real files: gap-only calls slow tool results new human turns
+    assert [(r["tool_results"], r["gap-only"]["misread"], r["router"]["misread"]) for r in left] == [
+        (n, gap_only, router)
+    ]
+    for args in (("report", "--db", real_db), ("sweep", "--db", real_db, "--bootstrap", "0")):
+        code, out, err = run(*args)
+        assert code == 0, err
+        flat = " ".join(out.split())
+        assert f"no row counts the {n:,} tool results: at 2 s gap-only misreads {gap_only:,} of them" in flat

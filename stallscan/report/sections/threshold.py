@@ -53,6 +53,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "curves": curves,
         "variants": [variant_row(v) for v in res.variants],
         "rule_advice": res.rule_advice,
+        "tool_results_left_out": res.left_out,
         "_sweep": sweep_view(res),  # what the terminal renders (private: not in --format json)
     }
 
