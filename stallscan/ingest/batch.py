@@ -245,7 +245,7 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
         "AND s.line >= r.start_line GROUP BY ALL"
     ).fetchall():
         res.skipped[kind] = n
-    cur = sql.query(con, "ingest/unknown_shapes")
+    cur = sql.query(con, "ingest/unknown_shapes", {"files": list(run_files), "start_lines": list(run_files.values())})
     cols = [d[0] for d in cur.description]
     res.unknown_shapes = [dict(zip(cols, r)) for r in cur.fetchall()]
     res.rejects = cast(

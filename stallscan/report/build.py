@@ -1,8 +1,8 @@
 """`stallscan report`: collect each section's data (plain dicts) and build renderables from it.
 
 Sections register themselves in SECTIONS (stallscan.report.registry); each has `collect(con, opts) -> dict[str, Any]` (JSON-ready data,
-stable keys) and `render(data) -> rich renderable`. Every section reads `scoped_events`, a temp view
-of `events` narrowed by the shared filters (--since/--until/--harness/--model).
+stable keys) and `blocks(data, report, full)` (its neutral blocks, stallscan.report.blocks). Every section
+reads `scoped_events`, a temp view of `events` narrowed by the shared filters (--since/--until/--harness/--model).
 """
 
 from __future__ import annotations
@@ -87,30 +87,12 @@ def public(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_report(data: dict[str, Any], full: bool = False, only: list[str] | None = None) -> list[Any]:
-    """Renderables: the headline, then each section's summary (default), every detail (`full`), or
-    only the named sections (`only`, in full)."""
-    from stallscan.report.render_headline import headline_renderable
+    """The terminal report: rich renderables of the report's blocks (stallscan.report.layout), the short
+    form by default, every section in full (`full`), or only the named sections in full (`only`)."""
+    from stallscan.report.layout import report_blocks
+    from stallscan.report.terminal import to_terminal
 
-    parts: list[Any] = [headline_renderable(data["headline"])] if data.get("headline") and not only else []
-    for s in sections():
-        if s.name not in data:
-            continue
-        if only:
-            if s.name in only:
-                parts.append(s.render(data[s.name]))
-        elif full or s.summary is None:
-            parts.append(s.render(data[s.name]) if full else f"[bold]{s.title}[/]: stallscan report --section {s.name}")
-        else:
-            short = s.summary(data[s.name])
-            if short is not None:  # a section with nothing to say stays out of the default report
-                parts.append(short)
-    if not full and not only:
-        parts.append(
-            "Details: --full (every section) or --section NAME ("
-            + ", ".join(s.name for s in sections() if s.name in data)
-            + "); --format html -o report.html for the dashboard."
-        )
-    return parts
+    return to_terminal(report_blocks(data, full, only))
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:

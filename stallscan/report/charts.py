@@ -1,4 +1,4 @@
-"""Inline SVG charts for the HTML report: real axes with ticks and titles, legends outside the plot (so
+"""Inline SVG charts for the HTML report, drawn from the chart blocks (stallscan.report.blocks): real axes with ticks and titles, legends outside the plot (so
 labels never overprint), series told apart by colour and by dash and marker shape; series with the
 same points are drawn once and named together instead of hiding one under the other."""
 
@@ -8,6 +8,8 @@ import html
 import math
 from collections.abc import Callable
 from typing import Any
+
+from stallscan.report.blocks import BarChart, LineChart
 
 COLORS = ["#1f5fbf", "#d9480f", "#2b8a3e", "#7048e8", "#c2255c", "#5c940d", "#0b7285", "#862e9c"]
 DASHES = ["", "7 4", "2 3", "10 3 2 3", "4 2", "1 4"]
@@ -78,66 +80,51 @@ def _marker(i: int, x: float, y: float, c: str) -> str:
     return f"<path d='M{x:.1f} {y - 4.5:.1f}L{x + 4.5:.1f} {y + 3.5:.1f}L{x - 4.5:.1f} {y + 3.5:.1f}Z' fill='{c}'/>"
 
 
-def gap_chart(data: dict[str, Any]) -> str:
-    """Gap after a final reply, per truth, as grouped bars over the histogram's bins; threshold marked."""
-    b = data.get("boundaries") or {}
-    hist = b.get("gap_histogram") or {}
-    if not hist:
+def bar_chart(b: BarChart) -> str:
+    """Grouped bars over the bins, one colour per series; the marked x value drawn as a dashed line."""
+    if not b.series:
         return ""
-    origins = sorted(hist)
-    bins = hist[origins[0]]
-    ymax = max((x["n"] for o in origins for x in hist[o]), default=1) or 1
+    names = list(b.series)
+    ymax = max((n for name in names for n in b.series[name]), default=1) or 1
     yt = nice_ticks(0, ymax, 5)
     top = yt[-1]
 
     def sy(y: float) -> float:
         return H - B - y / top * (H - B - T)
 
-    bw = (W - L - R) / len(bins)
-    svg = _frame(
-        "gap after the previous final reply (histogram bins, seconds)", "user-role records", yt, sy, "gap histogram"
-    )
-    thr = b["threshold"]
-    for i, bn in enumerate(bins):
+    bw = (W - L - R) / len(b.bins)
+    svg = _frame(b.xlabel, b.ylabel, yt, sy, b.title)
+    thr = b.mark
+    for i, (lo, hi) in enumerate(b.bins):
         x0 = L + i * bw
-        label = f"{bn['lo']:g}–{bn['hi']:g}" if bn["hi"] is not None else f"≥ {bn['lo']:g}"
+        label = f"{lo:g}–{hi:g}" if hi is not None else f"≥ {lo:g}"
         svg.append(
             f"<line x1='{x0:.1f}' y1='{H - B}' x2='{x0:.1f}' y2='{H - B + 4}' stroke='#555'/>"
-            f"<text x='{x0:.1f}' y='{H - B + 15}' text-anchor='middle' font-size='10'>{bn['lo']:g}</text>"
+            f"<text x='{x0:.1f}' y='{H - B + 15}' text-anchor='middle' font-size='10'>{lo:g}</text>"
         )
-        inner = bw * 0.8 / len(origins)
-        for j, o in enumerate(origins):
-            n = hist[o][i]["n"]
+        inner = bw * 0.8 / len(names)
+        for j, o in enumerate(names):
+            n = b.series[o][i]
             if n:
                 x = x0 + bw * 0.1 + j * inner
                 svg.append(
                     f"<rect x='{x:.1f}' y='{sy(n):.1f}' width='{inner - 1:.1f}' height='{H - B - sy(n):.1f}' "
                     f"fill='{COLORS[j % len(COLORS)]}'><title>{html.escape(o)} {label} s: {n}</title></rect>"
                 )
-        if bn["lo"] <= thr and (bn["hi"] is None or thr < bn["hi"]):
-            frac = 0 if bn["hi"] is None else (thr - bn["lo"]) / (bn["hi"] - bn["lo"])
+        if thr is not None and lo <= thr and (hi is None or thr < hi):
+            frac = 0 if hi is None else (thr - lo) / (hi - lo)
             xt = x0 + frac * bw
             svg.append(
                 f"<line x1='{xt:.1f}' y1='{T}' x2='{xt:.1f}' y2='{H - B}' stroke='#000' stroke-dasharray='4 3'/>"
                 f"<text x='{xt + 4:.1f}' y='{T + 10}'>threshold {_fmt(thr)} s</text>"
             )
-    legend = _legend([(o, COLORS[j % len(COLORS)], "") for j, o in enumerate(origins)])
-    return _figure(
-        svg,
-        legend,
-        "Records that start a request, after a final reply with a trustworthy gap. Automatic "
-        "prompts left of the threshold and human turns right of it are read correctly by the gap rule.",
-    )
+    legend = _legend([(o, COLORS[j % len(COLORS)], "") for j, o in enumerate(names)])
+    return _figure(svg, legend, b.caption)
 
 
-def _lines(
-    series: dict[str, list[tuple[float, float]]],
-    xlabel: str,
-    ylabel: str,
-    marks: dict[str, float | None],
-    caption: str,
-    ymax: float | None = None,
-) -> str:
+def line_chart(b: LineChart) -> str:
+    """Lines with markers (up to 40 points), legend outside; marks at one x share one line and label."""
+    series, xlabel, ylabel, marks, caption, ymax = b.series, b.xlabel, b.ylabel, b.marks, b.caption, b.ymax
     if not series:
         return ""
     # identical series are drawn once, named together
@@ -189,47 +176,3 @@ def _lines(
             svg.extend(_marker(i, sx(x), sy(y), c) for x, y in pts)
         legend.append((label + (" (same points)" if len(names) > 1 else ""), c, d))
     return _figure(svg, _legend(legend), caption)
-
-
-def recovery_chart(data: dict[str, Any]) -> str:
-    st = data.get("stalls") or {}
-    series = {}
-    for h, rec in sorted((st.get("recovery") or {}).items()):
-        pts = [
-            (float(p["nudges"]), float(p["cumulative_share"]))
-            for p in rec["curve"]
-            if p["cumulative_share"] is not None
-        ]
-        if pts:
-            series[h] = pts
-    return _lines(
-        series,
-        "nudges sent (k)",
-        "share of recovered episodes",
-        {},
-        "Share of the stall episodes that recovered "
-        "by the k-th nudge, per harness (episodes that never recovered are not in the share).",
-        ymax=1.0,
-    )
-
-
-def cost_chart(data: dict[str, Any]) -> str:
-    th = data.get("threshold") or {}
-    series = {
-        c["policy"]: [(p["threshold"], p["cost"]) for p in c["points"] if p["threshold"] <= 10 + 1e-9]
-        for c in th.get("curves", [])
-        if c["group"] == "all"
-    }
-    marks = {}
-    for r in th.get("recommendations", []):
-        if r["group"] == "all" and r.get("threshold") is not None and r["policy"] != "labels":
-            marks[f"best {r['policy']}"] = r["threshold"]
-    cur = data["options"]["threshold"]
-    marks["current"] = cur
-    return _lines(
-        series,
-        "gap threshold (seconds, 0–10 shown)",
-        "cost (weighted errors)",
-        marks,
-        "Cost over the prompts the sweep scores, by threshold; the full curve to 30 s is in --format json.",
-    )

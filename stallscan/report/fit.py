@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from typing import Any
 
 from rich import box
@@ -18,20 +17,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from stallscan.report.blocks import Column
+
 SEP = 3  # rich draws padding 1 + separator 1 + padding 1 between two columns (box SIMPLE_HEAD, no edge)
 
 
-@dataclass
-class Col:
-    header: str
-    kind: str = "num"  # num | id | text
-    keep: int = 50  # higher stays longer when the table must lose columns
-    min: int = 10  # text columns: narrowest before the column is dropped instead
-    max: int | None = None  # text columns: widest
-
-    @property
-    def right(self) -> bool:
-        return self.kind == "num"
+Col = Column  # the block model's column (header, kind num | id | text, keep, min, max)
 
 
 def width() -> int:

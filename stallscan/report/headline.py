@@ -29,11 +29,11 @@ RULE_NAMES = {
 
 
 RULE_SHORT = {
-    "completion": "the completion rule",
-    "first": "the first-message rule",
-    "no_time": "the no-usable-time rule",
-    "header": "the x-initiator header",
-    "gap": "the gap rule",
+    "completion": "completion rule",
+    "first": "first-message rule",
+    "no_time": "no-usable-time rule",
+    "header": "x-initiator header",
+    "gap": "gap rule",
 }
 
 
@@ -203,6 +203,27 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
     return out
 
 
+def _silent_short(silent: dict[str, Any], est: dict[str, Any] | None) -> str:
+    """The silent-endings item in one or two terminal lines: the count, and the estimated true rate."""
+    text = f"{silent['silent']:,} of {silent['turns']:,} turns flagged"
+    if silent["exhausted"]:
+        text += f", {silent['exhausted']:,} more after the retry bound"
+    if est:
+        text += f"; true rate about {est['per_1000']:g} per 1,000 (95 % {est['low']:g}–{est['high']:g})"
+    return text + "."
+
+
+def _threshold_short(r: dict[str, Any]) -> str:
+    """The threshold advice in one terminal line or two."""
+    cur, pl = r["current_threshold"], r["plateau"]
+    plateau = f"{pl[0]:.2f}–{pl[1]:.2f} s" if pl else "–"
+    if r["verdict"] == "too few to recommend":
+        return f"too few to recommend ({r['gap_decided']:,} gap-decided prompts); set {cur:g} s (unchanged)."
+    if r["verdict"] == "keep":
+        return f"set {cur:g} s (unchanged): on the lowest-cost plateau {plateau}."
+    return f"set {r['set_threshold']:.2f} s: {cur:g} s is off the lowest-cost plateau {plateau}."
+
+
 def _threshold_text(r: dict[str, Any]) -> str:
     """The threshold advice in one voice: the plateau as a range, where the current value lies, what to set."""
     cur, lo_hi, iv = r["current_threshold"], r["plateau"], r["interval"]
@@ -258,6 +279,7 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
             "truth": r.get("truth"),
             "truth_note": r.get("truth_note"),
             "why": _why_misread(r),
+            "origin_rule": r.get("origin_rule"),
             "excerpt": r.get("excerpt") or "",
         }
         for r in (b["examples"] if "examples" in b else b.get("misclassified", []))
@@ -330,14 +352,26 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         trust = estimate_sentence(est) if est else _precision_note(p)
         if trust:
             silent = {**silent, "text": f"{silent['text']} {trust}", "precision": trust, "estimate": est}
+        silent["short"] = _silent_short(silent, est)
         items.append({"key": "silent", "label": "Silent plan-as-answer endings", **silent})
     if misread:
-        items.append({"key": "misread", "label": "Misread turns (router order)", **misread})
+        m = misread
+        short = (
+            f"{m['misread']:,} of {m['records']:,} records that start a request ({_pct(m['misread'], m['records'])})"
+        )
+        short += f" at {m['threshold']:g} s: {m['prompts']['misread']:,} prompts, {m['tool_results']['misread']:,} tool results."
+        items.append({"key": "misread", "label": "Misread turns (router order)", **misread, "short": short})
     if rec:
-        items.append({"key": "recommendation", "label": "Threshold", **rec})
+        items.append({"key": "recommendation", "label": "Threshold", **rec, "short": _threshold_short(rec)})
     advice = (data.get("threshold") or {}).get("rule_advice")
     if advice:  # the router rule variants (stallscan.sweep.variants): the one rule change worth making
-        items.append({"key": "rule_change", "label": "Rule change", "text": advice, **_best_variant(data)})
+        best = _best_variant(data)
+        short = (
+            f"{best['value']} removes {best['removed']:,} of the router's errors and adds {best['added']:,}."
+            if best.get("removed")
+            else "no single rule change beats the router order."
+        )
+        items.append({"key": "rule_change", "label": "Rule change", "text": advice, **best, "short": short})
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}
@@ -350,8 +384,8 @@ def _why_misread(r: dict[str, Any]) -> str:
     read_as = "automatic" if r["error"] == "human_as_auto" else "human"
     gap = f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else ""
     rule = RULE_SHORT.get(r["decided_by"], r["decided_by"])
-    note = f"; {r['truth_note']} ({r['origin_rule']})" if r.get("truth_note") else f" (label {r['origin_rule']})"
-    return f"{truth} read as {read_as}{gap} by {rule}{note}"
+    note = f"; {r['truth_note']}" if r.get("truth_note") else ""
+    return f"{truth} read as {read_as}{gap} ({rule}{note})"
 
 
 def _why_stall(r: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The report as one self-contained HTML dashboard: headline cards, a table of contents, inline SVG
 charts with real axes and ticks, every example linked to its session's timeline. No script, no fetch.
 
-Drawn from the same blocks as the Markdown (stallscan.report.document), so both say the same thing.
+The HTML renderer of the report blocks (stallscan.report.blocks): the same blocks the terminal and the
+Markdown draw, so every format says the same thing.
 """
 
 from __future__ import annotations
@@ -10,8 +11,19 @@ import html
 import re
 from typing import Any
 
-from stallscan.report.charts import cost_chart, gap_chart, recovery_chart
-from stallscan.report.document import anchor, document, num
+from stallscan.report.blocks import (
+    BarChart,
+    Block,
+    Details,
+    Examples,
+    Heading,
+    Headline,
+    LineChart,
+    Paragraph,
+    Table,
+)
+from stallscan.report.cells import num
+from stallscan.report.charts import bar_chart, line_chart
 
 CSS = """
 :root{--fg:#1d2330;--muted:#5d6675;--line:#d9dde4;--card:#f5f7fa;--accent:#1f5fbf;--bad:#b3261e}
@@ -49,16 +61,15 @@ def _inline(s: str) -> str:
     return BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", s)
 
 
-def _table(head: list[str], rows: list[list[Any]], opts: dict[str, Any]) -> str:
-    flag_col = opts.get("flag_col")
-    cls = " class='wide'" if opts.get("wide") else ""
+def _table(b: Table) -> str:
+    cls = " class='wide'" if b.wide else ""
     out = [
         f"<div class='tw'><table{cls}><thead><tr>"
-        + "".join(f"<th>{html.escape(str(h))}</th>" for h in head)
+        + "".join(f"<th>{html.escape(c.header)}</th>" for c in b.columns)
         + "</tr></thead><tbody>"
     ]
-    for r in rows:
-        flagged = flag_col is not None and r[flag_col]
+    for i, r in enumerate(b.rows):
+        flagged = i < len(b.flagged) and b.flagged[i]
         out.append(
             ("<tr class='flag'>" if flagged else "<tr>")
             + "".join(
@@ -69,91 +80,64 @@ def _table(head: list[str], rows: list[list[Any]], opts: dict[str, Any]) -> str:
     return "".join(out) + "</tbody></table></div>"
 
 
-def _cards(items: list[dict[str, Any]]) -> str:
+def _headline(b: Headline) -> str:
+    """Cards (the figures), then the sentences."""
     out = ["<div class='cards'>"]
-    for it in items:
-        if it["key"] == "silent":
-            big, sub = f"{it['per_1000']:.1f} per 1,000 turns", f"{num(it['silent'])} of {num(it['turns'])} turns"
-            w = it.get("worst_harness")
-            if w:
-                sub += f"; worst harness {w['key']} ({num(w['silent'])} of {num(w['turns'])})"
-            cls = ""
-        elif it["key"] == "misread":
-            big = f"{num(it['misread'])} misread turns"
-            sub = (
-                f"of {num(it['records'])} at {num(it['threshold'])} s: {num(it['auto_as_human'])} automatic read as "
-                f"human, {num(it['human_as_auto'])} human read as automatic"
-            )
-            cls = ""
-        elif it["key"] == "recommendation":
-            big = f"set {num(it['set_threshold'])} s"
-            iv, pl = it.get("interval"), it.get("plateau")
-            sub = it["verdict"] + (f": lowest cost on {pl[0]:.2f}–{pl[1]:.2f} s" if pl else "")
-            sub += f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
-            sub += f", {num(it['errors'])} errors; current {num(it['current_threshold'])} s"
-            cls = " " + it["verdict"].split()[0]
-        elif it["key"] == "rule_change":
-            big = str(it.get("value", ""))
-            sub = (
-                f"removes {num(it['removed'])} of the router's errors, adds {num(it['added'])}"
-                if it.get("removed")
-                else "no variant lowers the router's cost"
-            )
-            cls = ""
-        else:
-            big, sub, cls = str(it.get("value", "")), "", ""
+    for c in b.cards:
+        tone = f" {c.tone}" if c.tone else ""
         out.append(
-            f"<div class='card{cls}'><div class='label'>{html.escape(it['label'])}</div>"
-            f"<div class='big'>{html.escape(big)}</div><div class='sub'>{html.escape(sub)}</div></div>"
+            f"<div class='card{tone}'><div class='label'>{html.escape(c.label)}</div>"
+            f"<div class='big'>{html.escape(c.big)}</div><div class='sub'>{html.escape(c.sub)}</div></div>"
         )
-    return "".join(out) + "</div>"
+    out.append("</div>\n<ul>" + "".join(f"<li>{_inline(f'**{c.label}**: {c.text}')}</li>" for c in b.cards) + "</ul>")
+    return "".join(out)
 
 
-def _examples(items: list[dict[str, Any]], data: dict[str, Any]) -> str:
+def _examples(b: Examples) -> str:
     out = ["<ol class='ex'>"]
-    have = set(data.get("timelines") or {})
-    for e in items:
-        target = f"#{anchor(e['session_id'])}" if e["session_id"] in have else None
-        title = html.escape(f"{e['kind']} ({e['harness']})")
-        link = f"<a href='{target}'>{title}</a>" if target else title
+    for e in b.items:
+        title = html.escape(f"{e.kind} ({e.harness})")
+        link = f"<a href='#{e.link}'>{title}</a>" if e.link else title
         out.append(
-            f"<li>{link}: {html.escape(e['why'])}. <code>{html.escape(e['show'])}</code>"
-            + (f"<blockquote>{html.escape(e['excerpt'])}</blockquote>" if e["excerpt"] else "")
+            f"<li>{link}: {html.escape(e.why)}. <code>{html.escape(e.show)}</code>"
+            + (f"<blockquote>{html.escape(e.excerpt)}</blockquote>" if e.excerpt else "")
             + "</li>"
         )
     return "".join(out) + "</ol>"
 
 
-def _blocks(blocks: list[tuple[Any, ...]], data: dict[str, Any]) -> str:
-    charts = {"gaps": gap_chart, "recovery": recovery_chart, "cost": cost_chart}
-    out = []
-    for b in blocks:
-        kind = b[0]
-        if kind == "h":
-            out.append(f"<h{b[1]} id='{html.escape(b[2])}'>{html.escape(b[3])}</h{b[1]}>")
-        elif kind == "p":
-            out.append(f"<p>{_inline(b[1])}</p>")
-        elif kind == "cards":
-            out.append(_cards(b[1]))
-        elif kind == "list":
-            out.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in b[1]) + "</ul>")
-        elif kind == "examples":
-            out.append(_examples(b[1], data))
-        elif kind == "table":
-            out.append(_table(b[1], b[2], b[3]))
-        elif kind == "chart":
-            out.append(charts[b[1]](data))
-        elif kind == "details":
-            out.append(f"<details><summary>{html.escape(b[1])}</summary>{_blocks(b[2], data)}</details>")
-    return "\n".join(x for x in out if x)
+def _draw(b: Block) -> str:
+    if isinstance(b, Heading):
+        return f"<h{b.level} id='{html.escape(b.id)}'>{html.escape(b.text)}</h{b.level}>"
+    if isinstance(b, Paragraph):
+        return f"<p>{_inline(b.text)}</p>"
+    if isinstance(b, Table):
+        return _table(b)
+    if isinstance(b, Details):
+        return f"<details><summary>{html.escape(b.summary)}</summary>{render_blocks(b.blocks)}</details>"
+    if isinstance(b, Headline):
+        return _headline(b)
+    if isinstance(b, Examples):
+        return _examples(b)
+    if isinstance(b, BarChart):
+        return bar_chart(b)
+    if isinstance(b, LineChart):
+        return line_chart(b)
+    raise TypeError(f"no HTML for {type(b).__name__}")
+
+
+def render_blocks(blocks: list[Block]) -> str:
+    return "\n".join(x for x in map(_draw, blocks) if x)
 
 
 def to_html(data: dict[str, Any]) -> str:
-    blocks = document(data)
-    toc = [b for b in blocks if b[0] == "h" and b[1] == 2]
+    from stallscan.report.layout import report_blocks
+
+    blocks = report_blocks(data)
+    toc = [b for b in blocks if isinstance(b, Heading) and b.level == 2]
     nav = (
         "<nav><strong>Contents</strong><ol>"
-        + "".join(f"<li><a href='#{html.escape(b[2])}'>{html.escape(b[3])}</a></li>" for b in toc)
+        + "".join(f"<li><a href='#{html.escape(b.id)}'>{html.escape(b.text)}</a></li>" for b in toc)
         + "</ol></nav>"
     )
     o = data.get("options") or {}
@@ -163,5 +147,5 @@ def to_html(data: dict[str, Any]) -> str:
         f"<style>{CSS}</style></head><body><header><h1>stallscan report</h1>"
         f"<p class='note'>Silent plan-as-answer endings, misread turns and the gap threshold, replayed from the "
         f"transcripts (threshold {num(o.get('threshold'))} s, retry bound {num(o.get('retry_bound'))}).</p></header>"
-        f"<div class='wrap'>{nav}<main>{_blocks(blocks, data)}</main></div></body></html>\n"
+        f"<div class='wrap'>{nav}<main>{render_blocks(blocks)}</main></div></body></html>\n"
     )

@@ -1,8 +1,9 @@
 """The report's sections, in report order: the built-in ones by module (BUILTIN), others registered.
 
-Each section has `collect(con, opts) -> dict` (JSON-ready data, stable keys) and `render(data) -> rich
-renderable` (stallscan.report.section.Section). The registry imports the section modules (lazily); they
-import only stallscan.report.section, so the imports run one way.
+Each section has a name, a title (said here, once, through its Section), `collect(con, opts) -> dict`
+(JSON-ready data, stable keys) and `blocks(data, report, full)`, its neutral blocks (or None: the generic
+layout); stallscan.report.section.Section. The registry decides what appears and in what order, in every
+format. It imports the section modules (lazily); they do not import it, so the imports run one way.
 """
 
 from __future__ import annotations

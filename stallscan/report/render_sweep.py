@@ -58,13 +58,11 @@ def sweep_view(res: SweepResult) -> dict[str, Any]:
     }
 
 
-def sweep_renderable(view: dict[str, Any], compact: bool = False, population: str | None = None) -> Group:
-    """The recommendation per policy; `compact` keeps the router and gap-only rows and the key columns.
+def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Group:
+    """The recommendation per policy (`stallscan sweep`; the report's threshold section has its own blocks).
     `view`: sweep_view(result)."""
     rows = []
     for rec in view["recommendations"]:
-        if compact and rec["policy"] not in ("router", "gap-only"):
-            continue  # the default report keeps the router and gap-only; the variants are in --full
         if rec["policy"] == "labels":
             rows.append(
                 [
@@ -122,11 +120,6 @@ def sweep_renderable(view: dict[str, Any], compact: bool = False, population: st
         f"Threshold sweep (cost = {view['cost_auto_as_human']:g} x auto-as-human (a→h) + "
         f"{view['cost_human_as_auto']:g} x human-as-auto (h→a))"
     )
-    if compact:
-        keep = ("policy", "group", "prompts", "set s", "lowest-cost plateau", "cost", "cost @2s")
-        idx = [i for i, c in enumerate(cols) if c.header in keep]
-        cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
-        title = f"Threshold sweep (cost = {view['cost_auto_as_human']:g} x auto-as-human + {view['cost_human_as_auto']:g} x human-as-auto)"
     parts: list[Any] = [fit_table(cols, rows, title=title)]
     note = left_out_note(view.get("left_out") or [], {r[0] for r in rows})
     if note:
@@ -136,8 +129,6 @@ def sweep_renderable(view: dict[str, Any], compact: bool = False, population: st
         or "prompts = user-role records that start a request, tool results left out (no threshold changes how "
         "the router decides a tool result); by gap = how many of them the gap rule decides."
     )
-    if compact:  # the report's summary: the rule advice is already in the headline above it
-        return Group(*parts)
     fallback = sum(r.get("by_fallback") or 0 for r in view["recommendations"] if r["policy"] == "labels")
     parts.append(
         f"labels (ceiling): the marker-based truth, no errors by construction; {fallback:,} of its events "

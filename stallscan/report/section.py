@@ -1,5 +1,5 @@
-"""What a report section is (`Section`) and the report's options (`ReportOptions`): a leaf module, imported
-by the sections, the registry and build."""
+"""What a report section is (`Section`) and the report's options (`ReportOptions`): imported by the
+sections, the registry and build; it imports only the block types."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import duckdb
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
+from stallscan.report.blocks import Block
 
 REPORT_VERSION = 1  # the report data's layout (raise it when a key changes meaning; the memo keys on it)
 
@@ -33,10 +34,17 @@ class ReportOptions:
     _replayed: bool = False  # underscore: private, so public() keeps it out of --format json
 
 
+# blocks(section data, the whole report data, full) -> the section's blocks: the full form (--full,
+# --section, markdown, HTML) or the short one the default terminal report shows ([]: left out there)
+BlockBuilder = Callable[[dict[str, Any], dict[str, Any], bool], list[Block]]
+
+
 @dataclass
 class Section:
+    """A report section: its name (the data key), its title (said here only), how it collects its data and
+    how it lays that data out as blocks (None: the generic layout, stallscan.report.generic)."""
+
     name: str
     title: str
     collect: Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
-    render: Callable[[dict[str, Any]], Any]
-    summary: Callable[[dict[str, Any]], Any] | None = None  # the short form the default terminal report shows
+    blocks: BlockBuilder | None = None

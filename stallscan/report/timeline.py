@@ -157,11 +157,7 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
         if r["stall_outcome"]:
             flag = (flag + "; " if flag else "") + f"stall {r['stall_index']}: {r['stall_outcome']}"
             style = "bold red" if r["stall_outcome"] == "silent_plan_as_answer" else (style or "yellow")
-        who = r["truth"] or r["round_kind"] or r["kind"]
-        if r["truth_note"]:
-            who = f"{who} ({NOTE_SHORT.get(r['truth_note'], r['truth_note'])})"
-        if r["role"] == "assistant" and r["n_tool_calls"]:
-            who = f"{who} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
+        origin = who(r)
         decision = f"{r['decision']} ({r['decided_by']})" if r["decision"] else ""
         table.append(
             [
@@ -170,7 +166,7 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
                 (r["ts"] or "-")[5:23].replace("T", " "),
                 "" if r["gap_s"] is None else f"{r['gap_s']:.3f}",
                 r["role"],
-                who,
+                origin,
                 decision,
                 flag,
                 r["excerpt"] or "",
@@ -192,6 +188,17 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
     ]
     out: RenderableType = fit_table(spec, table, title=f"session {sid}", styles=styles)
     return out
+
+
+def who(r: dict[str, Any]) -> str:
+    """The timeline's "origin / round" cell: a user-role record's truth (with its envelope's qualifier), a
+    reply's round kind and calls."""
+    out = r.get("truth") or r.get("round_kind") or r.get("kind") or ""
+    if r.get("truth_note"):
+        out = f"{out} ({NOTE_SHORT.get(r['truth_note'], r['truth_note'])})"
+    if r.get("role") == "assistant" and r.get("n_tool_calls"):
+        out = f"{out} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
+    return str(out)
 
 
 def flagged(r: dict[str, Any]) -> bool:

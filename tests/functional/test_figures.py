@@ -149,8 +149,41 @@ def test_gap_only_row_says_what_it_leaves_out(real_db):
     assert [(r["tool_results"], r["gap-only"]["misread"], r["router"]["misread"]) for r in left] == [
         (n, gap_only, router)
     ]
-    for args in (("report", "--db", real_db), ("sweep", "--db", real_db, "--bootstrap", "0")):
+    for args in (("report", "--db", real_db, "--section", "threshold"), ("sweep", "--db", real_db, "--bootstrap", "0")):
         code, out, err = run(*args)
         assert code == 0, err
         flat = " ".join(out.split())
         assert f"no row counts the {n:,} tool results: at 2 s gap-only misreads {gap_only:,} of them" in flat
+
+
+def test_default_report_fits_one_80x40_screen(real_db, tmp_path):
+    """Item 6: at 80 columns the default report on the real files is one 40-line screen: the answer, the
+    examples with their commands, one line per section and the pointer to --full."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    here = tmp_path / "r.duckdb"  # named as a user in its folder would: the show lines print it as given
+    shutil.copy(real_db, here)
+    env = {**os.environ, "COLUMNS": "80", "LINES": "40", "NO_COLOR": "1", "TZ": "UTC"}
+    p = subprocess.run(
+        [sys.executable, "-m", "stallscan", "report", "--db", here.name, "--bootstrap", "200"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) <= 40 and all(len(x) <= 80 for x in lines), p.stdout
+    flat = " ".join(p.stdout.split())
+    rep = _report(str(here))
+    for it in rep["headline"]["items"]:
+        assert f"{it['label']}: {' '.join(it['short'].split())}" in flat
+    for e in rep["headline"]["examples"]:
+        assert e["show"].replace(str(here), here.name) in flat
+    for title in ("Corpus", "Turn boundaries", "Stalls", "Threshold", "Guard"):
+        assert sum(x.startswith(f"{title}: ") for x in lines) == 1, title
+    assert "Details: --full" in flat

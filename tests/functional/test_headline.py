@@ -92,14 +92,16 @@ def test_headline_opens_every_format(db):
     page = run("report", "--db", db, "--format", "html", "--bootstrap", "100")[1]
     term = run("report", "--db", db, "--bootstrap", "100")[1]
     flat = " ".join(term.split())
+    full = " ".join(run("report", "--db", db, "--bootstrap", "100", "--full")[1].split())
     for it in items:
         assert it["text"] in md
         assert html.escape(it["text"], quote=False) in page
-        assert " ".join(it["text"].split()) in flat
+        assert " ".join(it["text"].split()) in full
+        assert " ".join(it["short"].split()) in flat  # the default terminal report: one screen
     for e in rep["headline"]["examples"]:
         assert e["show"] in md and html.escape(e["show"]) in page and e["show"] in flat
     assert md.index("## The answer") < md.index("## Corpus")
-    assert term.index("the answer first") < term.index("Corpus")
+    assert term.index("The answer") < term.index("Corpus")
     assert "{'" not in md and "': " not in md  # no Python reprs
 
 

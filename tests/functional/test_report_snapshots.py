@@ -53,7 +53,7 @@ def test_report_snapshot(db, fmt, name):
     got = normalise(p.stdout.replace(str(db), "<DB>"))
     # the headline opens every format
     opening = {
-        "table": "stallscan: the answer first",
+        "table": "The answer",
         "json": '"headline": {',
         "markdown": "## The answer",
         "html": "<h2 id='answer'>The answer</h2>",

@@ -1,8 +1,7 @@
 """Report section "Turn boundaries": who wrote each user turn vs what the router's logic decided.
 
 collect() labels the events and replays the decision at the report's threshold (opts.threshold), then
-reads everything through `scope_sessions` (the report's shared filters). Data only; render() builds
-rich renderables, the CLI prints them.
+reads everything through `scope_sessions` (the report's shared filters); blocks() lays the data out.
 """
 
 from __future__ import annotations
@@ -10,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-from rich.console import Group, RenderableType
-from rich.text import Text
 
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
-from stallscan.report.fit import Col, fit_table
+from stallscan.report.blocks import BarChart, Block, Column, Details, Heading, Paragraph, Table
+from stallscan.report.cells import num, session_link
+from stallscan.report.headline import duration
 from stallscan.report.section import ReportOptions, Section
 from stallscan.report.timeline import session_refs
 from stallscan.store import sql
@@ -107,140 +106,145 @@ def _populations(conf: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _c(n: int) -> str:
-    return f"{n:,}"
+RULE_COLS = [Column("decided by", "id", 90), Column("records"), Column("auto as human"), Column("human as auto")]
 
 
-def populations_note(data: dict[str, Any]) -> str:
-    m = data["misread"]
+def _rules(data: dict[str, Any], title: str = "") -> Table:
+    rows = [[k, num(v["n"]), num(v["auto_as_human"]), num(v["human_as_auto"])] for k, v in data["decided_by"].items()]
+    return Table(RULE_COLS, rows, title)
+
+
+def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    if not full:
+        m = d["misread"]
+        return [
+            Paragraph(
+                f"{num(m['turns']['misread'])} misread of {num(m['turns']['records'])} at {num(d['threshold'])} s: "
+                f"{num(m['prompts']['misread'])} prompts, {num(m['tool_results']['misread'])} tool results"
+            )
+        ]
+    m = d["misread"]
     t, p, tr = m["turns"], m["prompts"], m["tool_results"]
-    return (
-        f"Misread turns at {data['threshold']:g} s: {_c(t['misread'])} of {_c(t['records'])} records that start a "
-        f"request (tool results included); {_c(p['misread'])} of them among the {_c(p['records'])} prompts the "
-        f"threshold sweep scores, {_c(tr['misread'])} among the {_c(tr['records'])} tool results."
-    )
-
-
-def _rules_table(data: dict[str, Any]) -> RenderableType:
-    rows = [[k, _c(v["n"]), _c(v["auto_as_human"]), _c(v["human_as_auto"])] for k, v in data["decided_by"].items()]
-    return fit_table(
-        [Col("decided by", "id", 90), Col("records"), Col("auto as human"), Col("human as auto")],
-        rows,
-        title="Router decisions by rule (records that start a request)",
-    )
-
-
-def summary(data: dict[str, Any]) -> Group:
-    return Group(Text("Turn boundaries", style="bold"), populations_note(data), _rules_table(data))
-
-
-def render(data: dict[str, Any]) -> Group:
-    parts: list[Any] = [
-        Text(f"Turn boundaries (threshold {data['threshold']:g} s)", style="bold"),
-        populations_note(data),
+    out: list[Block] = [
+        Paragraph(
+            f"At {num(d['threshold'])} s the router misreads {num(t['misread'])} of the {num(t['records'])} "
+            f"user-role records that start a request (tool results included): {num(t['auto_as_human'])} automatic "
+            f"read as human, {num(t['human_as_auto'])} human read as automatic. {num(p['misread'])} of them are "
+            f"among the {num(p['records'])} prompts (the population the threshold sweep scores), "
+            f"{num(tr['misread'])} among the {num(tr['records'])} tool results."
+        ),
+        Heading("Router decisions by rule", 3, "rules"),
+        _rules(d),
+        Heading("Truth x decision (records that start a request)", 3, "confusion"),
     ]
+    rows = []
+    for policy, cells in d["confusion"].items():
+        for truth, c in sorted(cells.items()):
+            wrong = c["continuation"] if truth == "human" else c["human"]
+            rows.append([policy, truth, num(c["human"]), num(c["continuation"]), num(c["undecided"]), num(wrong)])
+    cols = [Column("policy", "id", 90), Column("truth", "id", 90), Column("→ human", keep=80)]
+    cols += [Column("→ continuation", keep=80), Column("undecided", keep=40), Column("errors", keep=85)]
+    out.append(Table(cols, rows))
+    if d["misclassified"]:
+        out += [Heading("Misread turns, worst first", 3, "misread"), _misread(d, report)]
+    out += [Heading("Gap after a final reply", 3, "gaps"), *_gaps(d)]
+    out += _not_judged(d)
+    return out
+
+
+def _misread(d: dict[str, Any], report: dict[str, Any]) -> Table:
     rows = [
-        [r["harness"], r["origin"], _c(r["records"]), _c(r["requests"]), _c(r["not_requests"]), _c(r["human_content"])]
-        for r in data["by_harness_origin"]
+        [
+            session_link(report, r["session_id"]),
+            num(r["line"]),
+            (r["ts"] or "–")[:16].replace("T", " "),
+            "–" if r["gap_s"] is None else duration(r["gap_s"]),
+            r["prev_reply_status"] or "–",
+            r["decided_by"],
+            r["origin_rule"],
+            r["error"].replace("_as_", " as "),
+            num(r["excerpt"])[:120],
+        ]
+        for r in d["misclassified"]
     ]
-    parts.append(
-        fit_table(
-            [
-                Col("harness", "id", 90),
-                Col("origin", "id", 90),
-                Col("records", keep=80),
-                Col("requests", keep=70),
-                Col("not req", keep=40),
-                Col("human text", keep=30),
-            ],
-            rows,
-            title="User-role records by harness and truth",
-        )
-    )
-    rec = data["records"]
-    parts.append(
-        f"{rec['not_requests']:,} of {rec['total']:,} user-role records are not a model request of their own "
-        "and are not judged: "
-        + ", ".join(f"{r['origin_rule']} {r['n']}" for r in data["not_requests"][:8])
-        + (" ..." if len(data["not_requests"]) > 8 else "")
-    )
-    rows, styles = [], []
-    for policy in POLICIES:
-        for truth, cell in sorted(data["confusion"][policy].items()):
-            wrong = cell["continuation"] if truth == "human" else cell["human"]
-            rows.append([policy, truth, _c(cell["human"]), _c(cell["continuation"]), _c(cell["undecided"]), _c(wrong)])
-            styles.append("bold" if wrong and policy == "router" else None)
-    parts.append(
-        fit_table(
-            [
-                Col("policy", "id", 90),
-                Col("truth", "id", 90),
-                Col("-> human", keep=80),
-                Col("-> cont.", keep=80),
-                Col("undecided", keep=40),
-                Col("errors", keep=85),
-            ],
-            rows,
-            title="Truth x decision (records that start a request)",
-            styles=styles,
-        )
-    )
-    parts.append(_rules_table(data))
-    if data["no_time"]:
-        parts.append(
-            "no trustworthy gap: "
-            + ", ".join(
-                f"{r['reason']} {r['n']}" + ("" if r["starts_request"] else " (not requests)") for r in data["no_time"]
-            )
-        )
-    if data["misclassified"]:
-        rows = [
-            [
-                r.get("ref") or r["session_id"],
-                str(r["line"]),
-                (r["ts"] or "-")[:16].replace("T", " "),
-                "-" if r["gap_s"] is None else f"{r['gap_s']:.2f}",
-                r["prev_reply_status"] or "-",
-                r["decided_by"],
-                r["origin_rule"],
-                r["error"].replace("_as_", " as "),
-                r["excerpt"],
-            ]
-            for r in data["misclassified"]
-        ]
-        parts.append(
-            fit_table(
-                [
-                    Col("session", "id", 95),
-                    Col("line", keep=60),
-                    Col("time (UTC)", "id", 20),
-                    Col("gap s", keep=85),
-                    Col("prev reply", "id", 45),
-                    Col("decided by", "id", 70),
-                    Col("truth rule", "text", 50, min=12, max=28),
-                    Col("error", "id", 90),
-                    Col("excerpt", "text", 55, min=12, max=60),
-                ],
-                rows,
-                title="Misread turns, worst first (open one: stallscan show SESSION)",
-            )
-        )
-    if data["gap_histogram"]:
-        origins = sorted(data["gap_histogram"])
-        bins = data["gap_histogram"][origins[0]]
-        rows = [
-            [f"{b['lo']:g}-{b['hi']:g}" if b["hi"] is not None else f">= {b['lo']:g}"]
-            + [_c(data["gap_histogram"][o][i]["n"]) for o in origins]
-            for i, b in enumerate(bins)
-        ]
-        parts.append(
-            fit_table(
-                [Col("gap s", "id", 99)] + [Col(o) for o in origins],
-                rows,
-                title="Gap after a final reply (records that start a request)",
-            )
-        )
-    return Group(*parts)
+    cols = [
+        Column("session", "id", 95),
+        Column("line", keep=60),
+        Column("time (UTC)", "id", 20),
+        Column("gap", keep=85),
+        Column("prev reply", "id", 45),
+        Column("decided by", "id", 70),
+        Column("truth rule", "text", 50, min=12, max=28),
+        Column("error", "id", 90),
+        Column("excerpt", "text", 55, min=12, max=60),
+    ]
+    return Table(cols, rows, wide=True)
 
 
-SECTION = Section("boundaries", "Turn boundaries", collect, render, summary)
+def _gaps(d: dict[str, Any]) -> list[Block]:
+    hist = d["gap_histogram"]
+    if not hist:
+        return []
+    origins = sorted(hist)
+    bins = hist[origins[0]]
+    chart = BarChart(
+        "gap histogram",
+        "gap after the previous final reply (histogram bins, seconds)",
+        "user-role records",
+        [(b["lo"], b["hi"]) for b in bins],
+        {o: [x["n"] for x in hist[o]] for o in origins},
+        d["threshold"],
+        "Records that start a request, after a final reply with a trustworthy gap. Automatic "
+        "prompts left of the threshold and human turns right of it are read correctly by the gap rule.",
+    )
+    rows = [
+        [f"{num(b['lo'])}–{num(b['hi'])} s" if b["hi"] is not None else f"≥ {num(b['lo'])} s"]
+        + [num(hist[o][i]["n"]) for o in origins]
+        for i, b in enumerate(bins)
+    ]
+    table = Table([Column("gap", "id", 99)] + [Column(o) for o in origins], rows)
+    return [chart, Details("Gap histogram as a table", [table])]
+
+
+def _not_judged(d: dict[str, Any]) -> list[Block]:
+    out: list[Block] = []
+    nr = d.get("not_requests") or []
+    if nr:
+        out.append(
+            Paragraph(
+                f"Not judged: {num(d['records']['not_requests'])} user-role records that are not a model "
+                "request of their own ("
+                + ", ".join(f"{r['origin_rule']} {num(r['n'])}" for r in nr[:8])
+                + (", …" if len(nr) > 8 else "")
+                + ")."
+            )
+        )
+    if d["no_time"]:
+        out.append(
+            Paragraph(
+                "No trustworthy gap: "
+                + ", ".join(
+                    f"{r['reason']} {num(r['n'])}" + ("" if r["starts_request"] else " (not requests)")
+                    for r in d["no_time"]
+                )
+                + "."
+            )
+        )
+    rows = [
+        [
+            r["harness"],
+            r["origin"],
+            num(r["records"]),
+            num(r["requests"]),
+            num(r["not_requests"]),
+            num(r["human_content"]),
+        ]
+        for r in d["by_harness_origin"]
+    ]
+    cols = [Column("harness", "id", 90), Column("origin", "id", 90), Column("records", keep=80)]
+    cols += [Column("requests", keep=70), Column("not requests", keep=40), Column("human text", keep=30)]
+    out.append(Details("User-role records by harness and truth", [Table(cols, rows)]))
+    return out
+
+
+SECTION = Section("boundaries", "Turn boundaries", collect, blocks)

@@ -1,14 +1,14 @@
-"""Report section "Corpus": what was ingested, per harness, and what was skipped or rejected."""
+"""Report section "Corpus": what was ingested, per harness, and what was skipped or rejected (data, then
+its blocks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import duckdb
-from rich.console import Group
-from rich.text import Text
 
-from stallscan.report.fit import Col, fit_table
+from stallscan.report.blocks import Block, Column, Details, Paragraph, Table
+from stallscan.report.cells import num
 from stallscan.report.render import unknown_shape_line
 from stallscan.report.section import ReportOptions, Section
 from stallscan.store import sql
@@ -29,7 +29,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         for r, n in con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
     ]
     skipped = dict(con.execute("SELECT kind, count(*) FROM skipped GROUP BY ALL ORDER BY 2 DESC, 1").fetchall())
-    cur = sql.query(con, "report/unknown_shapes")
+    cur = sql.query(con, "ingest/unknown_shapes", {"files": None, "start_lines": None})  # the whole database
     shape_cols = [d[0] for d in cur.description]
     unknown_shapes = [dict(zip(shape_cols, r)) for r in cur.fetchall()]
     row = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()
@@ -50,108 +50,64 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     }
 
 
-def _rows(data: dict[str, Any]) -> list[list[Any]]:
+COLS = [
+    Column("harness", "id", 99),
+    Column("files", keep=40),
+    Column("sessions", keep=90),
+    Column("events", keep=85),
+    Column("user msgs", keep=70),
+    Column("replies", keep=60),
+    Column("tool calls", keep=50),
+    Column("from", "id", 30),
+    Column("to", "id", 35),
+]
+COUNTS = ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
+
+
+def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    shapes: list[Block] = [Paragraph(unknown_shape_line(u), "warn") for u in data.get("unknown_shapes", [])]
+    if not full:
+        return [Paragraph(_one_line(data)), *shapes]
     rows = [
-        [
-            h["harness"],
-            _c(h["files"]),
-            _c(h["sessions"]),
-            _c(h["events"]),
-            _c(h["user_messages"]),
-            _c(h["replies"]),
-            _c(h["tool_calls"]),
-            _day(h["first_ts"]),
-            _day(h["last_ts"]),
-        ]
+        [h["harness"], *(num(h[k]) for k in COUNTS), _day(h["first_ts"]), _day(h["last_ts"])]
         for h in data["by_harness"]
     ]
+    rows.append(["**total**", *(num(data["totals"][k]) for k in COUNTS), "", ""])
+    rej = sum(r["lines"] for r in data["rejects"])
+    pending = data["pending_truncated_lines"]
+    out: list[Block] = [
+        Table(COLS, rows),
+        Paragraph(
+            "Files by status: "
+            + ", ".join(f"{k} {num(v)}" for k, v in data["files_by_status"].items())
+            + f". Rejected lines: {num(rej)}. Skipped lines: {num(sum(data['skipped'].values()))} "
+            f"({num(len(data['skipped']))} kinds: metadata, progress and snapshot records that are not events)."
+            + (f" {num(pending)} truncated last line(s) pending (retried next ingest)." if pending else "")
+        ),
+        *shapes,
+    ]
+    if data["rejects"]:
+        cols = [Column("reject reason", "text", 99, min=20, max=60), Column("lines")]
+        out.append(Table(cols, [[r["reason"], num(r["lines"])] for r in data["rejects"]]))
+    if data["skipped"]:
+        cols = [Column("kind", "text", 99, min=20, max=50), Column("lines")]
+        rows = [[k, num(v)] for k, v in data["skipped"].items()]
+        out.append(Details(f"Skipped lines by kind ({num(len(data['skipped']))} kinds)", [Table(cols, rows)]))
+    return out
+
+
+def _one_line(data: dict[str, Any]) -> str:
+    """The default report's line: what the report covers, and the lines the database left out."""
     tot = data["totals"]
-    rows.append(
-        [
-            "total",
-            _c(tot["files"]),
-            _c(tot["sessions"]),
-            _c(tot["events"]),
-            _c(tot["user_messages"]),
-            _c(tot["replies"]),
-            _c(tot["tool_calls"]),
-            "",
-            "",
-        ]
-    )
-    return rows
-
-
-COLS = [
-    Col("harness", "id", 99),
-    Col("files", keep=40),
-    Col("sessions", keep=90),
-    Col("events", keep=85),
-    Col("user msgs", keep=70),
-    Col("replies", keep=60),
-    Col("tool calls", keep=50),
-    Col("from", "id", 30),
-    Col("to", "id", 35),
-]
-
-
-def _line(data: dict[str, Any]) -> str:
-    status = ", ".join(f"{k} {v:,}" for k, v in data["files_by_status"].items())
     rej = sum(r["lines"] for r in data["rejects"])
     return (
-        f"files: {status}; skipped lines {sum(data['skipped'].values()):,} ({len(data['skipped'])} kinds); "
-        f"rejected lines {rej:,}"
-        + (
-            f"; {data['pending_truncated_lines']} truncated last line(s) pending"
-            if data["pending_truncated_lines"]
-            else ""
-        )
+        f"{num(tot['sessions'])} sessions, {num(tot['events'])} events from {num(tot['files'])} files; "
+        f"{num(sum(data['skipped'].values()))} lines skipped" + (f", {num(rej)} rejected" if rej else "")
     )
-
-
-SUMMARY_HARNESSES = 4  # the summary names the largest harnesses; --section corpus (or --full) lists every one
-
-
-def summary(data: dict[str, Any]) -> Group:
-    tot = data["totals"]
-    hs = sorted(data["by_harness"], key=lambda h: -(h["sessions"] or 0))
-    first = min((h["first_ts"] for h in hs if h["first_ts"]), default=None)
-    last = max((h["last_ts"] for h in hs if h["last_ts"]), default=None)
-    return Group(
-        Text("Corpus", style="bold"),
-        f"{_c(tot['sessions'])} sessions, {_c(tot['events'])} events, {_c(tot['files'])} files"
-        + (f", {_day(first)} to {_day(last)}" if first else "")
-        + "; sessions by harness: "
-        + ", ".join(f"{h['harness']} {_c(h['sessions'])}" for h in hs[:SUMMARY_HARNESSES])
-        + (f" and {len(hs) - SUMMARY_HARNESSES} more" if len(hs) > SUMMARY_HARNESSES else ""),
-        _line(data),
-        *[Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])],
-    )
-
-
-def render(data: dict[str, Any]) -> Group:
-    rows = _rows(data)
-    parts = [fit_table(COLS, rows, title="Corpus", styles=[None] * (len(rows) - 1) + ["bold"]), _line(data)]
-    parts += [Text(unknown_shape_line(u), style="yellow") for u in data.get("unknown_shapes", [])]
-    for r in data["rejects"][:5]:
-        parts.append(f"  reject: {r['reason']} x{r['lines']:,}")
-    if data["skipped"]:
-        parts.append(
-            fit_table(
-                [Col("skipped kind", "text", 99, min=20, max=50), Col("lines")],
-                [[k, _c(v)] for k, v in data["skipped"].items()],
-                title="Skipped lines by kind (not events: metadata, progress, snapshots)",
-            )
-        )
-    return Group(*parts)
-
-
-def _c(n: int | None) -> str:
-    return f"{n or 0:,}"
 
 
 def _day(iso: str | None) -> str:
-    return iso[:10] if iso else "-"
+    return iso[:10] if iso else "–"
 
 
-SECTION = Section("corpus", "Corpus", collect, render, summary)
+SECTION = Section("corpus", "Corpus", collect, blocks)

@@ -1,17 +1,16 @@
 """Report section "Guard": what the live Stop-hook guard did (its log ingested as format stallscan_guard):
 decisions by mode / verdict / reason with latency, and what followed each block (a tool call landed, a
 final answer, the budget spent, blocked again, or a person writing within a minute: a likely false block).
-collect() returns JSON-ready dicts (stable keys); render() builds rich renderables; nothing here prints."""
+collect() returns JSON-ready dicts (stable keys); blocks() lays them out; nothing here prints."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import duckdb
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
+from stallscan.report.blocks import Block, Column, Paragraph, Table
+from stallscan.report.cells import num
 from stallscan.report.section import ReportOptions, Section
 from stallscan.store import sql
 
@@ -46,41 +45,36 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     }
 
 
-def render(data: dict[str, Any]) -> Group:
-    title = Text("Guard", style="bold")
-    if not data["records"]:
-        return Group(title, Text("no guard log ingested (stallscan guard install; then stallscan ingest <log>)"))
-    t = Table(title="guard decisions", title_justify="left")
-    for col in ("mode", "decision", "verdict", "reason", "n", "sessions", "median ms", "max ms"):
-        t.add_column(col, justify="right" if col in ("n", "sessions", "median ms", "max ms") else "left")
-    for r in data["summary"]:
-        t.add_row(
-            str(r["mode"]),
-            str(r["decision"]),
-            str(r["verdict"]),
-            str(r["reason"]),
-            str(r["n"]),
-            str(r["sessions"]),
-            "" if r["latency_median_ms"] is None else f"{r['latency_median_ms']:.1f}",
-            "" if r["latency_max_ms"] is None else f"{r['latency_max_ms']:.1f}",
-        )
-    a = Table(
-        title=f"after each block (a person within {data['window_s']} s = likely false block)", title_justify="left"
-    )
-    a.add_column("followed by")
-    a.add_column("blocks", justify="right")
-    for k, n in data["after_block"].items():
-        a.add_row(k, str(n))
-    return Group(title, t, a)
+def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    """Short form: one line, none when no guard log was ingested."""
+    if not d["records"]:
+        return [Paragraph(NO_LOG)]
+    if not full:
+        parts = ", ".join(f"{n:,} {k}" for k, n in sorted(d["decisions"].items()))
+        return [Paragraph(f"{d['records']:,} decisions ({parts})")]
+    ms = ("latency_median_ms", "latency_max_ms")
+    rows = [
+        [*(num(r[k]) for k in ("mode", "decision", "verdict", "reason", "n", "sessions")), *(_ms(r[k]) for k in ms)]
+        for r in d["summary"]
+    ]
+    cols = [Column(h, "id", 90 - i) for i, h in enumerate(("mode", "decision", "verdict", "reason"))]
+    cols += [Column("n", keep=85), Column("sessions", keep=60), Column("median ms", keep=50), Column("max ms")]
+    after = [[k, num(n)] for k, n in d["after_block"].items()]
+    return [
+        Table(cols, rows, "Guard decisions"),
+        Table(
+            [Column("followed by", "id", 99), Column("blocks")],
+            after,
+            f"After each block (a person within {d['window_s']} s = likely false block)",
+        ),
+    ]
 
 
-def summary(data: dict[str, Any]) -> str | None:
-    """One line for the default report; nothing when no guard log was ingested."""
-    if not data["records"]:
-        return None
-    d = data["decisions"]
-    parts = ", ".join(f"{n:,} {k}" for k, n in sorted(d.items()))
-    return f"[bold]Guard[/]: {data['records']:,} decisions ({parts}); details: stallscan report --section guard"
+NO_LOG = "no guard log ingested (stallscan guard install, then ingest its log)"
 
 
-SECTION = Section("guard", "Guard", collect, render, summary)
+def _ms(v: float | None) -> str:
+    return "–" if v is None else f"{v:.1f}"
+
+
+SECTION = Section("guard", "Guard", collect, blocks)

@@ -1,14 +1,12 @@
 """Report section "Stalls": counts by kind and outcome, silent endings worst first, rates, recovery
 curves, the retry-bound sweep and per-signature hits. collect() returns JSON-ready dicts (stable keys);
-render() builds rich renderables; nothing here prints."""
+blocks() lays them out; nothing here prints."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import duckdb
-from rich.console import Group
-from rich.text import Text
 
 from stallscan.replay.stall_data import measured_precision, precision_line
 from stallscan.replay.stalls import (
@@ -21,7 +19,8 @@ from stallscan.replay.stalls import (
     silent_rates,
     summary_counts,
 )
-from stallscan.report.fit import Col, fit_table
+from stallscan.report.blocks import Block, Column, Details, Heading, LineChart, Paragraph, Table
+from stallscan.report.cells import num, pct, session_link
 from stallscan.report.section import ReportOptions, Section
 from stallscan.report.timeline import session_refs
 
@@ -61,219 +60,169 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     }
 
 
-def _one_line(s: str | None, n: int = 90) -> str:
-    s = " ".join((s or "").split())
-    return s if len(s) <= n else "…" + s[-(n - 1) :]
+COUNT_COLS = [
+    Column("harness", "id", 99),
+    Column("turns", keep=90),
+    Column("rounds", keep=60),
+    Column("dropped call", keep=55),
+    Column("no tool", keep=55),
+    Column("narrated", keep=55),
+    Column("silent", keep=95),
+    Column("exhausted", keep=92),
+    Column("recovered", keep=80),
+    Column("abandoned", keep=45),
+]
 
 
-def _counts_rows(data: dict[str, Any]) -> list[list[Any]]:
-    rows = []
+def _counts_rows(data: dict[str, Any]) -> list[list[str]]:
     turns = {r["key"]: r["turns"] for r in data["rates"]["harness"]}
-    for h, d in sorted(data["counts"].items()):
-        rk, so = d.get("round_kind", {}), d.get("stall_outcome", {})
+    rows = []
+    for h, c in sorted(data["counts"].items()):
+        rk, so = c.get("round_kind", {}), c.get("stall_outcome", {})
         rows.append(
             [
                 h,
-                str(turns.get(h, 0)),
-                str(sum(rk.values())),
-                str(rk.get("tool_round", 0)),
-                str(rk.get("final", 0)),
-                str(rk.get("dropped_tool_call", 0)),
-                str(rk.get("no_tool", 0)),
-                str(rk.get("narrated_intent", 0)),
-                str(sum(rk.get(k, 0) for k in ("empty", "truncated", "failed", "cancelled"))),
-                str(so.get("silent_plan_as_answer", 0)),
-                str(so.get("exhausted", 0)),
-                str(so.get("recovered", 0)),
-                str(so.get("answered", 0)),
-                str(so.get("abandoned", 0)),
+                num(turns.get(h, 0)),
+                num(sum(rk.values())),
+                num(rk.get("dropped_tool_call", 0)),
+                num(rk.get("no_tool", 0)),
+                num(rk.get("narrated_intent", 0)),
+                num(so.get("silent_plan_as_answer", 0)),
+                num(so.get("exhausted", 0)),
+                num(so.get("recovered", 0)),
+                num(so.get("abandoned", 0)),
             ]
         )
     return rows
 
 
-COUNT_COLS = [
-    Col("harness", "id", 99),
-    Col("turns", keep=90),
-    Col("rounds", keep=60),
-    Col("tool", keep=30),
-    Col("final", keep=30),
-    Col("dropped", keep=55),
-    Col("no tool", keep=55),
-    Col("narrated", keep=55),
-    Col("other", keep=20),
-    Col("silent", keep=95),
-    Col("exhausted", keep=92),
-    Col("recovered", keep=80),
-    Col("answered", keep=40),
-    Col("abandoned", keep=45),
-]
+def _one_line(data: dict[str, Any]) -> str:
+    """The default report's line: stalled rounds, where, and how many ended silent or past the bound."""
+    rows = _counts_rows(data)
 
+    def total(i: int) -> int:
+        return sum(int(r[i].replace(",", "")) for r in rows)
 
-def _title(data: dict[str, Any]) -> str:
+    stalled = total(3) + total(4) + total(5)  # dropped call, no tool, narrated
+    hit = sum(1 for r in rows if any(r[i] != "0" for i in (3, 4, 5)))
     return (
-        f"Stalls (retry bound {data['retry_bound']}, narrated bound {data['narrated_bound']}, "
-        f"turns from {data['segmentation']})"
+        f"{stalled:,} stalled rounds in {hit} of {len(rows)} harnesses; {total(6):,} silent, "
+        f"{total(7):,} exhausted rounds"
     )
 
 
-def summary(data: dict[str, Any]) -> Group:
-    keep = ("harness", "turns", "dropped", "no tool", "narrated", "silent", "exhausted")
-    idx = [i for i, c in enumerate(COUNT_COLS) if c.header in keep]
-    stall_cols = [i for i, c in enumerate(COUNT_COLS) if c.header in keep[2:]]
-    all_rows = _counts_rows(data)
-    rows = [[r[i] for i in idx] for r in all_rows if any(r[i] != "0" for i in stall_cols)]
-    quiet = [r for r in all_rows if all(r[i] == "0" for i in stall_cols)]
-    parts: list[Any] = [fit_table([COUNT_COLS[i] for i in idx], rows, title=_title(data))] if rows else []
-    if quiet:
-        turns = sum(int(r[1]) for r in quiet)
-        parts.append(f"no stall in {len(quiet)} other harness(es) ({turns:,} turns): " + ", ".join(r[0] for r in quiet))
-    return Group(*parts)
-
-
-def render(data: dict[str, Any]) -> Group:
-    parts: list[Any] = [
-        fit_table(COUNT_COLS, _counts_rows(data), title=_title(data)),
-        Text(precision_line(data.get("precision"))),
+def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    if not full:
+        return [Paragraph(_one_line(d))]
+    out: list[Block] = [
+        Paragraph(
+            f"Retry bound {d['retry_bound']}, narrated bound {d['narrated_bound']}, turns from {d['segmentation']}."
+        ),
+        Table(COUNT_COLS, _counts_rows(d)),
+        Paragraph(precision_line(d.get("precision"))),
     ]
-    rows = [
-        [
-            "silent" if r["outcome"] == "silent_plan_as_answer" else r["outcome"],
-            r.get("ref") or r["session_id"],
-            (r["ts"] or "-")[:16].replace("T", " "),
-            r["model"] or "-",
-            f"{r['round_kind']} / {r['signature']}",
-            r["finish_reason"] or "null",
-            str(r["stall_index"]),
-            _one_line(r["excerpt"]),
-        ]
-        for r in data["silent_endings"]
-    ]
-    parts.append(
-        fit_table(
-            [
-                Col("outcome", "id", 95),
-                Col("session", "id", 96),
-                Col("time (UTC)", "id", 30),
-                Col("model", "text", 40, min=8, max=24),
-                Col("kind / signature", "text", 50, min=10, max=36),
-                Col("finish", "id", 35),
-                Col("idx", keep=60),
-                Col("narration", "text", 70, min=16, max=60),
-            ],
-            rows,
-            title="Plan-as-answer endings, worst first (open one: stallscan show SESSION)",
-        )
-        if rows
-        else Text("No plan-as-answer endings.")
-    )
+    if d["silent_endings"]:
+        out += [Heading("Plan-as-answer endings, worst first", 3, "silent"), _endings(d, report)]
     rows = [
         [
             dim,
             r["key"],
-            _c(r["turns"]),
-            _c(r["silent"]),
-            _c(r["exhausted"]),
+            num(r["turns"]),
+            num(r["silent"]),
+            num(r["exhausted"]),
             f"{r['silent_per_1000']:.1f}",
             f"{r['plan_endings_per_1000']:.1f}",
         ]
         for dim in ("harness", "provider", "model")
-        for r in data["rates"][dim]
+        for r in d["rates"][dim]
     ]
-    parts.append(
-        fit_table(
-            [
-                Col("by", "id", 90),
-                Col("key", "text", 95, min=12, max=34),
-                Col("turns", keep=90),
-                Col("silent", keep=90),
-                Col("exhausted", keep=80),
-                Col("silent/1k", keep=85),
-                Col("plan/1k", keep=60),
-            ],
-            rows,
-            title="Silent endings per 1,000 turns",
-        )
-    )
-    rows = []
-    for h, d in sorted(data["recovery"].items()):
-        for p in d["curve"]:
-            rows.append(
-                [
-                    h,
-                    str(p["nudges"]),
-                    str(p["reached"]),
-                    str(p["recovered_here"]),
-                    "-" if p["rate"] is None else f"{p['rate']:.0%}",
-                    "-" if p["cumulative_share"] is None else f"{p['cumulative_share']:.0%}",
-                    _bound(d["bound_95"]) if p["nudges"] == 0 else "",
-                    _bound(d["bound_99"]) if p["nudges"] == 0 else "",
-                ]
-            )
-    parts.append(
-        fit_table(
-            [
-                Col("harness", "id", 99),
-                Col("k", keep=95),
-                Col("reached", keep=80),
-                Col("recovered", keep=80),
-                Col("rate", keep=70),
-                Col("cum. share", keep=75),
-                Col("95% bound", keep=50),
-                Col("99% bound", keep=40),
-            ],
-            rows,
-            title="Recovery after the k-th nudge (episodes of consecutive stalls)",
-        )
-    )
+    cols = [Column("by", "id", 90), Column("key", "text", 95, min=12, max=34), Column("turns", keep=90)]
+    cols += [Column("silent", keep=90), Column("exhausted", keep=80), Column("silent / 1k", keep=85)]
+    cols += [Column("plan / 1k", keep=60)]
+    out += [Heading("Silent endings per 1,000 turns", 3, "rates"), Table(cols, rows)]
+    out += [Heading("Recovery after the k-th nudge", 3, "recovery"), *_recovery(d)]
+    out += [Heading("Other retry bounds: endings that would change", 3, "bounds")]
+    cols = [Column("bound", keep=99), Column("re-prompted instead of a plan"), Column("plan instead of a recovery")]
+    cols += [Column("plan endings logged")]
     rows = [
-        [str(r["bound"]), _c(r["would_reprompt"]), _c(r["would_deliver"]), _c(r["plan_endings"])]
-        for r in data["bound_sweep"]
+        [num(r["bound"]), num(r["would_reprompt"]), num(r["would_deliver"]), num(r["plan_endings"])]
+        for r in d["bound_sweep"]
     ]
-    parts.append(
-        fit_table(
-            [Col("bound", keep=99), Col("re-prompted, not a plan"), Col("plan, not a recovery"), Col("plans logged")],
-            rows,
-            title="Other retry bounds: endings that would change",
-        )
-    )
+    out.append(Table(cols, rows))
     rows = [
         [
             r["id"],
             r["kind"],
-            _c(r["matched"]),
-            _c(r["decided"]),
-            _c(r["vetoed"]),
-            _c(r["outside_window"]),
-            _c(r["harness_nudged"]),
+            num(r["matched"]),
+            num(r["decided"]),
+            num(r["vetoed"]),
+            num(r["outside_window"]),
+            num(r["harness_nudged"]),
         ]
-        for r in data["signatures"]
+        for r in d["signatures"]
         if r["matched"]
     ]
-    parts.append(
-        fit_table(
-            [
-                Col("signature", "text", 99, min=14, max=36),
-                Col("kind", "id", 60),
-                Col("matched", keep=90),
-                Col("decided", keep=85),
-                Col("vetoed", keep=70),
-                Col("outside", keep=40),
-                Col("nudged", keep=45),
-            ],
-            rows,
-            title="Signature hits (precision per signature)",
-        )
+    if rows:
+        cols = [Column("signature", "text", 99, min=14, max=36), Column("kind", "id", 60), Column("matched", keep=90)]
+        cols += [Column("decided", keep=85), Column("vetoed", keep=70), Column("outside window", keep=40)]
+        cols += [Column("harness nudged", keep=45)]
+        out += [Heading("Signature hits", 3, "signatures"), Table(cols, rows)]
+    return out
+
+
+def _endings(d: dict[str, Any], report: dict[str, Any]) -> Table:
+    rows = [
+        [
+            session_link(report, r["session_id"]),
+            "silent" if r["outcome"] == "silent_plan_as_answer" else r["outcome"],
+            (r["ts"] or "–")[:16].replace("T", " "),
+            r["model"] or "–",
+            f"{r['round_kind']} / {r['signature']}",
+            r["finish_reason"] or "null",
+            num(r["stall_index"]),
+            num(r["excerpt"])[-140:],
+        ]
+        for r in d["silent_endings"]
+    ]
+    cols = [
+        Column("session", "id", 96),
+        Column("outcome", "id", 95),
+        Column("time (UTC)", "id", 30),
+        Column("model", "text", 40, min=8, max=24),
+        Column("kind / signature", "text", 50, min=10, max=36),
+        Column("finish", "id", 35),
+        Column("stall", keep=60),
+        Column("narration", "text", 70, min=16, max=60),
+    ]
+    return Table(cols, rows, wide=True)
+
+
+def _recovery(d: dict[str, Any]) -> list[Block]:
+    series = {}
+    for h, rec in sorted(d["recovery"].items()):
+        pts = [
+            (float(p["nudges"]), float(p["cumulative_share"]))
+            for p in rec["curve"]
+            if p["cumulative_share"] is not None
+        ]
+        if pts:
+            series[h] = pts
+    chart = LineChart(
+        "nudges sent (k)",
+        "share of recovered episodes",
+        series,
+        "Share of the stall episodes that recovered "
+        "by the k-th nudge, per harness (episodes that never recovered are not in the share).",
+        ymax=1.0,
     )
-    return Group(*parts)
+    rows = [
+        [h, num(p["nudges"]), num(p["reached"]), num(p["recovered_here"]), pct(p["rate"]), pct(p["cumulative_share"])]
+        for h, r in sorted(d["recovery"].items())
+        for p in r["curve"]
+    ]
+    cols = [Column("harness", "id", 99), Column("k", keep=95), Column("reached", keep=80)]
+    cols += [Column("recovered", keep=80), Column("rate", keep=70), Column("cumulative share", keep=75)]
+    return [chart, Details("Recovery as a table", [Table(cols, rows)])]
 
 
-def _bound(v: int | None) -> str:
-    return "none" if v is None else str(v)
-
-
-def _c(n: int) -> str:
-    return f"{n:,}"
-
-
-SECTION = Section("stalls", "Stalls", collect, render, summary)
+SECTION = Section("stalls", "Stalls", collect, blocks)
