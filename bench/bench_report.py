@@ -11,14 +11,20 @@
 3. Per size, interleaved --repeat times: `ccusage daily --offline --json` (CLAUDE_CONFIG_DIR=tree), the
    first `stallscan report TREE --format json` into a new database (ingest + full replay), and a repeat
    `stallscan report TREE --format json` on the unchanged tree (the no-change ingest check, then the report
-   data memoised in the database, stallscan.report.memo). Ratios per pair. Once per size, beside them: the
+   data memoised in the database, stallscan.report.memo, served by the console script before typer loads,
+   stallscan.entry), and the floor under that repeat (the interpreter, `import duckdb`, the read-only open).
+   Ratios per pair. Once per size, beside them: the
    repeat recomputed (memo dropped: stamps reused, every section's queries and the sweep run), and the first report
    split into `stallscan ingest TREE` and the report on the new database (full replay), so the report's own
    part of the first run shows.
-4. A database of --events generated events (1M by default, as bench_replay.py makes them), fully derived,
-   then `stallscan report NEW --format json` after one new real session: wall time beyond start-up
-   (start-up = the same command's imports and database open, measured alone).
-Targets: repeat <= 0.1x ccusage; first <= 3x ccusage (300 MB); one-session report <= 1 s beyond start-up.
+4. One new session: into the first size's tree database (ingested, fully derived) and into a database of
+   --events generated events (1M by default, as bench_replay.py makes them, fully derived), then
+   `stallscan report NEW --format json` after one new real session (a fresh copy per repeat): wall time
+   beyond start-up (start-up = the same command's imports and database open, measured alone). With
+   --baseline DIR (another checkout: its .venv's python, else this one's with DIR on PYTHONPATH), the same
+   steps run with DIR's code on its own copy of each database, interleaved, in the same run.
+Targets: repeat <= 0.1x ccusage; first <= 3x ccusage (300 MB); one-session report <= 0.5 s beyond start-up
+(both databases).
 Every target is printed with its figure and `met` / `NOT met`.
 """
 
@@ -120,11 +126,11 @@ def find_ccusage(explicit: str | None, work: Path) -> list[str] | None:
     return [str(local)]
 
 
-def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
+def timed(cmd: list[str], env: dict | None = None, cwd: Path = ROOT) -> tuple[float, int]:
     """(wall seconds, peak RSS MiB) of one whole process (RSS from /usr/bin/time when present)."""
     full = (["/usr/bin/time", "-f", "%M"] + cmd) if Path("/usr/bin/time").exists() else cmd
     t0 = time.perf_counter()
-    r = subprocess.run(full, capture_output=True, env=env, cwd=ROOT)
+    r = subprocess.run(full, capture_output=True, env=env, cwd=cwd)
     dt = time.perf_counter() - t0
     if r.returncode not in (0, 1, 3):
         raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
@@ -144,7 +150,14 @@ def med(xs: list[float]) -> str:
 
 
 def stallscan(*args: str) -> list[str]:
-    return [sys.executable, "-m", "stallscan", *args]
+    """The console script beside this interpreter (what a user runs), else `python -m stallscan`."""
+    script = Path(sys.executable).parent / "stallscan"
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "stallscan", *args]
+
+
+def floor_cmd(db: Path) -> list[str]:
+    """What any memo hit pays before its own work: the interpreter, importing duckdb, the read-only open."""
+    return [sys.executable, "-c", f"import duckdb\nduckdb.connect({str(db)!r}, read_only=True).close()"]
 
 
 def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, repeat: int, first_target: bool) -> None:
@@ -152,7 +165,7 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
     nbytes, nfiles = build_tree(tree, size)
     print(f"\n## {label} tree: {nbytes / 1e6:,.0f} MB, {nfiles:,} files ({tree})")
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tree)}
-    cc, first, rep, rss = [], [], [], {}
+    cc, first, rep, floor, rss = [], [], [], [], {}
     db = work / f"report_{label}.duckdb"
     for r in range(repeat):
         if ccusage:
@@ -167,6 +180,7 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
         dt, m = timed(stallscan("report", str(tree), "--format", "json", "--db", str(db)), env)
         rep.append(dt)
         rss["repeat"] = max(rss.get("repeat", 0), m)
+        floor.append(timed(floor_cmd(db), env)[0])
         print(
             f"  run {r + 1}: ccusage {cc[-1] if cc else float('nan'):.2f} s, first {first[-1]:.2f} s, repeat {rep[-1]:.2f} s"
         )
@@ -183,6 +197,11 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
         judged = name == "repeat" or first_target
         note = f" (target <= {target}: {verdict(r <= target)})" if judged else ""
         print(f"| `stallscan {what}` | {med(xs)} | {rss[name]} | {r:.2f}{note} |")
+    if cc:
+        r = statistics.median([x / c for x, c in zip(floor, cc)])
+        print(
+            f"| floor of a repeat: `python -c 'import duckdb; duckdb.connect(DB, read_only=True)'` | {med(floor)} | | {r:.2f} |"
+        )
     # once: the repeat recomputed (memo dropped), and the first run split into ingest and the report's own part
     _drop_memo(db)
     recomputed, _ = timed(stallscan("report", str(tree), "--format", "json", "--db", str(db)), env)
@@ -210,7 +229,31 @@ def _drop_memo(db: Path) -> None:
     con.close()
 
 
-def bench_one_session(work: Path, events: str, repeat: int) -> None:
+ONE_SESSION_TARGET = 0.5  # seconds beyond start-up
+
+
+class Code:
+    """A checkout whose stallscan runs the commands: this one, or --baseline DIR."""
+
+    def __init__(self, label: str, root: Path) -> None:
+        self.label, self.root = label, root
+        venv = root / ".venv" / "bin" / "python"
+        self.python = str(venv) if root != ROOT and venv.exists() else sys.executable
+        self.env = {**os.environ, "PYTHONPATH": str(root)} if root != ROOT else dict(os.environ)
+
+    def run(self, *args: str) -> float:
+        return timed([self.python, "-m", "stallscan", *args], self.env, self.root)[0]
+
+    def startup(self, db: Path) -> float:
+        code = (
+            "import stallscan.cli, stallscan.report.build, stallscan.ingest.run\n"
+            "from stallscan.store.db import connect\nconnect(" + repr(str(db)) + ").close()"
+        )
+        return timed([self.python, "-c", code], self.env, self.root)[0]
+
+
+def generated_db(work: Path, events: str) -> tuple[Path, str]:
+    """A database of `events` generated events (bench_replay.py's generator), not derived yet."""
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_replay as br
 
@@ -228,33 +271,47 @@ def bench_one_session(work: Path, events: str, repeat: int) -> None:
     con.execute("DROP TABLE events_gen")
     stamps.record_changes(con, "SELECT session_id FROM events")
     con.close()
-    t0 = time.perf_counter()
-    timed(stallscan("report", "--format", "json", "--db", str(db)))  # the full derive, stamped
-    print(f"\n## one new session into a database of {n:,} events (full derive first: {time.perf_counter() - t0:.1f} s)")
+    return db, f"a database of {n:,} generated events"
+
+
+def tree_db(work: Path, label: str) -> tuple[Path, str]:
+    """The `label` tree ingested into a database, not derived yet."""
+    tree = work / f"claude_{label}"
+    db = work / f"tree_{label}.duckdb"
+    for f in (db, Path(str(db) + ".wal")):
+        f.unlink(missing_ok=True)
+    timed(stallscan("ingest", str(tree), "--db", str(db)))
+    return db, f"the {label} tree's database"
+
+
+def bench_one_session(work: Path, base: Path, what: str, codes: list[Code], repeat: int) -> None:
+    """`report NEW` after one new real session into a copy of `base` fully derived by each checkout."""
     src = max(REAL.rglob("*.jsonl"), key=lambda p: p.stat().st_size if p.stat().st_size < 300_000 else 0)
-    startup = [
-        timed(
-            [
-                sys.executable,
-                "-c",
-                "import stallscan.cli, stallscan.report.build, stallscan.ingest.run\n"
-                "from stallscan.store.db import connect\nconnect(" + repr(str(db)) + ").close()",
-            ]
-        )[0]
-        for _ in range(repeat)
-    ]
-    walls = []
+    derived = {}
+    t0 = time.perf_counter()
+    for c in codes:  # each checkout derives its own tables (and stamps) once
+        derived[c.label] = work / f"{base.stem}_{c.label}.duckdb"
+        shutil.copy(base, derived[c.label])
+        c.run("report", "--format", "json", "--db", str(derived[c.label]))
+    print(f"\n## one new session into {what} (full derives first: {time.perf_counter() - t0:.1f} s)")
+    startup: dict[str, list[float]] = {c.label: [] for c in codes}
+    walls: dict[str, list[float]] = {c.label: [] for c in codes}
     for r in range(repeat):
         new = work / f"new_session_{r}"
         shutil.rmtree(new, ignore_errors=True)
         new.mkdir()
         (new / f"s{r}.jsonl").write_bytes(fresh(src.read_bytes(), 1000 + r))
-        walls.append(timed(stallscan("report", str(new), "--format", "json", "--db", str(db)))[0])
-    beyond = [w - statistics.median(startup) for w in walls]
-    print(f"  start-up (imports + open): {med(startup)}")
-    print(f"  report NEW (ingest 1 session + incremental replay + report): {med(walls)}")
-    b = statistics.median(beyond)
-    print(f"  beyond start-up: {b:.2f} s (target <= 1 s: {verdict(b <= 1.0)})")
+        for c in codes:
+            db = work / f"one_session_{c.label}.duckdb"
+            shutil.copy(derived[c.label], db)
+            Path(str(db) + ".wal").unlink(missing_ok=True)
+            startup[c.label].append(c.startup(db))
+            walls[c.label].append(c.run("report", str(new), "--format", "json", "--db", str(db)))
+    for c in codes:
+        beyond = statistics.median(walls[c.label]) - statistics.median(startup[c.label])
+        print(f"  {c.label}: start-up (imports + open) {med(startup[c.label])}; report NEW {med(walls[c.label])}")
+        ok = verdict(beyond <= ONE_SESSION_TARGET)
+        print(f"  {c.label}: beyond start-up {beyond:.2f} s (target <= {ONE_SESSION_TARGET} s: {ok})")
 
 
 def main() -> None:
@@ -264,19 +321,27 @@ def main() -> None:
     ap.add_argument("--events", default="1M", help="events in the one-new-session database ('0' skips it)")
     ap.add_argument("--ccusage", help="path of the ccusage executable")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "stallscan-bench"))
+    ap.add_argument("--baseline", help="another checkout, timed beside this one in the one-session steps")
+    ap.add_argument("--only-one-session", action="store_true", help="skip the ccusage comparisons (step 3)")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    cc = find_ccusage(args.ccusage, work)
+    cc = None if args.only_one_session else find_ccusage(args.ccusage, work)
     if cc:
         v = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout.strip()
         print(f"ccusage: {' '.join(cc)} ({v})")
     print(f"machine load average: {os.getloadavg()[0]:.1f} (2 CPUs here are shared: compare ratios, not seconds)")
-    for s in args.sizes.split(","):
-        if s.strip():
-            bench_size(parse_size(s), s.strip(), work, cc, args.repeat, first_target=parse_size(s) <= 400_000_000)
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    for s in sizes:
+        if args.only_one_session:
+            build_tree(work / f"claude_{s}", parse_size(s))
+        else:
+            bench_size(parse_size(s), s, work, cc, args.repeat, first_target=parse_size(s) <= 400_000_000)
+    codes = [Code("this", ROOT)] + ([Code("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    if sizes:
+        bench_one_session(work, *tree_db(work, sizes[0]), codes, args.repeat)
     if args.events != "0":
-        bench_one_session(work, args.events, args.repeat)
+        bench_one_session(work, *generated_db(work, args.events), codes, args.repeat)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

@@ -6,13 +6,15 @@ Notebook use: `s = stallscan.open("stallscan.duckdb")` (see stallscan.api); load
 
 from __future__ import annotations
 
-from typing import Any
-
 from stallscan.store.version import SCHEMA_VERSION, __version__
 
 _EXPORTS = {"open": "stallscan.api", "Stallscan": "stallscan.api"}
 
 __all__ = ["SCHEMA_VERSION", "Stallscan", "__version__", "open"]
+
+TYPE_CHECKING = False  # (no typing import: the console script's --version loads this package, stallscan.entry)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
-"""`python -m stallscan ...`: the same typer app as the `stallscan` script."""
+"""`python -m stallscan ...`: the same entry as the `stallscan` script (stallscan.entry, then the typer app)."""
 
-from stallscan.cli import app
+from stallscan.entry import main
 
-app(prog_name="stallscan")
+main()

@@ -9,6 +9,8 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -152,3 +154,83 @@ def test_no_change_counter_no_memo(tmp_path):
     con.execute("CREATE TABLE events (session_id VARCHAR)")
     assert memo.get(con, memo.key(con, ReportOptions())) is None
     con.close()
+
+
+# The console script (stallscan.entry) serves a memo hit before typer loads: what it prints and writes is
+# byte for byte what the typer command prints and writes, and anything it is not sure of goes to the command.
+ENTRY = (
+    "import os, sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.entry import main\ntry:\n    main()\n"
+    "finally:\n    open(os.environ['TYPER_MARK'], 'w').write(str('typer' in sys.modules))"
+)
+TYPER = "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\napp(prog_name='stallscan')"
+
+
+def _run(code: str, argv: list[str], cwd) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "STALLSCAN_CONFIG"} | {"COLUMNS": "120", "NO_COLOR": "1"}
+    env["TYPER_MARK"] = str(cwd / "typer-loaded")
+    r = subprocess.run([sys.executable, "-c", code.format(argv=argv)], capture_output=True, text=True, cwd=cwd, env=env)
+    return r.returncode, r.stdout, r.stderr
+
+
+def _typer_loaded(cwd) -> bool:
+    """Whether the last ENTRY run imported typer (handed the command over)."""
+    return {"True": True, "False": False}[(cwd / "typer-loaded").read_text()]
+
+
+def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path):
+    src, db = tree
+    base = ["report", str(src), "--db", db, *FAST]
+    assert _run(TYPER, [*base, "--format", "json"], tmp_path)[0] == 0  # ingests, builds and memoises
+    state = _files(db)
+    cases = [
+        ["--format", "json"],
+        ["--json"],
+        ["--format", "markdown"],
+        ["--format", "table"],
+        ["--format=html"],
+        ["--full"],
+        ["--section", "threshold", "--section", "stalls"],
+    ]
+    for extra in cases:
+        argv = [*base, *extra]
+        by_typer = _run(TYPER, argv, tmp_path)
+        served = _run(ENTRY, argv, tmp_path)
+        assert not _typer_loaded(tmp_path), (extra, served[2])  # answered before typer was imported
+        assert served == by_typer and by_typer[0] == 0, extra
+        assert by_typer[2].startswith("ingested 0 file(s)") and by_typer[1], extra
+    for name in ("r.md", "r.txt", "r.json"):  # -o: the same file and the same stderr lines
+        out = tmp_path / name
+        by_typer = _run(TYPER, [*base, "-o", str(out)], tmp_path)
+        written = out.read_bytes()
+        out.unlink()
+        served = _run(ENTRY, [*base, "-o", str(out)], tmp_path)
+        assert served == by_typer and out.read_bytes() == written and not _typer_loaded(tmp_path), name
+        assert "wrote " in served[2]
+    if os.path.exists("/dev/full") and os.access("/dev/full", os.W_OK):  # a write that fails: disk full
+        by_typer = _run(TYPER, [*base, "-o", "/dev/full"], tmp_path)
+        served = _run(ENTRY, [*base, "-o", "/dev/full"], tmp_path)
+        assert served == by_typer and by_typer[0] != 0 and "error:" in served[2] and not _typer_loaded(tmp_path)
+    assert _files(db) == state  # neither wrote the database
+
+
+def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
+    src, db = tree
+    base = ["report", str(src), "--db", db, *FAST]
+    assert _run(TYPER, [*base, "--format", "json"], tmp_path)[0] == 0
+    for extra in (
+        ["--format", "json", "--limit", "-1"],  # the command's error, not a guess
+        ["--format", "yaml"],
+        ["--format", "json", "--harness", "none-such"],
+        ["--format", "json", "--limit", "5"],  # another option set: not memoised yet
+        ["-o", str(tmp_path / "missing" / "r.md")],
+    ):
+        handed = _run(ENTRY, [*base, *extra], tmp_path)
+        by_typer = _run(TYPER, [*base, *extra], tmp_path)
+        assert _typer_loaded(tmp_path) and handed == by_typer, extra  # the command ran, as it runs alone
+    # a transcript that grew: read by the command, the new state memoised, then served again
+    log = sorted((src / "codex").rglob("*.jsonl"))[0]
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))  # same bytes, another mtime
+    handed = _run(ENTRY, [*base, "--format", "json"], tmp_path)
+    assert _typer_loaded(tmp_path) and handed[0] == 0 and "1 file(s)" in handed[2], handed[2]
+    served = _run(ENTRY, [*base, "--format", "json"], tmp_path)
+    assert not _typer_loaded(tmp_path) and served[0] == 0 and served[1] == handed[1]

@@ -2,15 +2,15 @@
 -- offers its worst error (the gap farthest from the threshold on a log scale, as boundaries_errors.sql
 -- ranks them); sessions are ranked within their harness, and the $k picked are every harness's worst
 -- session, then every harness's second, ... (one Cline session with 31 errors no longer fills the list).
--- Input: turn_boundaries, scope_sessions, events. Parameter: $k.
+-- Input: boundary_misreads, scope_sessions, events. Parameter: $k. (An error's truth is human exactly when
+-- the router read it as automatic.)
 WITH err AS (
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
-           t.origin, t.origin_rule, t.is_human_turn, t.error, t.source_format,
+           t.origin, t.origin_rule, t.error = 'human_as_auto' AS is_human_turn, t.error, t.source_format,
            CASE WHEN t.gap_s IS NOT NULL
                 THEN abs(ln(greatest(t.gap_s, 0.001) / greatest(t.threshold, 0.001))) END AS far
-    FROM turn_boundaries t
+    FROM boundary_misreads t  -- the router's errors, kept per session (report/cells_misreads.sql)
     SEMI JOIN scope_sessions s ON s.session_id = t.session_id
-    WHERE t.error IN ('auto_as_human', 'human_as_auto')
 ),
 per_session AS (
     SELECT *, count(*) OVER (PARTITION BY session_id) AS session_errors FROM err

@@ -1,11 +1,13 @@
 -- Corpus overview per harness (source_format): files, sessions, turns started by user messages, events, span.
+-- Input: session_cells (report/cells_sessions.sql: per session and file), scope_sessions.
 SELECT source_format AS harness,
-       count(DISTINCT file)                                    AS files,
-       count(DISTINCT session_id)                              AS sessions,
-       count(*)                                                AS events,
-       count(*) FILTER (WHERE role = 'user' AND kind IN ('message', 'queued_input')) AS user_messages,
-       count(*) FILTER (WHERE role = 'assistant')              AS replies,
-       sum(n_tool_calls)::BIGINT                               AS tool_calls,
-       min(ts)                                                 AS first_ts,
-       max(ts_end)                                             AS last_ts
-FROM scoped_events GROUP BY ALL ORDER BY harness;
+       count(DISTINCT file)                       AS files,
+       count(DISTINCT session_id)                 AS sessions,
+       sum(events)::BIGINT                        AS events,
+       sum(user_messages)::BIGINT                 AS user_messages,
+       sum(replies)::BIGINT                       AS replies,
+       sum(tool_calls)::BIGINT                    AS tool_calls,
+       min(first_ts)                              AS first_ts,
+       max(last_ts)                               AS last_ts
+FROM session_cells SEMI JOIN scope_sessions USING (session_id)
+GROUP BY ALL ORDER BY harness;

@@ -1,12 +1,13 @@
--- The sessions a report looks at, by the shared filters (whole sessions: turn logic needs all of one).
+-- The sessions a report looks at, by the shared filters (whole sessions: turn logic needs all of one),
+-- from the per-session summary rows (report/cells_sessions.sql), not the events.
 -- Parameters: $since, $until (TIMESTAMPTZ or NULL), $harness, $model (VARCHAR[] or NULL).
 CREATE OR REPLACE TEMP TABLE scope_sessions AS
-SELECT session_id FROM events
+SELECT session_id FROM session_cells
 GROUP BY session_id
-HAVING ($since::TIMESTAMPTZ IS NULL OR max(ts_end) >= $since::TIMESTAMPTZ)
-   AND ($until::TIMESTAMPTZ IS NULL OR min(ts) < $until::TIMESTAMPTZ)
+HAVING ($since::TIMESTAMPTZ IS NULL OR max(last_ts) >= $since::TIMESTAMPTZ)
+   AND ($until::TIMESTAMPTZ IS NULL OR min(first_ts) < $until::TIMESTAMPTZ)
    AND ($harness::VARCHAR[] IS NULL OR list_has_any($harness::VARCHAR[], list(DISTINCT source_format)))
-   AND ($model::VARCHAR[] IS NULL OR list_has_any($model::VARCHAR[], list(DISTINCT model) FILTER (WHERE model IS NOT NULL)));
+   AND ($model::VARCHAR[] IS NULL OR list_has_any($model::VARCHAR[], flatten(list(models))));
 
 CREATE OR REPLACE TEMP VIEW scoped_events AS
 SELECT e.* FROM events e SEMI JOIN scope_sessions s USING (session_id);

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from stallscan.report.output import err_console, print_error
+from stallscan.report.output import write_output as write_output
 from stallscan.store.errors import EXIT_DB, EXIT_INPUT, StallscanError, disk_full, from_db_error, no_space
 
 if TYPE_CHECKING:
     import duckdb
-    from rich.console import Console
 
     from stallscan.ingest.result import IngestResult
 
@@ -28,6 +29,9 @@ def out_format(fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
         raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(choices))
     return fmt
 
+
+# every command's stderr console (in stallscan.report.output beside write_output: typer-free, for stallscan.entry)
+_err_console = err_console
 
 _DB: list[str] = []  # the database the command opened (its errors name it)
 
@@ -119,42 +123,8 @@ def missing_db_hint(path: str) -> str:
     )
 
 
-def write_output(text: str, path: str) -> None:
-    """Write a report/export file; `wrote FILE (N KB)` on stderr. Clean errors, never a traceback."""
-    from pathlib import Path
-
-    from stallscan.store.errors import InputError
-
-    p = Path(path)
-    if not p.parent.exists():
-        raise InputError(f"cannot write {path}: folder {p.parent} does not exist", hint="create it first")
-    if p.is_dir():
-        raise InputError(f"cannot write {path}: it is a directory", hint="name a file, e.g. -o report.html")
-    try:
-        p.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-            raise disk_full(exc.strerror or str(exc), path) from None
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
-    _err_console().print(f"wrote {path} ({max(1, round(p.stat().st_size / 1024))} KB)", highlight=False)
-
-
-def _err_console() -> Console:
-    from rich.console import Console
-
-    # soft_wrap: messages are never broken inside a path or a command the user may copy
-    return Console(
-        stderr=True,
-        soft_wrap=True,
-        width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,
-    )
-
-
 def _fail(exc: StallscanError) -> NoReturn:
-    err = _err_console()
-    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
-    if exc.hint:
-        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)
+    print_error(exc)
     raise typer.Exit(exc.exit_code)
 
 

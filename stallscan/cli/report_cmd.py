@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import functools
-import io
 import json
-import shlex
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,7 +14,6 @@ import typer
 from stallscan.store.errors import StallscanError
 
 if TYPE_CHECKING:
-    import duckdb
     from rich.console import Console as RichConsole
 
     from stallscan.ingest.result import IngestResult
@@ -25,56 +21,23 @@ if TYPE_CHECKING:
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
+from stallscan.report.output import (
+    check_filters,
+    document,
+    ingested_line,
+    pick_format,
+    print_terminal,
+    report_options,
+    terminal_console,
+)
 
-from ._lazy import Console, connect
-from .common import _err_console, _guard, db_path, missing_db_hint, open_db, out_format, write_output
+from ._lazy import connect
+from .common import _err_console, _guard, db_path, missing_db_hint, open_db, write_output
 from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
 T = TypeVar("T")
-
-
-def _opts(
-    threshold: float,
-    retry_bound: int,
-    since: str | None,
-    until: str | None,
-    harness: list[str] | None,
-    model: list[str] | None,
-    limit: int,
-) -> ReportOptions:
-    from stallscan.report.build import ReportOptions
-
-    def when(v: str | None) -> datetime | None:
-        if v is None:
-            return None
-        try:
-            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
-        return dt if dt.tzinfo else dt.replace(tzinfo=__import__("datetime").timezone.utc)
-
-    return ReportOptions(
-        threshold=threshold,
-        retry_bound=retry_bound,
-        since=when(since),
-        until=when(until),
-        harness=list(harness or []),
-        model=list(model or []),
-        limit=limit,
-    )
-
-
-REPORT_FORMATS = ("table", "json", "markdown", "html")
-EXTENSIONS = {
-    ".html": "html",
-    ".htm": "html",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".json": "json",
-    ".txt": "table",
-}
 
 
 @app.command()
@@ -117,26 +80,25 @@ def report(
 ) -> None:
     """The answer first (silent endings, misread turns, the threshold to use), then the details."""
     from stallscan.report import memo
-    from stallscan.report.build import public
     from stallscan.report.registry import names as section_names
 
-    fmt = _pick_format(out, as_json, output)
+    fmt = pick_format(out, as_json, output)
     names = section_names()
     for name in section or []:
         if name not in names:
             raise StallscanError(f"unknown --section {name!r}", hint="one of: " + ", ".join(names))
-    if bootstrap < 0 or limit < 0 or retry_bound < 0 or threshold < 0:
-        raise StallscanError(
-            "--bootstrap, --limit, --retry-bound and --threshold must be >= 0", hint="e.g. --threshold 2 --limit 20"
-        )
-    opts = _opts(threshold, retry_bound, since, until, harness, model, limit)
-    opts.bootstrap = bootstrap
-    opts.timelines = True  # collected for every format (the memo serves them all); only HTML shows them
-    path = db_path(db)
-    extra = (f" --db {shlex.quote(path)}" if db else "") + (
-        f" --threshold {threshold:g}" if threshold != GAP_THRESHOLD_S else ""
+    opts = report_options(
+        db=db,
+        threshold=threshold,
+        retry_bound=retry_bound,
+        since=since,
+        until=until,
+        harness=harness,
+        model=model,
+        limit=limit,
+        bootstrap=bootstrap,
     )
-    opts.show_args = extra
+    path = db_path(db)
     err = functools.cache(_err_console)  # the stderr console, made (rich imported) when first used
     if from_parquet:
         if paths:
@@ -152,35 +114,16 @@ def report(
         opts.threshold = float(manifest.get("threshold") or threshold)
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
-        _check_filters(con, opts)
+        check_filters(con, opts)
         data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
     else:
         data = _memoised(path, list(paths or []), db, opts, err)
-    data["options"]["timelines"] = fmt == "html"  # (as the options were given: only HTML asked for them)
-    if fmt != "html":
-        data.pop("timelines", None)
-    text = None
-    if fmt == "json":
-        text = json.dumps(public(data), indent=2, default=str) + "\n"
-    elif fmt == "markdown":
-        from stallscan.report.markdown import to_markdown
-
-        text = to_markdown(public(data))
-    elif fmt == "html":
-        from stallscan.report.html import to_html
-
-        text = to_html(public(data))
+    text = document(data, fmt)
     if text is None:
-        from stallscan.report.fit import width as fit_width
-
-        console = Console(record=bool(output), file=io.StringIO() if output else None, width=fit_width())
-        from stallscan.report.build import render_report
-
-        for part in render_report(data, full=full, only=section or None):
-            console.print(part)
-            console.print()
+        console = terminal_console(to_file=bool(output))
+        print_terminal(console, data, full, section)
         if not output:
             return
         text = console.export_text()
@@ -210,7 +153,7 @@ def _memoised(
                 if ingested is not None:
                     _say_ingested(ingested)
             if ingested is not None or not paths:
-                _check_filters(ro, opts)
+                check_filters(ro, opts)
                 data = memo.get(ro, memo.key(ro, opts))
                 if data is not None:
                     return data
@@ -229,11 +172,7 @@ def _memoised(
 
 
 def _say_ingested(res: IngestResult) -> None:
-    # plain text, no markup: written as the console would print it (soft wrap, no highlighting)
-    sys.stderr.write(
-        f"ingested {res.ingested} file(s), {res.events:,} events "
-        f"({res.unchanged} unchanged, {res.rejects} rejected lines)\n"
-    )
+    sys.stderr.write(ingested_line(res))
 
 
 def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
@@ -242,33 +181,12 @@ def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) 
     from stallscan.report.build import build_report
 
     con = open_db(db)
-    _check_filters(con, opts)
+    check_filters(con, opts)
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
     con.close()
     return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
-
-
-def _pick_format(out: str | None, as_json: bool, output: str | None) -> str:
-    if out is None and not as_json and output:
-        return EXTENSIONS.get(Path(output).suffix.lower(), "table")
-    return out_format(out or "table", as_json, REPORT_FORMATS)
-
-
-def _check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
-    """--harness / --model must name something in the database (the error lists what is there)."""
-    for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
-        if not values:
-            continue
-        known = [
-            r[0]
-            for r in con.execute(f"SELECT DISTINCT {col} FROM events WHERE {col} IS NOT NULL ORDER BY 1").fetchall()
-        ]
-        bad = [v for v in values if v not in known]
-        if bad:
-            shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
-            raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
 
 
 def _discover_and_ingest(path: str, err: RichConsole) -> None:

@@ -78,6 +78,23 @@ def all_unchanged(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str) -
     return len(files)
 
 
+def same_stats(con: duckdb.DuckDBPyConnection, files: list[Path]) -> int | None:
+    """How many files there are when every one has a `files` row with its size and modification time (the
+    stats _unchanged compares; the format is taken as recorded, nothing is read); None as soon as one has
+    not. all_unchanged also detects each file's format: this is the console script's memo-hit check
+    (stallscan.entry), which hands anything else to the full command."""
+    known = {r[0]: r for r in con.execute("SELECT path, source_format, size, mtime FROM files").fetchall()}
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        row = known.get(str(path))
+        if row is None or not _unchanged(row, row[1], st):
+            return None
+    return len(files)
+
+
 def _kind(path: Path, st: os.stat_result, fmt: str) -> tuple[str | None, bool]:
     """The file's format and whether it is a JSON array of a line format's records (detect.detect); None for a
     0-byte file, whatever its name says (nothing to read: booked as empty, and a file read before loses its

@@ -2,7 +2,9 @@
 
 Sections register themselves in SECTIONS (stallscan.report.registry); each has `collect(con, opts) -> dict[str, Any]` (JSON-ready data,
 stable keys) and `blocks(data, report, full)` (its neutral blocks, stallscan.report.blocks). Every section
-reads `scoped_events`, a temp view of `events` narrowed by the shared filters (--since/--until/--harness/--model).
+reads `scoped_events`, a temp view of `events` narrowed by the shared filters (--since/--until/--harness/--model),
+or the temp table `scope_sessions`; the built-in sections read per-session summary rows
+(stallscan.report.summary_cells).
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ __all__ = [
 
 
 def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
-    """(Re)create the temp view `scoped_events` for these filters."""
+    """(Re)create the temp table `scope_sessions` and view `scoped_events` for these filters (the sessions
+    from their summary rows, stallscan.report.summary_cells, brought up to date first)."""
+    from stallscan.report.summary_cells import refresh_sessions
+
+    refresh_sessions(con)
     sql.run(
         con,
         "report/scoped_events",
@@ -53,7 +59,7 @@ def build_report(
 
     `progress(label, done, total)` is called before each step (the CLI draws it on stderr)."""
     from stallscan.report.headline import headline
-    from stallscan.report.timeline import session_refs, timeline_window
+    from stallscan.report.timeline import session_refs, timeline_windows
 
     steps = sections()
     total = len(steps) + 1
@@ -71,7 +77,7 @@ def build_report(
     out["session_refs"] = session_refs(con, listed)
     out["headline"] = headline(out)
     if opts.timelines:
-        out["timelines"] = {sid: timeline_window(con, sid) for sid in dict.fromkeys(listed)}
+        out["timelines"] = timeline_windows(con, listed)
     if progress:
         progress("done", total, total)
     return out

@@ -359,7 +359,8 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         short = (
             f"{m['misread']:,} of {m['records']:,} records that start a request ({_pct(m['misread'], m['records'])})"
         )
-        short += f" at {m['threshold']:g} s: {m['prompts']['misread']:,} prompts, {m['tool_results']['misread']:,} tool results."
+        short += f" at {m['threshold']:g} s: {_count(m['prompts']['misread'], 'prompt', 'prompts')}, "
+        short += f"{_count(m['tool_results']['misread'], 'tool result', 'tool results')}."
         items.append({"key": "misread", "label": "Misread turns (router order)", **misread, "short": short})
     if rec:
         items.append({"key": "recommendation", "label": "Threshold", **rec, "short": _threshold_short(rec)})

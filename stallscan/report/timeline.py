@@ -21,7 +21,17 @@ def _owns(root: str, sid: str) -> bool:
 
 
 def _ids(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return sorted(r[0] for r in con.execute("SELECT DISTINCT session_id FROM events").fetchall())
+    """Every session id, sorted: from the report's per-session rows (session_cells, stallscan.report.summary_cells)
+    when they reflect the current events, else from the events."""
+    from stallscan.store import stamps
+
+    st = stamps.get(con, "session_cells")
+    ev = stamps.events_version(con)
+    current = (
+        st is not None and ev is not None and st["events_version"] == ev and st["n_events"] == stamps.n_events(con)
+    )
+    table = "session_cells" if current else "events"
+    return sorted(r[0] for r in con.execute(f"SELECT DISTINCT session_id FROM {table}").fetchall())
 
 
 _SPACE = re.compile(r"\s")
@@ -128,9 +138,8 @@ def timeline(
     label_events(con)
     replay_boundaries(con, threshold)
     replay_stalls(con, retry_bound=retry_bound)
-    cur = sql.query(con, "report/session_timeline", {"session": sid})
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    rows = _timelines(con, [sid]).get(sid, [])
+    _excerpts(con, [sid], rows)
     for r in rows:
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
@@ -240,12 +249,38 @@ def focus(
     return out
 
 
-def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, cap: int = 200) -> dict[str, Any]:
-    """A session's timeline near what it flags (each flagged row with `context` rows either side), from
-    the tables the report already built; `skipped` counts the rows left out."""
-    cur = sql.query(con, "report/session_timeline", {"session": sid})
+def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each session's timeline rows (report/session_timeline.sql), by session id, in one statement; the
+    rows carry their event_id (private: _excerpts adds the excerpt and drops it)."""
+    cur = sql.query(con, "report/session_timeline", {"sessions": list(sids)})
     cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in cur.fetchall():
+        row = dict(zip(cols, r))
+        out.setdefault(row.pop("session_id"), []).append(row)
+    return out
+
+
+def _excerpts(con: duckdb.DuckDBPyConnection, sids: list[str], rows: list[dict[str, Any]]) -> None:
+    """Give each row its excerpt (report/timeline_excerpts.sql), read for these rows only."""
+    ids = [r["event_id"] for r in rows]
+    got = dict(sql.query(con, "report/timeline_excerpts", {"sessions": list(sids), "events": ids}).fetchall())
+    for r in rows:
+        r["excerpt"] = got.get(r.pop("event_id"))
+
+
+def timeline_windows(
+    con: duckdb.DuckDBPyConnection, sids: list[str], context: int = 3, cap: int = 200
+) -> dict[str, dict[str, Any]]:
+    """Each session's timeline near what it flags (each flagged row with `context` rows either side), from
+    the tables the report already built, all read in one statement; `skipped` counts the rows left out."""
+    found = _timelines(con, sids)
+    out = {sid: _window(found.get(sid, []), context, cap) for sid in dict.fromkeys(sids)}
+    _excerpts(con, list(found), [r for w in out.values() for r in w["rows"]])
+    return out
+
+
+def _window(rows: list[dict[str, Any]], context: int, cap: int) -> dict[str, Any]:
     near: set[int] = set()
     for i, r in enumerate(rows):
         if flagged(r):
@@ -256,6 +291,7 @@ def timeline_window(con: duckdb.DuckDBPyConnection, sid: str, context: int = 3, 
         r = rows[i]
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
+        r["excerpt"] = None  # (its place in the row; _excerpts reads it for the kept rows only)
         r["flagged"] = flagged(r)
         out.append(r)
     return {"events": len(rows), "skipped": len(rows) - len(out), "rows": out}

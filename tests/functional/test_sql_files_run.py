@@ -18,7 +18,7 @@ import stallscan.ingest.run as ingest_run
 from stallscan import api
 from stallscan.cli import app
 from stallscan.guard import log as guard_log
-from stallscan.replay.stalls import replay_stalls
+from stallscan.replay.stalls import replay_stalls, signature_hits, silent_rates, summary_counts
 from stallscan.store import sql
 from stallscan.store.db import connect
 from tests.helpers import SAMPLES
@@ -68,6 +68,9 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)
     replay_stalls(con, segmentation="fallback")  # turns without the boundary labels (API only)
+    # the row-level stall figures (library functions; the report reads per-session cells instead, and
+    # tests/functional/test_report_cells.py holds the two equal)
+    summary_counts(con), silent_rates(con), signature_hits(con)
     con.close()
     expected = {str(p.relative_to(sql.queries_dir()).with_suffix("")) for p in sql.queries_dir().rglob("*.sql")}
     assert not expected - ran, f"query files no step ran: {sorted(expected - ran)}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("duckdb", "pyarrow", "numpy", "polars", "rich.table")
 
 
@@ -19,7 +21,7 @@ def test_cli_import_loads_nothing_heavy():
 
 
 def _run_app(*argv: str) -> str:
-    """Code that runs the console script's object (stallscan.cli:app) with `argv`, as the script does."""
+    """Code that runs the typer app (stallscan.cli:app, where the console script stallscan.entry hands over) with `argv`."""
     return f"import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\ntry:\n    app()\nexcept SystemExit:\n    pass"
 
 
@@ -63,3 +65,115 @@ def test_every_command_is_in_the_lazy_table():
 def test_the_hook_entry_loads_no_cli():
     code = "import stallscan.guard.hook\nassert 'typer' not in sys.modules and 'rich' not in sys.modules"
     assert _loaded("import sys\n" + code) == []
+
+
+# The console script (stallscan.entry) answers `--version` and a memo-hit report before typer loads. Its
+# table of the report's options is tied here to the typer command's click params, and its parser to click's.
+KINDS = {bool: "flag", int: "int", float: "float", str: "str", list[str]: "list"}
+
+
+def _report_command():
+    import typer.core
+    import typer.main
+
+    from stallscan.cli import app
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, typer.core.TyperGroup)
+    return root.get_command(None, "report")
+
+
+def _help_options() -> set[str]:
+    """The report command's help flags (the root's context settings name them)."""
+    import typer.main
+
+    from stallscan.cli import app
+
+    root = typer.main.get_command(app)
+    ctx = _report_command().make_context("report", [], parent=root.make_context("stallscan", ["report"]))
+    return set(_report_command().get_help_option(ctx).opts)
+
+
+def test_the_entry_knows_every_option_of_the_report_command():
+    from stallscan.entry import LEFT_TO_TYPER, REPORT_OPTIONS, defaults
+
+    cmd = _report_command()
+    args = [p for p in cmd.params if p.param_type_name == "argument"]
+    assert [(p.name, p.nargs) for p in args] == [("paths", -1)]  # the PATHs, anywhere among the options
+    options = {opt: p for p in cmd.params if p.param_type_name == "option" for opt in (*p.opts, *p.secondary_opts)}
+    assert set(options) | _help_options() == set(REPORT_OPTIONS) | set(LEFT_TO_TYPER), "an option unknown to one side"
+    for opt, (name, kind) in REPORT_OPTIONS.items():
+        p = options[opt]
+        assert p.name == name, opt
+        assert KINDS[p.type_descriptor.annotation] == kind, opt
+        assert p.multiple == (kind == "list") and p.is_flag == (kind == "flag"), opt
+        typer_default = (list(p.default or []) or None) if kind == "list" else p.default
+        assert defaults()[name] == typer_default, opt
+
+
+ARGVS = [
+    [],
+    ["logs", "--format", "json"],
+    ["a", "b", "--db", "x.duckdb", "--json", "--threshold", "2.5", "--retry-bound", "1"],
+    ["--threshold=0", "--limit=7", "--bootstrap", "20", "-o", "out.md", "logs"],
+    ["--harness", "codex", "--harness=claude_code", "--model", "m", "--since", "2026-01-01", "--until", "2026-02-01"],
+    ["--full", "--section", "stalls", "--section", "threshold", "--output", "r.txt", "x"],
+]
+
+
+@pytest.mark.parametrize("argv", ARGVS, ids=lambda a: " ".join(a) or "(none)")
+def test_the_entry_parses_as_click_does(argv):
+    from stallscan.entry import parse_report
+
+    parsed = parse_report(argv)
+    assert parsed is not None
+    paths, values = parsed
+    params = _report_command().make_context("report", list(argv)).params
+    assert paths == list(params.pop("paths") or [])
+    assert params.pop("from_parquet") is None and params.pop("events") is None
+    assert values == {k: (list(v) or None) if isinstance(v, list | tuple) else v for k, v in params.items()}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["-h"],
+        ["--from-parquet", "out"],
+        ["--bogus"],
+        ["--limit", "-1"],
+        ["--limit", "3", "--limit", "4"],  # click keeps the last; the entry does not guess
+        ["--threshold", "1e3"],
+        ["--threshold", " 2"],
+        ["--threshold", "2."],
+        ["--threshold", ".5"],
+        ["--bootstrap", "٣"],  # a digit, but not ASCII
+        ["--json=1"],
+        ["--db"],
+        ["--db", ""],
+        ["--", "logs"],
+        ["-"],
+        ["-oout.md"],
+    ],
+    ids=" ".join,
+)
+def test_the_entry_hands_over_what_it_does_not_plainly_understand(argv):
+    from stallscan.entry import parse_report
+
+    assert parse_report(argv) is None
+
+
+def test_version_before_typer_prints_what_the_option_prints():
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    root = {p.name: p for p in __import__("typer.main").main.get_command(app).params}
+    assert root["version"].opts == ["--version"] and root["version"].is_eager and root["version"].is_flag
+    by_typer = CliRunner().invoke(app, ["--version"])
+    code = "import sys\nsys.argv = ['stallscan', '--version']\nfrom stallscan.entry import main\nmain()\n"
+    code += "assert not [m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'rich', 'duckdb', 'typing')]"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, by_typer.stdout, "")
+    script = subprocess.run([sys.executable, "-m", "stallscan", "--version"], capture_output=True, text=True)
+    assert script.stdout == by_typer.stdout

@@ -25,6 +25,7 @@ RANK = {
     "spark": 4,
     "api": 5,
     "cli": 6,
+    "entry": 7,  # the console script: --version and a memo-hit report before typer, then the cli
 }
 MODULES = sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
 

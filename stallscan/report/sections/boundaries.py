@@ -16,6 +16,7 @@ from stallscan.report.blocks import BarChart, Block, Column, Details, Heading, P
 from stallscan.report.cells import num, session_link
 from stallscan.report.headline import duration
 from stallscan.report.section import ReportOptions, Section
+from stallscan.report.summary_cells import refresh_boundaries
 from stallscan.report.timeline import session_refs
 from stallscan.store import sql
 
@@ -33,6 +34,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con)
         replay_boundaries(con, opts.threshold)
+    refresh_boundaries(con)  # the per-session counts the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
     matrix: dict[str, Any] = {p: {} for p in POLICIES}
@@ -120,7 +122,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
         return [
             Paragraph(
                 f"{num(m['turns']['misread'])} misread of {num(m['turns']['records'])} at {num(d['threshold'])} s: "
-                f"{num(m['prompts']['misread'])} prompts, {num(m['tool_results']['misread'])} tool results"
+                f"{num(m['prompts']['misread'])} prompt(s), {num(m['tool_results']['misread'])} tool result(s)"
             )
         ]
     m = d["misread"]

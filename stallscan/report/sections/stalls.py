@@ -15,13 +15,11 @@ from stallscan.replay.stalls import (
     list_stalls,
     recovery,
     replay_stalls,
-    signature_hits,
-    silent_rates,
-    summary_counts,
 )
 from stallscan.report.blocks import Block, Column, Details, Heading, LineChart, Paragraph, Table
 from stallscan.report.cells import num, pct, session_link
 from stallscan.report.section import ReportOptions, Section
+from stallscan.report.summary_cells import refresh_stalls, signature_hits, stall_counts, stall_rates
 from stallscan.report.timeline import session_refs
 
 SWEEP_BOUNDS = [0, 1, 2, 3, 4, 5]
@@ -39,6 +37,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         info = ReplayInfo(row[0], row[1], row[2], row[3], 0, 0, 0)
     else:
         info = replay_stalls(con, retry_bound=opts.retry_bound)
+    refresh_stalls(con)  # the per-session counts of rounds, turns and signature hits read below
     worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
     refs = session_refs(con, [r["session_id"] for r in worst])
@@ -50,12 +49,12 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "narrated_bound": info.narrated_bound,
         "segmentation": info.segmentation,
         "data_version": info.data_version,
-        "counts": summary_counts(con, scoped=True),
+        "counts": stall_counts(con),
         "silent_endings": worst,
-        "rates": silent_rates(con, scoped=True),
+        "rates": stall_rates(con),
         "recovery": recovery(con, scoped=True),
         "bound_sweep": bound_sweep(con, bounds, scoped=True),
-        "signatures": signature_hits(con, scoped=True),
+        "signatures": signature_hits(con),
         "precision": measured_precision(),
     }
 

@@ -1,0 +1,198 @@
+"""What `stallscan report` does around the report data, written once for its two callers: the typer command
+(stallscan.cli.report_cmd) and the console script's memo-hit path before typer loads (stallscan.entry).
+
+The output format, the report options built from the command's values, the filters check, the stderr line of
+a no-change ingest, and the text each format writes. Nothing heavy loads with this module (no typer, rich,
+duckdb): each function imports what it needs."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from stallscan.store.errors import StallscanError
+
+if TYPE_CHECKING:
+    import duckdb
+    from rich.console import Console
+
+    from stallscan.ingest.result import IngestResult
+    from stallscan.report.section import ReportOptions
+
+REPORT_FORMATS = ("table", "json", "markdown", "html")
+EXTENSIONS = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".txt": "table",
+}
+
+
+def pick_format(out: str | None, as_json: bool, output: str | None) -> str:
+    """--format, else --json, else the -o file's extension, else the terminal table."""
+    if out is None and not as_json and output:
+        return EXTENSIONS.get(os.path.splitext(output)[1].lower(), "table")
+    fmt = "json" if as_json else out or "table"
+    if fmt not in REPORT_FORMATS:
+        raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(REPORT_FORMATS))
+    return fmt
+
+
+def report_options(
+    *,
+    db: str | None,
+    threshold: float,
+    retry_bound: int,
+    since: str | None,
+    until: str | None,
+    harness: list[str] | None,
+    model: list[str] | None,
+    limit: int,
+    bootstrap: int,
+) -> ReportOptions:
+    """The ReportOptions of a `report` run on a database (the memo keys on every field). Raises
+    StallscanError for a negative count or a time that is not ISO 8601."""
+    import shlex
+    from datetime import UTC, datetime
+
+    from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+    from stallscan.report.section import ReportOptions
+
+    if bootstrap < 0 or limit < 0 or retry_bound < 0 or threshold < 0:
+        raise StallscanError(
+            "--bootstrap, --limit, --retry-bound and --threshold must be >= 0", hint="e.g. --threshold 2 --limit 20"
+        )
+
+    def when(v: str | None) -> datetime | None:
+        if v is None:
+            return None
+        try:
+            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            raise StallscanError(f"not a date/time: {v!r}", hint="use ISO 8601, e.g. 2026-04-01 or 2026-04-01T12:00Z")
+        return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+    opts = ReportOptions(
+        threshold=threshold,
+        retry_bound=retry_bound,
+        since=when(since),
+        until=when(until),
+        harness=list(harness or []),
+        model=list(model or []),
+        limit=limit,
+        bootstrap=bootstrap,
+        timelines=True,  # collected for every format (the memo serves them all); only HTML shows them
+    )
+    opts.show_args = (f" --db {shlex.quote(db)}" if db else "") + (
+        f" --threshold {threshold:g}" if threshold != GAP_THRESHOLD_S else ""
+    )
+    return opts
+
+
+def check_filters(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
+    """--harness / --model must name something in the database (the error lists what is there)."""
+    for flag, values, col in (("--harness", opts.harness, "source_format"), ("--model", opts.model, "model")):
+        if not values:
+            continue
+        known = [
+            r[0]
+            for r in con.execute(f"SELECT DISTINCT {col} FROM events WHERE {col} IS NOT NULL ORDER BY 1").fetchall()
+        ]
+        bad = [v for v in values if v not in known]
+        if bad:
+            shown = ", ".join(known[:15]) + (f" ... ({len(known)} in all)" if len(known) > 15 else "")
+            raise StallscanError(f"unknown {flag} {bad[0]!r}", hint="known: " + (shown or "none (empty database)"))
+
+
+def ingested_line(res: IngestResult) -> str:
+    """The stderr line after the ingest a report starts with (plain text, as the console would print it)."""
+    return (
+        f"ingested {res.ingested} file(s), {res.events:,} events "
+        f"({res.unchanged} unchanged, {res.rejects} rejected lines)\n"
+    )
+
+
+def document(data: dict[str, Any], fmt: str) -> str | None:
+    """The text a json, markdown or html report writes; None for the terminal report (print_terminal).
+    The timelines stay in the data for HTML only, and its options say whether they were asked for."""
+    import json
+
+    from stallscan.report.build import public
+
+    data["options"]["timelines"] = fmt == "html"  # (as the options were given: only HTML asked for them)
+    if fmt != "html":
+        data.pop("timelines", None)
+    if fmt == "json":
+        return json.dumps(public(data), indent=2, default=str) + "\n"
+    if fmt == "markdown":
+        from stallscan.report.markdown import to_markdown
+
+        return to_markdown(public(data))
+    if fmt == "html":
+        from stallscan.report.html import to_html
+
+        return to_html(public(data))
+    return None
+
+
+def terminal_console(to_file: bool) -> Console:
+    """The console the terminal report prints on: stdout, or a recording one when it goes to a file."""
+    import io
+
+    from rich.console import Console
+
+    from stallscan.report.fit import width as fit_width
+
+    return Console(record=to_file, file=io.StringIO() if to_file else None, width=fit_width())
+
+
+def print_terminal(console: Console, data: dict[str, Any], full: bool, only: list[str] | None) -> None:
+    """The terminal report: the headline and each section (summary, --full, or only --section NAME)."""
+    from stallscan.report.build import render_report
+
+    for part in render_report(data, full=full, only=only or None):
+        console.print(part)
+        console.print()
+
+
+def write_output(text: str, path: str) -> None:
+    """Write a report file; `wrote FILE (N KB)` on stderr. Clean errors, never a traceback."""
+    import errno
+    from pathlib import Path
+
+    from stallscan.store.errors import InputError, disk_full
+
+    p = Path(path)
+    if not p.parent.exists():
+        raise InputError(f"cannot write {path}: folder {p.parent} does not exist", hint="create it first")
+    if p.is_dir():
+        raise InputError(f"cannot write {path}: it is a directory", hint="name a file, e.g. -o report.html")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise disk_full(exc.strerror or str(exc), path) from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="check the path and permissions") from None
+    err_console().print(f"wrote {path} ({max(1, round(p.stat().st_size / 1024))} KB)", highlight=False)
+
+
+def err_console() -> Console:
+    from rich.console import Console
+
+    # every command's stderr console (stallscan.cli.common uses it); soft_wrap: messages are never broken
+    # inside a path or a command the user may copy
+    return Console(
+        stderr=True,
+        soft_wrap=True,
+        width=int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else None,
+    )
+
+
+def print_error(exc: StallscanError) -> None:
+    """A user-caused error as every command prints it: one `error:` line and its hint, on stderr."""
+    err = err_console()
+    err.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+    if exc.hint:
+        err.print(f"hint: {exc.hint}", highlight=False, soft_wrap=True)

@@ -1,0 +1,139 @@
+"""The report's per-session summary rows: derived tables the sections read instead of the events.
+
+Three stamped groups, registered in the derived-table registry and, like the sweep's `sweep_bins`, replaced
+per changed session after an ingest:
+
+  * `session_cells` (queries/report/cells_sessions.sql): per session, harness and file, the event counts and
+    time span and the session's models; the report's scope and its corpus section read them;
+  * `boundary_cells`, `boundary_misreads` (cells_boundaries.sql, cells_misreads.sql): the turn-boundary
+    replay counted per session by everything the "Turn boundaries" section groups by, and the router's errors;
+  * `round_cells`, `turn_cells`, `signature_cells` (cells_rounds.sql, cells_turns.sql, cells_signatures.sql):
+    rounds, turns and signature hits per session for the "Stalls" section.
+
+Each group is stamped (stallscan.store.stamps) with the stamp key of the replay it summarises
+(turn_boundaries, stalls), so new options or rules rebuild it, and the same events with the same upstream
+are read as they are. A row depends on its own session only, so after an ingest the changed sessions'
+rows are deleted and those sessions summarised again, straight from the upstream tables (no scratch
+schema: stallscan.replay.derive copies the changed sessions out because the replay's statements read whole
+tables; these take the sessions as a filter). Every count is a sum of per-session counts, so a section
+reads the same figures from the cells as from the rows (tests/functional/test_report_cells.py). A
+connection without the events change counter (report --from-parquet) builds them in full each time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from stallscan.replay import registry
+from stallscan.store import sql, stamps
+
+CHANGED = "cells_changed"  # temp table: the sessions an incremental refresh summarises again
+
+
+def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: dict[str, Any]) -> str:
+    """Bring the entry's tables (each from report/cells_<query>.sql) up to date; returns reused / incremental
+    / full."""
+    inputs = {**inputs, "rules": stamps.rules_hash()}
+    key = stamps.key_of(inputs)
+    mode, since = stamps.plan(con, entry.name, key, entry.outputs)
+    if mode == "reused":
+        return mode
+    if mode == "incremental" and since is not None:
+        n_sessions: int | None = stamps.changed_sessions(con, since, CHANGED)
+    else:
+        n_sessions = None
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {CHANGED} (session_id VARCHAR)")  # (the queries name it)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, query in zip(entry.outputs, QUERIES[entry.name]):
+            stmt = sql.load(f"report/cells_{query}")[0]
+            with sql.timed(f"report/cells_{query}"):
+                if n_sessions is None:
+                    con.execute(f"CREATE OR REPLACE TABLE main.{table} AS {stmt}", {"all": True})
+                else:
+                    con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
+                    con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
+        stamps.put(con, entry.name, key, inputs, mode, n_sessions)
+        con.execute("COMMIT")
+    except BaseException:
+        sql.rollback(con)
+        raise
+    stamps.prune_changes(con)
+    sql.report(f"derive {entry.name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
+    return mode
+
+
+def _upstream_key(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    st = stamps.get(con, name)
+    return None if st is None else str(st["key"])
+
+
+def refresh_sessions(con: duckdb.DuckDBPyConnection) -> str:
+    """Bring session_cells up to date with the events; returns the mode."""
+    return _refresh(con, SESSION_ENTRY, {})
+
+
+def refresh_boundaries(con: duckdb.DuckDBPyConnection) -> str:
+    """Bring boundary_cells / boundary_misreads up to date with turn_boundaries (replayed by the caller)."""
+    return _refresh(con, BOUNDARY_ENTRY, {"boundaries": _upstream_key(con, "turn_boundaries")})
+
+
+def refresh_stalls(con: duckdb.DuckDBPyConnection) -> str:
+    """Bring round_cells / turn_cells / signature_cells up to date with the stall replay (replayed by the caller)."""
+    return _refresh(con, STALL_ENTRY, {"stalls": _upstream_key(con, "stalls")})
+
+
+def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def stall_counts(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """stallscan.replay.stalls.summary_counts over the report's scope, from the cells."""
+    out: dict[str, Any] = {}
+    for r in _rows(sql.query(con, "report/stalls_counts")):
+        out.setdefault(r["harness"], {}).setdefault(r["what"], {})[r["key"]] = r["n"]
+    return out
+
+
+def stall_rates(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """stallscan.replay.stalls.silent_rates over the report's scope, from the cells."""
+    out: dict[str, Any] = {"harness": [], "model": [], "provider": []}
+    for r in _rows(sql.query(con, "report/stalls_rates")):
+        out[r.pop("dimension")].append(r)
+    return out
+
+
+def signature_hits(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """stallscan.replay.stalls.signature_hits over the report's scope, from the cells."""
+    return _rows(sql.query(con, "report/stalls_signature_hits"))
+
+
+SESSION_ENTRY = registry.register(
+    registry.Derived("session_cells", ("session_cells",), (), lambda con, _: refresh_sessions(con), export=False)
+)
+BOUNDARY_ENTRY = registry.register(
+    registry.Derived(
+        "boundary_cells",
+        ("boundary_cells", "boundary_misreads"),
+        ("turn_boundaries",),
+        lambda con, _: refresh_boundaries(con),
+        export=False,
+    )
+)
+STALL_ENTRY = registry.register(
+    registry.Derived(
+        "stall_cells",
+        ("round_cells", "turn_cells", "signature_cells"),
+        ("rounds", "turns"),
+        lambda con, _: refresh_stalls(con),
+        export=False,
+    )
+)
+QUERIES = {  # each output's query file, report/cells_<name>.sql, in the order of the entry's outputs
+    "session_cells": ("sessions",),
+    "boundary_cells": ("boundaries", "misreads"),
+    "stall_cells": ("rounds", "turns", "signatures"),
+}

@@ -1,0 +1,127 @@
+"""The report's per-session summary rows (stallscan.report.summary_cells): the report built from them after a
+session is added, changed or removed equals a report built from scratch on the same files; the cells are
+replaced per changed session (stamped incremental, equal to a full rebuild); and the "Stalls" figures read
+from them equal the row-level queries of stallscan.replay.stalls over rounds, turns and stalls."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay import stalls as replay_stalls_mod
+from stallscan.report import summary_cells as cells
+from stallscan.report.build import build_report, public
+from stallscan.report.section import ReportOptions
+from stallscan.store import stamps
+from stallscan.store.db import connect
+from tests.helpers import SAMPLES
+from tests.replay_checks import fingerprint
+
+OUTPUTS = ("session_cells", "boundary_cells", "boundary_misreads", "round_cells", "turn_cells", "signature_cells")
+
+
+def _report(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    data = build_report(con, ReportOptions(bootstrap=40, timelines=True))
+    return dict(json.loads(json.dumps(public(data), default=str)))
+
+
+def _tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "logs"
+    shutil.copytree(SAMPLES, tree, ignore=shutil.ignore_patterns("*.py", "README.md"))
+    return tree
+
+
+def _change(tree: Path, what: str) -> None:
+    if what == "add":  # the codex sample again under other session ids: new sessions
+        for f in (SAMPLES / "codex").glob("*.jsonl"):
+            (tree / "codex" / f"again-{f.name}").write_bytes(f.read_bytes().replace(b"-", b"x"))
+    elif what == "change":  # the Claude Code session rewritten without its last two lines
+        f = tree / "claude-code" / "session.jsonl"
+        f.write_bytes(b"".join(f.read_bytes().splitlines(keepends=True)[:-2]))
+    else:  # the codex file emptied: its sessions' rows are removed
+        (tree / "codex" / "rollout.jsonl").write_bytes(b"")
+
+
+@pytest.mark.parametrize("what", ["add", "change", "remove"])
+def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    tree = _tree(tmp_path)
+    con = connect(str(tmp_path / "inc.duckdb"))
+    ingest_paths(con, [str(tree)])
+    before = _report(con)
+    sessions = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
+    _change(tree, what)
+    ingest_paths(con, [str(tree)])
+    got = _report(con)
+    for name in ("session_cells", "boundary_cells", "stall_cells"):
+        assert stamps.get(con, name)["mode"] == "incremental", name  # replaced per changed session
+    after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
+    assert (after > sessions) if what == "add" else (after < sessions) if what == "remove" else after == sessions
+    inc_cells = {t: fingerprint(con, t) for t in OUTPUTS}
+    con.close()
+
+    fresh = connect(str(tmp_path / "full.duckdb"))
+    ingest_paths(fresh, [str(tree)])
+    want = _report(fresh)
+    assert {t: fingerprint(fresh, t) for t in OUTPUTS} == inc_cells
+    fresh.close()
+    assert got == want
+    assert got != before  # the change shows in the report
+
+
+def test_repeat_reuses_the_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    _report(con)
+    stamped = {n: stamps.get(con, n) for n in ("session_cells", "boundary_cells", "stall_cells")}
+    assert all(s is not None and s["mode"] == "full" for s in stamped.values())
+    assert cells.refresh_sessions(con) == cells.refresh_boundaries(con) == cells.refresh_stalls(con) == "reused"
+    monkeypatch.setattr(stamps, "rules_hash", lambda: "other rules")  # new rules: every group rebuilt
+    assert cells.refresh_sessions(con) == cells.refresh_boundaries(con) == cells.refresh_stalls(con) == "full"
+    con.close()
+
+
+def test_cells_count_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> None:
+    """Each table's n adds up to its upstream's rows (counted here from the rows themselves)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    _report(con)
+    one = lambda q: con.execute(q).fetchone()[0]
+    assert one("SELECT sum(events) FROM session_cells") == one("SELECT count(*) FROM events") > 0
+    assert one("SELECT sum(n) FROM boundary_cells") == one("SELECT count(*) FROM turn_boundaries") > 0
+    assert one("SELECT count(*) FROM boundary_misreads") == one(
+        "SELECT count(*) FROM turn_boundaries WHERE error IN ('auto_as_human', 'human_as_auto')"
+    )
+    assert one("SELECT sum(n) FROM round_cells") == one("SELECT count(*) FROM rounds") > 0
+    assert one("SELECT sum(n) FROM turn_cells") == one("SELECT count(*) FROM turns") > 0
+    assert one("SELECT sum(decided) FROM signature_cells") == one(
+        "SELECT count(*) FROM rounds WHERE signature IS NOT NULL"
+    )
+    con.close()
+
+
+@pytest.mark.parametrize("harness", [None, ["claude_code", "codex"]])
+def test_stall_figures_equal_the_row_queries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path, harness: list[str] | None
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    data = build_report(con, ReportOptions(bootstrap=0, harness=harness or []))
+    assert data["stalls"]["counts"] == replay_stalls_mod.summary_counts(con, scoped=True)
+    assert data["stalls"]["rates"] == replay_stalls_mod.silent_rates(con, scoped=True)
+    assert data["stalls"]["signatures"] == replay_stalls_mod.signature_hits(con, scoped=True)
+    assert data["stalls"]["counts"]  # not vacuous
+    con.close()
