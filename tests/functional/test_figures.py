@@ -187,3 +187,30 @@ def test_default_report_fits_one_80x40_screen(real_db, tmp_path):
     for title in ("Corpus", "Turn boundaries", "Stalls", "Threshold", "Guard"):
         assert sum(x.startswith(f"{title}: ") for x in lines) == 1, title
     assert "Details: --full" in flat
+
+
+def test_counts_name_their_population(real_db):
+    """Item 3: the corpus line says which files its counts are over, and a filtered report counts the skipped
+    lines of the files it reports on, not the whole database's (counted here from the tables themselves)."""
+    con = connect(real_db, read_only=True)
+    n_files = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    with_events = con.execute("SELECT count(DISTINCT file) FROM events").fetchone()[0]
+    codex_skipped = con.execute(
+        "SELECT count(*) FROM skipped WHERE file IN (SELECT DISTINCT file FROM events WHERE source_format = 'codex')"
+    ).fetchone()[0]
+    all_skipped = con.execute("SELECT count(*) FROM skipped").fetchone()[0]
+    con.close()
+    pop = _report(real_db)["corpus"]["population"]
+    assert (pop["files_in_database"], pop["files_with_events"], pop["skipped_lines"]) == (
+        n_files,
+        with_events,
+        all_skipped,
+    )
+    code, out, err = run("report", "--db", real_db, "--bootstrap", "0")
+    assert code == 0, err
+    assert f"events from {with_events:,} of {n_files:,} files; {all_skipped:,} lines skipped" in " ".join(out.split())
+    pop = _report(real_db, "--harness", "codex")["corpus"]["population"]
+    assert pop["filtered"] and pop["skipped_lines"] == codex_skipped < all_skipped
+    code, out, err = run("report", "--db", real_db, "--bootstrap", "0", "--harness", "codex")
+    assert code == 0, err
+    assert f"{codex_skipped:,} lines skipped there" in " ".join(out.split())

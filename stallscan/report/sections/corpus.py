@@ -3,7 +3,7 @@ its blocks)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -38,8 +38,27 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
     }
+    filtered = bool(opts.since or opts.until or opts.harness or opts.model)
+    # the populations each count is over (issue 23): totals.files = files holding a reported event; the
+    # database's files, skipped and rejected lines are every file's unless the report is filtered, then the
+    # files holding a reported event
+    in_scope = "file IN (SELECT DISTINCT file FROM scoped_events)" if filtered else "true"
+    skipped_lines, rejected_lines = cast(
+        "tuple[int, int]",
+        con.execute(
+            f"SELECT (SELECT count(*) FROM skipped WHERE {in_scope}), (SELECT count(*) FROM rejects WHERE {in_scope})"
+        ).fetchone(),
+    )
     return {
         "totals": totals,
+        "population": {
+            "filtered": filtered,
+            "files_in_database": sum(files.values()),
+            "files_with_events": totals["files"],
+            "skipped_lines": skipped_lines,
+            "rejected_lines": rejected_lines,
+            "lines_over": "the files holding a reported event" if filtered else "every file in the database",
+        },
         "by_harness": harnesses,
         "files_by_status": files,
         "rejects": rejects,
@@ -98,11 +117,13 @@ def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Blo
 
 def _one_line(data: dict[str, Any]) -> str:
     """The default report's line: what the report covers, and the lines the database left out."""
-    tot = data["totals"]
-    rej = sum(r["lines"] for r in data["rejects"])
+    tot, pop = data["totals"], data["population"]
+    rej = pop["rejected_lines"]
     return (
-        f"{num(tot['sessions'])} sessions, {num(tot['events'])} events from {num(tot['files'])} files; "
-        f"{num(sum(data['skipped'].values()))} lines skipped" + (f", {num(rej)} rejected" if rej else "")
+        f"{num(tot['sessions'])} sessions, {num(tot['events'])} events from {num(tot['files'])} of "
+        f"{num(pop['files_in_database'])} files; {num(pop['skipped_lines'])} lines skipped"
+        + (f", {num(rej)} rejected" if rej else "")
+        + (" there" if pop["filtered"] else "")
     )
 
 

@@ -67,7 +67,7 @@ COUNT_COLS = [
     Column("no tool", keep=55),
     Column("narrated", keep=55),
     Column("silent", keep=95),
-    Column("exhausted", keep=92),
+    Column("exhausted rounds", keep=92),
     Column("recovered", keep=80),
     Column("abandoned", keep=45),
 ]
@@ -136,7 +136,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
         for r in d["rates"][dim]
     ]
     cols = [Column("by", "id", 90), Column("key", "text", 95, min=12, max=34), Column("turns", keep=90)]
-    cols += [Column("silent", keep=90), Column("exhausted", keep=80), Column("silent / 1k", keep=85)]
+    cols += [Column("silent", keep=90), Column("exhausted endings", keep=80), Column("silent / 1k", keep=85)]
     cols += [Column("plan / 1k", keep=60)]
     out += [Heading("Silent endings per 1,000 turns", 3, "rates"), Table(cols, rows)]
     out += [Heading("Recovery after the k-th nudge", 3, "recovery"), *_recovery(d)]
