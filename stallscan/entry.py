@@ -48,6 +48,7 @@ REPORT_OPTIONS = {
     "--harness": ("harness", "list"),
     "--model": ("model", "list"),
     "--limit": ("limit", "int"),
+    "--strict": ("strict", "flag"),  # (parsed so that it is known; a --strict report is the CLI's)
 }
 # the command's options left to typer: help, and the parquet report (not memoised)
 LEFT_TO_TYPER = ("--help", "-h", "--from-parquet", "--events")
@@ -159,6 +160,8 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     from stallscan.store.db import default_db_path, peek
 
     fmt = pick_format(v["out"], v["as_json"], v["output"])
+    if v["strict"]:  # its checks and notes are the CLI's (stallscan.cli.accounting)
+        return None
     if not set(v["section"] or []) <= set(names()) or (v["output"] and not _writable(v["output"])):
         return None
     opts = report_options(
@@ -187,8 +190,8 @@ def _unchanged(con: Any, paths: list[str]) -> IngestResult | None:
     from stallscan.ingest.result import IngestResult
 
     found = discover(paths)
-    if found.unreadable or not found.files:
-        return None
+    if found.unreadable or not found.files or found.left_out or found.unopened:
+        return None  # (the CLI names what it could not read or left out)
     n = same_stats(con, found.files)
     if n is None:
         return None
@@ -205,11 +208,19 @@ def _writable(output: str) -> bool:
 
 def _emit(data: dict[str, Any], fmt: str, ingested: IngestResult | None, v: dict[str, Any]) -> None:
     """Print or write the report as stallscan.cli.report_cmd does."""
-    from stallscan.report.output import document, ingested_line, print_terminal, terminal_console, write_output
+    from stallscan.report.output import (
+        add_unreadable,
+        document,
+        ingested_line,
+        print_terminal,
+        terminal_console,
+        write_output,
+    )
 
     if ingested is not None:
         sys.stderr.write(ingested_line(ingested))
     try:
+        add_unreadable(data, [])  # (a memo hit: every input was read)
         text = document(data, fmt)
         if text is None:
             console = terminal_console(to_file=bool(v["output"]))

@@ -47,11 +47,18 @@ def db_path(db: str | None) -> str:
 def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Connect to an existing stallscan database. A missing file is exit 3 and is never created; a file
     that is not a DuckDB database (a transcript given as --db, say) is exit 5."""
-    from stallscan.store.db import connect
+    from stallscan.store.db import connect, connect_copy, not_writable
 
     path = db_path(db)
     check_db(path)
-    con = connect(path, read_only=read_only)
+    if not read_only and path != ":memory:" and not_writable(path):
+        con = connect_copy(path)  # the derived tables are made in memory: nothing to write back
+        _err_console().print(
+            f"note: {path} is read-only here ({not_writable(path)}): derived tables are computed in memory, not saved",
+            highlight=False,
+        )
+    else:
+        con = connect(path, read_only=read_only)
     _OPEN.append(con)
     return con
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stallscan.ingest.detect import FORMATS
-from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, StallscanError, corrupt, from_db_error, no_space
+from stallscan.store.errors import StallscanError, corrupt, from_db_error, no_space
 
 if TYPE_CHECKING:
     import duckdb
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from stallscan.ingest.result import IngestResult
 
 from ._lazy import Console, connect
+from .accounting import account, nothing_error, nothing_read
 from .common import _err_console, _guard, check_db, db_path, open_db, out_format, read_unchanged
 from .options import Db, Json
 
@@ -90,6 +91,7 @@ def ingest(
     res = read_unchanged(path, paths or [], fmt) if existed and path != ":memory:" and not rebuild else None
     if res is not None:
         _print(res, as_json)
+        account(res, strict, fmt)
         return
     con = connect(path, rebuild=rebuild)
     try:
@@ -102,30 +104,10 @@ def ingest(
     con.close()
     if not existed and not res.events and not res.rejects and not res.skipped:
         _drop(path)  # an ingest that found nothing leaves no database behind
-        if not as_json:
-            _err_console().print(f"nothing read, so no database was written at {path}", highlight=False)
-    err = _err_console()
+    if nothing_read(res):
+        raise nothing_error(res, paths or [])
     _print(res, as_json)
-    if res.unreadable:
-        raise typer.Exit(EXIT_INPUT)
-    if strict and res.rejects:
-        err.print(f"[red]{res.rejects} line(s) rejected[/] (--strict); see the rejects table", highlight=False)
-        raise typer.Exit(EXIT_REJECTS)
-    if strict and res.unknown_shapes:
-        n = sum(int(r["records"]) for r in res.unknown_shapes)
-        err.print(
-            f"[red]{n} record(s) of unknown shape[/] (--strict): the format moved on; "
-            "see the skipped table (kind unknown_shape:...)",
-            highlight=False,
-        )
-        raise typer.Exit(EXIT_REJECTS)
-    if strict and res.unrecognized:
-        err.print(
-            f"[red]{len(res.unrecognized)} file(s) in no format stallscan reads[/] (--strict); "
-            "force one with --input-format",
-            highlight=False,
-        )
-        raise typer.Exit(EXIT_REJECTS)
+    account(res, strict, fmt)
 
 
 def _print(res: IngestResult, as_json: bool) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.report.output import (
+    add_unreadable,
     check_filters,
     document,
     ingested_line,
@@ -32,6 +33,7 @@ from stallscan.report.output import (
 )
 
 from ._lazy import connect
+from .accounting import account, check_scope, in_scope, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, write_output
 from .options import Bootstrap, Db, Harnesses, Json, Models, RetryBound, Since, Threshold, Until
 
@@ -77,6 +79,12 @@ def report(
         metavar="PATH",
         help="With --from-parquet: the events parquet (default: DIR/events, else the replay's INPUT).",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="As ingest --strict: exit 1 when the transcripts read had rejected lines, records of unknown shape "
+        "or files in no format stallscan reads.",
+    ),
 ) -> None:
     """The answer first (silent endings, misread turns, the threshold to use), then the details."""
     from stallscan.report import memo
@@ -115,33 +123,39 @@ def report(
         opts.retry_bound = int(manifest.get("retry_bound") or retry_bound)
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
         check_filters(con, opts)
+        check_scope(con, opts, str(from_parquet))
         data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
+        res = None
     else:
-        data = _memoised(path, list(paths or []), db, opts, err)
+        data, res = _memoised(path, list(paths or []), db, opts, err)
+    add_unreadable(data, res.unreadable if res else [])
     text = document(data, fmt)
     if text is None:
         console = terminal_console(to_file=bool(output))
         print_terminal(console, data, full, section)
-        if not output:
-            return
-        text = console.export_text()
-    if output:
+        text = console.export_text() if output else None
+    if output and text is not None:
         write_output(text, output)
-    else:
+    elif text is not None:
         sys.stdout.write(text)
+    if res is not None:  # what could not be read, left out, or (--strict) rejected: as ingest says it
+        account(res, strict)
 
 
 def _memoised(
     path: str, paths: list[str], db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]
-) -> dict[str, Any]:
-    """The report data, memoised in the database (stallscan.report.memo). Looked up on a read-only
-    connection after the no-change ingest check, so a report that only reuses writes nothing; else the
-    transcripts are ingested and the data built on a write connection, then stored."""
+) -> tuple[dict[str, Any], IngestResult | None]:
+    """The report data, memoised in the database (stallscan.report.memo), and what this run ingested (None:
+    no PATH). Looked up on a read-only connection after the no-change ingest check, so a report that only
+    reuses writes nothing; else the transcripts are ingested and the data built on a write connection, then
+    stored. A report with no event in scope is an error (exit 2; exit 3 when an input could not be read) and
+    leaves no database behind that was not there before."""
     from stallscan.report import memo
     from stallscan.store.db import peek
 
+    existed = path == ":memory:" or Path(path).exists()
     ingested = None
     ro = peek(path) if path != ":memory:" else None
     if ro is not None:
@@ -150,38 +164,66 @@ def _memoised(
                 from stallscan.ingest.run import unchanged
 
                 ingested = unchanged(ro, paths)
-                if ingested is not None:
-                    _say_ingested(ingested)
             if ingested is not None or not paths:
                 check_filters(ro, opts)
                 data = memo.get(ro, memo.key(ro, opts))
-                if data is not None:
-                    return data
+                if data is not None:  # (an empty report is never stored)
+                    if ingested is not None:
+                        _say_ingested(ingested)  # (else _build says it, once its checks pass)
+                    return data, ingested
+                check_scope(ro, opts, path)  # nothing to ingest: an empty scope is said before any write
         finally:
             ro.close()
-    if not paths and not Path(path).exists() and path != ":memory:":
-        _discover_and_ingest(path, err())
+    if not paths and not existed:
+        ingested = _discover_and_ingest(path, err())
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
         con = connect(path)
-        res = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        try:
+            ingested = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+        except BaseException:
+            con.close()
+            if not existed:
+                _drop_empty(path)
+            raise
         con.close()
-        _say_ingested(res)
-    return _build(db, opts, err)
+    try:
+        return _build(db, opts, err, ingested if paths else None, paths), ingested
+    except (StallscanError, typer.Exit):
+        if not existed:
+            _drop_empty(path)  # an empty report, or nothing readable: it creates nothing
+        raise
 
 
 def _say_ingested(res: IngestResult) -> None:
     sys.stderr.write(ingested_line(res))
 
 
-def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) -> dict[str, Any]:
+def _build(
+    db: str | None,
+    opts: ReportOptions,
+    err: Callable[[], RichConsole],
+    res: IngestResult | None = None,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
     from stallscan.report import memo
     from stallscan.report.build import build_report
 
     con = open_db(db)
-    check_filters(con, opts)
+    try:
+        if res is not None and nothing_read(res):
+            raise nothing_error(res, paths or [])
+        check_filters(con, opts)
+        if res is not None and res.unreadable and not in_scope(con, opts):
+            account(res, strict=False)  # exit 3, naming what could not be read
+        check_scope(con, opts, db_path(db))
+    except BaseException:
+        con.close()  # (before the caller removes a database this run created)
+        raise
+    if res is not None:
+        _say_ingested(res)  # (an empty report says only why it is empty)
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
@@ -189,7 +231,7 @@ def _build(db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]) 
     return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
 
 
-def _discover_and_ingest(path: str, err: RichConsole) -> None:
+def _discover_and_ingest(path: str, err: RichConsole) -> IngestResult:
     """`report` with no PATH and no database: read the usual log folders, as `ingest` does, and say so."""
     from stallscan.ingest.discover import default_roots
     from stallscan.ingest.run import ingest_paths
@@ -204,10 +246,15 @@ def _discover_and_ingest(path: str, err: RichConsole) -> None:
         res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
     finally:
         con.close()
-    err.print(f"ingested {res.ingested} file(s), {res.events:,} events into {path}", highlight=False)
-    if not res.events:
+    if not res.events:  # nothing to report: exit 2 (3 when something could not be read), no database left
         _drop_empty(path)
-        raise InputError("the usual log folders hold no transcript stallscan can read", hint="pass a PATH")
+        if res.unreadable:
+            account(res, strict=False)
+        raise StallscanError(
+            "the usual log folders hold no transcript stallscan can read", hint="pass a PATH: stallscan report PATH"
+        )
+    err.print(f"ingested {res.ingested} file(s), {res.events:,} events into {path}", highlight=False)
+    return res
 
 
 def _drop_empty(path: str) -> None:

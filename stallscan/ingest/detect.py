@@ -194,7 +194,7 @@ def _after_first_line(path: Path, limit: int = 256 * 1024 * 1024) -> bytes:
 
 
 def holds_records(path: str | Path, n: int = 8192) -> bool:
-    """True when the first n bytes of a file a walk only sniffs (.log, .txt: suffixes.SNIFF_SUFFIXES) hold a
+    """True when the first n bytes of a file a walk only sniffs (a name not in suffixes.WALK_SUFFIXES) hold a
     record of a known format; plain-text lines before it are fine, a record cut at n bytes does not count."""
     try:
         with open(path, "rb") as fh:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stallscan.ingest.detect import holds_records
-from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_SUFFIXES, WALK_SUFFIXES
+from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_MAX_FILES, WALK_SUFFIXES
 from stallscan.store.errors import InputError, StallscanError
 
 DEFAULT_FOLDERS = {
@@ -38,9 +38,11 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     searched: list[str] = field(default_factory=list)
-    # files a directory walk left out by name, per suffix (".md", ".py", "(none)"); a sniffed name (.log,
-    # .txt) whose first bytes hold no record of a known format counts under its suffix too
+    # files a directory walk left out, per suffix (".md", ".py", "(none)"): their first bytes hold no record
+    # of a known format, or (past SNIFF_MAX_FILES sniffed) they were not opened
     left_out: dict[str, int] = field(default_factory=dict)
+    unopened: int = 0  # of those, files not sniffed (the cap)
+    sniffed: int = 0
 
 
 def default_roots() -> list[Path]:
@@ -133,10 +135,21 @@ def _walk(root: Path, found: Discovery) -> list[Path]:
         for name in sorted(filenames):
             lname = name.lower()
             full = Path(dirpath) / name
-            if lname.endswith(WALK_SUFFIXES) or (lname.endswith(SNIFF_SUFFIXES) and holds_records(full, SNIFF_BYTES)):
+            if lname.endswith(WALK_SUFFIXES) or _sniff(full, found):
                 if full.is_file():
                     out.append(_absolute(full))
-            else:
+            elif full.is_file():  # (a broken link or a FIFO is no input)
                 suffix = os.path.splitext(lname)[1] or "(none)"
                 found.left_out[suffix] = found.left_out.get(suffix, 0) + 1
     return out
+
+
+def _sniff(path: Path, found: Discovery) -> bool:
+    """A name the walk does not know: taken when its first bytes hold a record of a known format."""
+    if found.sniffed >= SNIFF_MAX_FILES:
+        found.unopened += 1
+        return False
+    if not path.is_file():
+        return False
+    found.sniffed += 1
+    return holds_records(path, SNIFF_BYTES)

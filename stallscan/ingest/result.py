@@ -25,6 +25,9 @@ class IngestResult:
     seconds: float = 0.0
     searched: list[str] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)  # suffix -> files a directory walk did not take
+    left_out_unopened: int = 0  # of those, files not even sniffed (discover's cap on files opened)
+    # --input-format forced: files read in that format that gave no event (every line skipped or rejected)
+    forced_no_events: list[str] = field(default_factory=list)
     # drift: records of a known format in a shape no reader knows, per (format, tool version, shape)
     unknown_shapes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -51,5 +54,7 @@ class IngestResult:
             "mb_per_s": round(self.mb_per_s, 1),
             "searched": self.searched,
             "left_out_by_suffix": dict(sorted(self.left_out.items())),
+            "left_out_unopened": self.left_out_unopened,
+            "forced_no_events": self.forced_no_events,
             "unknown_shapes": self.unknown_shapes,
         }

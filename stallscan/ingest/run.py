@@ -60,6 +60,7 @@ def ingest_paths(
         unreadable=found.unreadable,
         searched=found.searched,
         left_out=found.left_out,
+        left_out_unopened=found.unopened,
     )
     with sql.timed("plan (stat, detect, files lookup)"):
         plans = _plan(con, found.files, fmt, res)
@@ -101,6 +102,8 @@ def ingest_paths(
         from stallscan.ingest.batch import tally
 
         tally(con, res, run_files)
+        if fmt != "auto":  # a forced format that matched nothing in a file is said, not skipped silently
+            res.forced_no_events = [r[0] for r in sql.query(con, "ingest/run_no_events").fetchall()]
     res.ingested = len(run_files)
     res.sessions = len(touched)
     res.seconds = time.perf_counter() - t0
@@ -119,6 +122,8 @@ def unchanged(con: duckdb.DuckDBPyConnection, paths: list[str], fmt: str = "auto
     n = all_unchanged(con, found.files, fmt)
     if n is None:
         return None
-    res = IngestResult(files=n, unchanged=n, searched=found.searched, left_out=found.left_out)
+    res = IngestResult(
+        files=n, unchanged=n, searched=found.searched, left_out=found.left_out, left_out_unopened=found.unopened
+    )
     res.seconds = time.perf_counter() - t0
     return res

@@ -16,8 +16,10 @@ WALK_SUFFIXES = (
     ".aider.input.history",
 )  # aider's two files (not every .md)
 
-# names a walk opens to look at (the first SNIFF_BYTES): taken only when they hold records of a known format,
-# e.g. an `opencode run --format json` stream saved as run.log (issue 25). Other names are left out and
-# counted by suffix.
-SNIFF_SUFFIXES = (".log", ".txt", ".out")
+# every other name a walk opens to look at (the first SNIFF_BYTES): taken when they hold a record of a known
+# format, e.g. an `opencode run --format json` stream saved as run.log (issue 25) or a transcript without a
+# suffix. Detection is by content; the suffixes above only spare the sniff. At most SNIFF_MAX_FILES files are
+# sniffed per run (a walk through a source tree stays cheap); the rest are left out unopened. Files left
+# out are counted by suffix.
 SNIFF_BYTES = 8192
+SNIFF_MAX_FILES = 10_000

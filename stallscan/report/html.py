@@ -48,6 +48,10 @@ blockquote{margin:2px 0 0;color:var(--muted);font-size:13px}p.note{color:var(--m
 figure{margin:8px 0 16px}figcaption{font-size:12px;color:var(--muted)}svg text{font:11px system-ui,sans-serif}
 .legend span{display:inline-block;margin-right:14px;font-size:12px}.legend i{display:inline-block;width:22px;
 height:0;border-top:3px solid;vertical-align:middle;margin-right:5px}
+figure svg{max-width:100%;height:auto}main p,main li,blockquote,code{overflow-wrap:anywhere}
+@media (max-width:760px){header{padding:14px 12px 6px}.wrap{grid-template-columns:minmax(0,1fr);gap:0;padding:0 12px 32px}
+nav{position:static;padding:12px 0 4px;border-bottom:1px solid var(--line)}
+.cards{grid-template-columns:repeat(auto-fit,minmax(min(240px,100%),1fr))}}
 """
 
 LINK = re.compile(r"\[([^\]]+)\]\(#([^)]*)\)")

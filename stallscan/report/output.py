@@ -114,6 +114,13 @@ def ingested_line(res: IngestResult) -> str:
     )
 
 
+def add_unreadable(data: dict[str, Any], unreadable: list[tuple[str, str]]) -> None:
+    """The inputs this run could not read, into the corpus section's data (`unreadable`): a fact of the run,
+    not of the database, so never memoised; [] when every input was read (a memo hit read them all)."""
+    if "corpus" in data:
+        data["corpus"]["unreadable"] = [{"path": p, "why": why} for p, why in unreadable]
+
+
 def document(data: dict[str, Any], fmt: str) -> str | None:
     """The text a json, markdown or html report writes; None for the terminal report (print_terminal).
     The timelines stay in the data for HTML only, and its options say whether they were asked for."""

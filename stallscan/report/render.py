@@ -43,9 +43,6 @@ def ingest_summary(res: IngestResult) -> Group:
         parts.append(s)
     for row in res.unknown_shapes:
         parts.append(Text(unknown_shape_line(row), style="yellow"))
-    if res.left_out:
-        left = ", ".join(f"{k} {n:,}" for k, n in sorted(res.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
-        parts.append(Text(f"left out by name in the folders walked (not a transcript suffix): {left}", style="dim"))
     for path in res.unrecognized[:10]:
         parts.append(Text(f"unrecognised format: {path}", style="yellow"))
     if len(res.unrecognized) > 10:

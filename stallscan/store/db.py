@@ -49,6 +49,12 @@ def connect(
         raise InputError(  # (a FIFO would block the open until a writer comes; a device reads forever)
             f"database {target} is not a regular file", hint="pass the database file, e.g. --db stallscan.duckdb"
         )
+    if not read_only and target != ":memory:" and Path(target).is_file() and (why := not_writable(target)):
+        raise DatabaseError(
+            f"cannot write database {target}: {why}",
+            hint="ingest needs to write the file and its folder (DuckDB keeps a .wal next to it); report, show, "
+            "sql, sweep and export read it as it is",
+        )
     try:
         con = duckdb.connect(target, read_only=read_only)
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
@@ -60,12 +66,7 @@ def connect(
             f"cannot open database {target}: {_first_line(exc)}",
             hint="is it a DuckDB file written by stallscan? use another --db",
         ) from None
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
-    from stallscan.store import redact
-
-    redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
-    sql.run(con, "store/truth_macros")  # truth(origin, is_human_turn) / truth_note(...): one vocabulary of truth
+    _session(con)
     if target != ":memory:":
         # spill files next to the database (same directory, same owner, the user's umask), never in /tmp
         con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})
@@ -86,6 +87,53 @@ def connect(
         except BaseException:
             sql.rollback(con)
             raise
+    return con
+
+
+def _session(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
+    from stallscan.store import redact
+
+    redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
+    sql.run(con, "store/truth_macros")  # truth(origin, is_human_turn) / truth_note(...): one vocabulary of truth
+
+
+def not_writable(path: str | os.PathLike[str]) -> str | None:
+    """Why this process cannot write the database file (None: it can): the file or its folder is read-only
+    to this user, or the file system is mounted read-only (which stops root too)."""
+    p = Path(path).resolve()
+    for what, q in (("the file", p), ("its folder", p.parent)):
+        if not os.access(q, os.W_OK):
+            try:
+                ro = bool(os.statvfs(q).f_flag & os.ST_RDONLY)
+            except OSError:
+                ro = False
+            return f"{what} is on a read-only file system" if ro else f"{what} is not writable by this user"
+    return None
+
+
+def connect_copy(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """A database this process may read but not write, for the read commands: every table copied into an
+    in-memory database (schema, constraints and rows: COPY FROM DATABASE), where the derived tables are
+    brought up to date as usual; nothing is written back. Opened read-only first, so a missing, locked,
+    damaged or stale database fails as connect() says."""
+    target = str(path)
+    connect(target, read_only=True).close()
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("ATTACH $p AS src (READ_ONLY)", {"p": target})
+        try:
+            con.execute("COPY FROM DATABASE src TO memory")
+        finally:
+            con.execute("DETACH src")
+    except duckdb.IOException as exc:
+        con.close()
+        raise _io_error(target, exc) from None
+    except BaseException:
+        con.close()
+        raise
+    _session(con)
     return con
 
 

@@ -2,13 +2,15 @@
 
 Exit codes (also in docs/errors.md):
   0  success
-  1  ingest finished but --strict and some lines were rejected, a file was in no known format, or a
-     record of a known format had a shape its reader does not know (unknown_shape)
-  2  usage error (bad option, unknown format, nothing to ingest)
+  1  ingest / report finished but --strict and some lines were rejected, a file was in no known format, a
+     record of a known format had a shape its reader does not know (unknown_shape), or a forced
+     --input-format matched nothing in a file
+  2  usage error (bad option, unknown format), nothing found to ingest, no event in a report's scope
   3  input path missing or unreadable (a file name that is not UTF-8, a --db that is a FIFO or device)
   4  database locked by another process
   5  database written by a newer stallscan schema (or not a stallscan database)
-  6  database error: no space left on the disk (disk_full), a damaged database (damaged_db), others
+  6  database error: no space left on the disk (disk_full), a damaged database (damaged_db), a database
+     ingest cannot write (read-only), others
 """
 
 from __future__ import annotations

@@ -91,7 +91,10 @@ def cases(db: str, tmp: str) -> list[tuple[list[str], int]]:
     return out
 
 
-def test_bad_argument_matrix(db, tmp_path):
+def test_bad_argument_matrix(db, tmp_path, monkeypatch):
+    # a home without the usual log folders: `report` with no PATH and a missing --db is then exit 3 (nothing to
+    # read), on any machine (a home whose folders exist but hold nothing is exit 2: test_inputs_accounted)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     runner = CliRunner()
     failures = []
     for args, code in cases(db, str(tmp_path)):

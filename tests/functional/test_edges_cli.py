@@ -79,7 +79,8 @@ def test_ingest_that_finds_nothing_leaves_no_database(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     p = cli("ingest", str(empty), "--db", str(tmp_path / "n.duckdb"))
-    assert p.returncode == 0 and "no database was written" in p.stderr
+    # (issue 23: nothing at all found is exit 2, one error line and a hint, no longer a success)
+    assert p.returncode == 2 and p.stderr.startswith(f"error: no transcript found in {empty}\nhint: ")
     assert not (tmp_path / "n.duckdb").exists()
     p = cli("ingest", cwd=tmp_path, home=tmp_path)  # no PATH, no usual folder
     assert p.returncode == 2 and not (tmp_path / "stallscan.duckdb").exists()

@@ -184,7 +184,7 @@ def test_default_report_fits_one_80x40_screen(real_db, tmp_path):
         assert f"{it['label']}: {' '.join(it['short'].split())}" in flat
     for e in rep["headline"]["examples"]:
         assert e["show"].replace(str(here), here.name) in flat
-    for title in ("Corpus", "Turn boundaries", "Stalls", "Threshold", "Guard"):
+    for title in ("Corpus", "Turn boundaries", "Stalls", "Threshold"):  # Guard: no log here, no line
         assert sum(x.startswith(f"{title}: ") for x in lines) == 1, title
     assert "Details: --full" in flat
 

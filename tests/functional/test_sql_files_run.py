@@ -65,6 +65,7 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     cli("export", str(tmp_path / "out"))
     (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed
     cli("ingest", str(logs))
+    cli("ingest", str(logs / "hermes"), "--input-format", "hermes_traj")  # a forced format (ingest/run_no_events)
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)
     replay_stalls(con, segmentation="fallback")  # turns without the boundary labels (API only)

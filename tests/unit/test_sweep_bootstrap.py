@@ -25,7 +25,7 @@ def loop_picks(parts, n_sess, t, a, b, n_boot, seed):
         fp = np.cumsum(o[::-1])[::-1][1:]
         fixed = cells @ w
         cost = a * (fp + fixed[2]) + b * (h.sum() - tp + fixed[1])
-        low = np.flatnonzero(cost == cost.min())
+        low = np.flatnonzero(cost <= cost.min() + 1e-9 * max(1.0, np.abs(cost).max()))  # equal within rounding
         on = [k for k in low if t[k] == 2.0]  # the current threshold when it costs the minimum, else the nearest
         out[r] = t[on[0]] if on else t[low[np.argmin(np.abs(t[low] - 2.0))]]
     return out

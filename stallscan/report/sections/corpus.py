@@ -85,6 +85,8 @@ COUNTS = ("files", "sessions", "events", "user_messages", "replies", "tool_calls
 
 def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     shapes: list[Block] = [Paragraph(unknown_shape_line(u), "warn") for u in data.get("unknown_shapes", [])]
+    # the inputs this run could not read (stallscan.report.output.add_unreadable), in every form
+    shapes += [Paragraph(f"unreadable: {u['path']} ({u['why']})", "warn") for u in data.get("unreadable", [])]
     if not full:
         return [Paragraph(_one_line(data)), *shapes]
     rows = [

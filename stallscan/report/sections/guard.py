@@ -48,7 +48,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
 def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     """Short form: one line, none when no guard log was ingested."""
     if not d["records"]:
-        return [Paragraph(NO_LOG)]
+        return [Paragraph(NO_LOG)] if full else []
     if not full:
         parts = ", ".join(f"{n:,} {k}" for k, n in sorted(d["decisions"].items()))
         return [Paragraph(f"{d['records']:,} decisions ({parts})")]
@@ -70,7 +70,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
     ]
 
 
-NO_LOG = "no guard log ingested (stallscan guard install, then ingest its log)"
+NO_LOG = "no guard log ingested (stallscan guard install; then stallscan ingest <log>)"
 
 
 def _ms(v: float | None) -> str:
