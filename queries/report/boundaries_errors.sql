@@ -5,7 +5,8 @@
 -- kept per session); only they are joined to events for the file, line and excerpt (joining first made every
 -- error row carry its text: 0.35 s at 1M events). Every row is an event's (the report refreshes
 -- turn_boundaries and its cells before it reads them).
--- Input: boundary_misreads, scope_sessions, events. Parameter: $limit.
+-- Input: boundary_misreads, scope_sessions, events. Parameter: $limit. truth / truth_note: store/truth_macros.sql
+-- (an error's truth is human exactly when the router read it as automatic).
 WITH worst AS (
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
            t.origin, t.origin_rule, t.error, t.source_format,
@@ -17,7 +18,8 @@ WITH worst AS (
     LIMIT $limit
 )
 SELECT w.session_id, e.file, e.line, w.ts, w.gap_s, w.prev_reply_status, w.decided_by, w.decision, w.origin,
-       w.origin_rule, w.error, w.source_format AS harness,
+       w.origin_rule, truth(w.origin, w.error = 'human_as_auto') AS truth,
+       truth_note(w.origin, w.error = 'human_as_auto') AS truth_note, w.error, w.source_format AS harness,
        left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt
 FROM worst w JOIN events e USING (event_id)
 ORDER BY w.far DESC NULLS LAST, w.ts NULLS LAST, w.session_id, w.seq;

@@ -2,8 +2,10 @@
 -- Parameters: $session (VARCHAR or NULL = all), $errors_only (BOOLEAN), $all (BOOLEAN: also plain tool
 -- results and records that are not requests), $sessions (VARCHAR[]: the sessions the shared filters keep,
 -- or NULL = all), $limit (INTEGER or NULL). Input: turn_boundaries, events.
+-- truth / truth_note: who wrote the record (queries/store/truth_macros.sql); origin is the envelope's label.
 SELECT t.session_id, t.seq, e.file, e.line, t.ts, t.gap_s, t.prev_reply_status, t.initiator, t.decided_by,
-       t.decision, t.origin, t.origin_rule, t.is_human_turn, t.starts_request, t.error,
+       t.decision, truth(t.origin, t.is_human_turn) AS truth, truth_note(t.origin, t.is_human_turn) AS truth_note,
+       t.origin, t.origin_rule, t.is_human_turn, t.starts_request, t.error,
        t.gap_only_decision, t.header_only_decision, t.source_format AS harness, t.event_id,
        left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 100) AS excerpt
 FROM turn_boundaries t JOIN events e USING (event_id)

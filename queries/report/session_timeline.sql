@@ -1,4 +1,5 @@
--- Sessions' timelines: every event with its time, gap, role, origin, the router's decision, the round kind
+-- Sessions' timelines: every event with its time, gap, role, origin (and truth / truth_note:
+-- queries/store/truth_macros.sql), the router's decision, the round kind
 -- and stall outcome, in session order; the excerpts of the rows shown come from report/timeline_excerpts.sql
 -- (the report keeps a few rows around what a session flags: redacting every text of a long session cost
 -- more than the rest). Inputs: events, turn_boundaries, rounds, stalls.
@@ -12,11 +13,12 @@ WITH e AS (
     FROM events WHERE list_contains($sessions::VARCHAR[], session_id)
 )
 SELECT e.session_id, e.event_id, e.seq, e.line, e.ts, b.gap_s, e.role, e.kind,
-       b.origin, b.origin_rule, b.decided_by, b.decision, b.error,
+       b.origin, b.origin_rule, truth(b.origin, b.is_human_turn) AS truth,
+       truth_note(b.origin, b.is_human_turn) AS truth_note, b.decided_by, b.decision, b.error,
        r.round_kind, r.signature, s.stall_index, s.outcome AS stall_outcome,
        e.n_tool_calls, e.finish_reason
 FROM e
-LEFT JOIN (SELECT event_id, origin, origin_rule, gap_s, decided_by, decision, error FROM turn_boundaries
+LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries
            WHERE list_contains($sessions::VARCHAR[], session_id)) b USING (event_id)
 LEFT JOIN (SELECT event_id, round_kind, signature FROM rounds
            WHERE list_contains($sessions::VARCHAR[], session_id)) r USING (event_id)

@@ -88,8 +88,8 @@ def boundaries(
                 r["initiator"] or "-",
                 r["decided_by"],
                 r["decision"] or "-",
-                r["origin"],
-                r["origin_rule"],
+                r["truth"],
+                f"{r['truth_note']}: {r['origin_rule']}" if r["truth_note"] else r["origin_rule"],
                 "" if err == "none" else err.replace("_as_", " as "),
                 r["excerpt"],
             ]

@@ -25,13 +25,16 @@ def show(
     db: Db = None,
     threshold: Threshold = GAP_THRESHOLD_S,
     retry_bound: RetryBound = RETRY_BOUND,
-    flagged_only: bool = typer.Option(False, "--flagged", help="Only misread turns and stalls, 3 rows either side."),
+    flagged_only: bool = typer.Option(False, "--flagged", help="Only misread turns and stalls, 3 events either side."),
+    around: int | None = typer.Option(
+        None, "--around", metavar="SEQ", help="Only the 3 events either side of the event with this seq."
+    ),
     config: Config = None,
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
     as_json: Json = False,
 ) -> None:
     """A session's timeline: time, gap, role, origin, decision, round kind, flags, excerpts."""
-    from stallscan.report.timeline import flagged, timeline, timeline_table
+    from stallscan.report.timeline import focus, timeline, timeline_table
 
     out = out_format(out, as_json, ("table", "json"))
     if threshold < 0 or retry_bound < 0:
@@ -39,9 +42,7 @@ def show(
     con = open_db(db)
     sid, rows = timeline(con, session, threshold, retry_bound, config)
     con.close()
-    if flagged_only:
-        near = {j for i, r in enumerate(rows) if flagged(r) for j in range(i - 3, i + 4)}
-        rows = [r for i, r in enumerate(rows) if i in near]
+    rows = focus(rows, flagged_only, around)
     if out == "json":
         sys.stdout.write(json.dumps({"session_id": sid, "events": rows}, indent=1, default=str) + "\n")
     else:

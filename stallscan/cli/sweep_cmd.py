@@ -107,6 +107,7 @@ def sweep(
                     "recommendations": recs,
                     "variants": res.variants,
                     "rule_advice": res.rule_advice,
+                    "tool_results_left_out": res.left_out,
                     "misread_at_2s": counts,
                     "curve": curve_rows(res),
                 },

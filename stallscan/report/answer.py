@@ -8,13 +8,15 @@ from typing import Any
 from stallscan.report.blocks import Block, Card, Column, Example, Examples, Heading, Headline, Paragraph, Table
 from stallscan.report.cells import anchor, num
 from stallscan.report.headline import duration
+from stallscan.report.timeline import who
 
 ANSWER = "The answer"
 
 
 def answer_blocks(data: dict[str, Any], full: bool) -> list[Block]:
     h = data.get("headline") or {"items": [], "examples": []}
-    out: list[Block] = [Heading(ANSWER, 2, "answer"), Headline([_card(it) for it in h["items"]])]
+    cards = [_card(it if full else {**it, "text": it.get("short") or it["text"]}) for it in h["items"]]
+    out: list[Block] = [Heading(ANSWER, 2, "answer"), Headline(cards)]
     if h["examples"]:
         have = set(data.get("timelines") or {})
         items = [
@@ -56,12 +58,12 @@ def _card(it: dict[str, Any]) -> Card:
             f"human, {num(it['human_as_auto'])} human read as automatic"
         )
     elif key == "recommendation":
-        keep = it.get("verdict") == "keep"
-        big = f"keep {num(it['current_threshold'])} s" if keep else f"{it['threshold']:.2f} s"
-        iv = it.get("interval")
-        sub = f"lowest cost at {it['threshold']:.2f} s" + (f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else "")
-        sub += f": {num(it['errors'])} errors vs {num(it['errors_at_current'])} at {num(it['current_threshold'])} s"
-        tone = it.get("verdict", "")
+        big = f"set {num(it['set_threshold'])} s"
+        iv, pl = it.get("interval"), it.get("plateau")
+        sub = it["verdict"] + (f": lowest cost on {pl[0]:.2f}–{pl[1]:.2f} s" if pl else "")
+        sub += f" (95% {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
+        sub += f", {num(it['errors'])} errors; current {num(it['current_threshold'])} s"
+        tone = it["verdict"] if it["verdict"] in ("keep", "move") else ""
     elif key == "rule_change" and it.get("removed"):
         sub = f"removes {num(it['removed'])} of the router's errors, adds {num(it['added'])}"
     elif key == "rule_change":
@@ -95,7 +97,7 @@ def timeline_blocks(data: dict[str, Any]) -> list[Block]:
                     (r["ts"] or "–")[:23].replace("T", " "),
                     "" if r["gap_s"] is None else duration(r["gap_s"]),
                     r["role"],
-                    r["origin"] or r["round_kind"] or r["kind"] or "",
+                    who(r),
                     f"{r['decision']} ({r['decided_by']})" if r["decision"] else "",
                     "; ".join(flag),
                     num(r["excerpt"])[:140],

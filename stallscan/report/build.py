@@ -73,6 +73,7 @@ def build_report(
         progress("headline", len(steps), total)
     listed = [r["session_id"] for r in (out.get("stalls") or {}).get("silent_endings", [])]
     listed += [r["session_id"] for r in (out.get("boundaries") or {}).get("misclassified", [])]
+    listed += [r["session_id"] for r in (out.get("boundaries") or {}).get("examples", [])]
     out["session_refs"] = session_refs(con, listed)
     out["headline"] = headline(out)
     if opts.timelines:

@@ -15,7 +15,6 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.report.estimate import estimate, estimate_sentence
 
 PROVIDERS: list[Callable[[dict[str, Any]], list[dict[str, Any]]]] = []
@@ -29,7 +28,13 @@ RULE_NAMES = {
 }
 
 
-ERROR_NAMES = {"auto_as_human": "automatic read as human", "human_as_auto": "human read as automatic"}
+RULE_SHORT = {
+    "completion": "completion rule",
+    "first": "first-message rule",
+    "no_time": "no-usable-time rule",
+    "header": "x-initiator header",
+    "gap": "gap rule",
+}
 
 
 def add_provider(
@@ -149,41 +154,30 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
     if not rec or rec.get("threshold") is None:
         return None
     cur_t = data["options"]["threshold"]
-    cur = None
-    for c in th.get("curves", []):
-        if c["policy"] == "router" and c["group"] == "all":
-            cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
-    if cur is None and rec.get("at_2s") and abs(cur_t - GAP_THRESHOLD_S) < 1e-9:
-        cur = rec["at_2s"]
-    iv = rec.get("interval")
+    cur = rec.get("at_current")
+    if cur is None:
+        for c in th.get("curves", []):
+            if c["policy"] == "router" and c["group"] == "all":
+                cur = next((pt for pt in c["points"] if abs(pt["threshold"] - cur_t) < 1e-9), None)
+    iv, plateau = rec.get("interval"), rec.get("plateau")
     out = {
         "policy": "router",
-        "threshold": rec["threshold"],
+        "set_threshold": rec["threshold"],
+        "verdict": rec.get("verdict", "unknown"),
+        "current_threshold": cur_t,
+        "on_plateau": rec.get("on_plateau"),
+        "plateau": plateau,
         "interval": iv,
         "errors": rec["auto_as_human"] + rec["human_as_auto"],
         "cost": rec["cost"],
-        "current_threshold": cur_t,
         "errors_at_current": (cur["auto_as_human"] + cur["human_as_auto"]) if cur else None,
         "cost_at_current": cur["cost"] if cur else None,
         "population": rec["n_events"],
+        "gap_decided": rec["n_gap_decided"],
+        "sessions": rec.get("sessions"),
+        "minimum": rec.get("minimum"),
     }
-    ivs = f" (95% interval {iv[0]:.2f}–{iv[1]:.2f} s)" if iv else ""
-    head = (
-        f"Lowest cost at {rec['threshold']:.2f} s{ivs}: {out['errors']:,} errors "
-        f"among the {rec['n_events']:,} prompts the sweep scores"
-    )
-    if cur is not None:
-        head += f", against {out['errors_at_current']:,} at {cur_t:g} s"
-    gain = (out["cost_at_current"] - out["cost"]) if cur is not None else None
-    if gain is not None and gain <= 1e-9:
-        out["verdict"] = "keep"
-        head += f". Moving the threshold removes nothing: keep {cur_t:g} s."
-    elif gain is not None:
-        out["verdict"] = "move"
-        head += f". Moving to {rec['threshold']:.2f} s removes {_n(gain)} of cost {_n(out['cost_at_current'])}."
-    else:
-        out["verdict"] = "unknown"
-        head += "."
+    out["text"] = _threshold_text(out)
     b = data.get("boundaries") or {}
     rules = b.get("decided_by") or {}
     if misread and misread["misread"]:
@@ -197,17 +191,64 @@ def _recommendation(data: dict[str, Any], misread: dict[str, Any] | None) -> dic
             top, n = max(by_rule.items(), key=lambda kv: kv[1])
             not_gap = sum(v for k, v in by_rule.items() if k != "gap")
             if top == "gap":
-                head += (
+                out["text"] += (
                     f" {n:,} of {misread['misread']:,} misread turns come from the gap rule (the only rule the "
                     f"threshold moves); {not_gap:,} from rules that never look at the gap."
                 )
             else:
-                head += (
+                out["text"] += (
                     f" {n:,} of {misread['misread']:,} misread turns come from {RULE_NAMES.get(top, top)}, "
                     f"{not_gap:,} from rules that never look at the gap; the gap rule makes {by_rule.get('gap', 0):,}."
                 )
-    out["text"] = head
     return out
+
+
+def _silent_short(silent: dict[str, Any], est: dict[str, Any] | None) -> str:
+    """The silent-endings item in one or two terminal lines: the count, and the estimated true rate."""
+    text = f"{silent['silent']:,} of {silent['turns']:,} turns flagged"
+    if silent["exhausted"]:
+        text += f", {silent['exhausted']:,} more after the retry bound"
+    if est:
+        text += f"; true rate about {est['per_1000']:g} per 1,000 (95 % {est['low']:g}–{est['high']:g})"
+    return text + "."
+
+
+def _threshold_short(r: dict[str, Any]) -> str:
+    """The threshold advice in one terminal line or two."""
+    cur, pl = r["current_threshold"], r["plateau"]
+    plateau = f"{pl[0]:.2f}–{pl[1]:.2f} s" if pl else "–"
+    if r["verdict"] == "too few to recommend":
+        return f"too few to recommend ({r['gap_decided']:,} gap-decided prompts); set {cur:g} s (unchanged)."
+    if r["verdict"] == "keep":
+        return f"set {cur:g} s (unchanged): on the lowest-cost plateau {plateau}."
+    return f"set {r['set_threshold']:.2f} s: {cur:g} s is off the lowest-cost plateau {plateau}."
+
+
+def _threshold_text(r: dict[str, Any]) -> str:
+    """The threshold advice in one voice: the plateau as a range, where the current value lies, what to set."""
+    cur, lo_hi, iv = r["current_threshold"], r["plateau"], r["interval"]
+    plateau = f"{lo_hi[0]:.2f}–{lo_hi[1]:.2f} s" if lo_hi else "–"
+    ivs = f"; 95% interval of the choice {iv[0]:.2f}–{iv[1]:.2f} s" if iv else ""
+    among = f"{r['errors']:,} errors among the {r['population']:,} prompts the sweep scores"
+    if r["verdict"] == "too few to recommend":
+        m = r.get("minimum") or {}
+        return (
+            f"Too few to recommend a threshold: {_count(r['gap_decided'], 'prompt', 'prompts')} decided by the gap "
+            f"rule in {_count(r.get('sessions') or 0, 'session', 'sessions')} (a recommendation needs at least "
+            f"{m.get('gap_prompts', '?')} and {m.get('sessions', '?')} sessions); set {cur:g} s (unchanged)."
+        )
+    if r["verdict"] == "keep":
+        return f"Set {cur:g} s (unchanged): it lies on the lowest-cost plateau {plateau} ({among}{ivs})."
+    if r["verdict"] == "move":
+        now = (
+            f"; {r['errors_at_current']:,} errors at {cur:g} s, cost {_n(r['cost_at_current'])} against {_n(r['cost'])}"
+            if r["errors_at_current"] is not None
+            else ""
+        )
+        return (
+            f"Set {r['set_threshold']:.2f} s: {cur:g} s lies off the lowest-cost plateau {plateau} ({among}{now}{ivs})."
+        )
+    return f"Lowest cost on {plateau} ({among})."
 
 
 def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
@@ -226,6 +267,7 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
         }
         for r in (data.get("stalls") or {}).get("silent_endings", [])
     ]
+    b = data.get("boundaries") or {}
     misread = [
         {
             "kind": "misread turn",
@@ -234,33 +276,37 @@ def _examples(data: dict[str, Any], k: int = 3) -> list[dict[str, Any]]:
             "seq": r.get("seq"),
             "ts": r.get("ts"),
             "harness": r.get("harness"),
-            "why": (
-                ERROR_NAMES.get(r["error"], r["error"])
-                + (f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else "")
-                + f", decided by {r['decided_by']} (truth: {r['origin_rule']})"
-            ),
+            "truth": r.get("truth"),
+            "truth_note": r.get("truth_note"),
+            "why": _why_misread(r),
+            "origin_rule": r.get("origin_rule"),
             "excerpt": r.get("excerpt") or "",
         }
-        for r in (data.get("boundaries") or {}).get("misclassified", [])
+        for r in (b["examples"] if "examples" in b else b.get("misclassified", []))
     ]
     picked: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    # alternate the two lists, one example per session while other sessions are left
-    for distinct in (True, False):
+    sessions: set[str] = set()
+    harnesses: set[str | None] = set()
+    # alternate the two lists: a new session of a new harness while there is one, then a new session, then any
+    for rule in ("harness", "session", "any"):
         queues = [list(silent), list(misread)]
         while len(picked) < k and any(queues):
             for q in queues:
                 while q and len(picked) < k:
                     e = q.pop(0)
-                    if e in picked or (distinct and e["session_id"] in seen):
+                    if e in picked or (rule != "any" and e["session_id"] in sessions):
+                        continue
+                    if rule == "harness" and e["harness"] in harnesses:
                         continue
                     picked.append(e)
-                    seen.add(e["session_id"])
+                    sessions.add(e["session_id"])
+                    harnesses.add(e["harness"])
                     break
     for e in picked:
         ref = refs.get(e["session_id"], e["session_id"])
         e["ref"] = ref
-        e["show"] = f"stallscan show {shlex.quote(ref)}{extra}"
+        around = f" --around {e['seq']}" if e.get("seq") is not None else ""
+        e["show"] = f"stallscan show {shlex.quote(ref)} --flagged{around}{extra}"
         e["excerpt"] = " ".join(e["excerpt"].split())[:160]
     return picked
 
@@ -306,17 +352,41 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         trust = estimate_sentence(est) if est else _precision_note(p)
         if trust:
             silent = {**silent, "text": f"{silent['text']} {trust}", "precision": trust, "estimate": est}
+        silent["short"] = _silent_short(silent, est)
         items.append({"key": "silent", "label": "Silent plan-as-answer endings", **silent})
     if misread:
-        items.append({"key": "misread", "label": "Misread turns (router order)", **misread})
+        m = misread
+        short = (
+            f"{m['misread']:,} of {m['records']:,} records that start a request ({_pct(m['misread'], m['records'])})"
+        )
+        short += f" at {m['threshold']:g} s: {_count(m['prompts']['misread'], 'prompt', 'prompts')}, "
+        short += f"{_count(m['tool_results']['misread'], 'tool result', 'tool results')}."
+        items.append({"key": "misread", "label": "Misread turns (router order)", **misread, "short": short})
     if rec:
-        items.append({"key": "recommendation", "label": "Threshold", **rec})
+        items.append({"key": "recommendation", "label": "Threshold", **rec, "short": _threshold_short(rec)})
     advice = (data.get("threshold") or {}).get("rule_advice")
     if advice:  # the router rule variants (stallscan.sweep.variants): the one rule change worth making
-        items.append({"key": "rule_change", "label": "Rule change", "text": advice, **_best_variant(data)})
+        best = _best_variant(data)
+        short = (
+            f"{best['value']} removes {best['removed']:,} of the router's errors and adds {best['added']:,}."
+            if best.get("removed")
+            else "no single rule change beats the router order."
+        )
+        items.append({"key": "rule_change", "label": "Rule change", "text": advice, **best, "short": short})
     for fn in PROVIDERS:
         items.extend(fn(data) or [])
     return {"items": items, "examples": _examples(data)}
+
+
+def _why_misread(r: dict[str, Any]) -> str:
+    """A misread turn in the one vocabulary of truth: what it was (human / automatic / tool result), what the
+    router read it as, when and by which rule, and the envelope's qualifier with the label rule."""
+    truth = r.get("truth") or ("human" if r["error"] == "human_as_auto" else "automatic")
+    read_as = "automatic" if r["error"] == "human_as_auto" else "human"
+    gap = f" {duration(r['gap_s'])} after the reply" if r.get("gap_s") is not None else ""
+    rule = RULE_SHORT.get(r["decided_by"], r["decided_by"])
+    note = f"; {r['truth_note']}" if r.get("truth_note") else ""
+    return f"{truth} read as {read_as}{gap} ({rule}{note})"
 
 
 def _why_stall(r: dict[str, Any]) -> str:

@@ -21,8 +21,16 @@ def report_blocks(data: dict[str, Any], full: bool = True, only: list[str] | Non
         if only and s.name not in only:
             continue
         body = (s.blocks or generic_blocks(s.name))(data[s.name], data, full or bool(only))
-        if body or full or only:
+        if full or only:
             out += [Heading(s.title, 2, s.name), *body]
+        elif body:  # the default terminal report: one line a section (its first block), under one heading
+            if not any(isinstance(b, Heading) and b.id == "sections" for b in out):
+                out.append(Heading("By section", 2, "sections"))
+            first, *rest = body
+            if isinstance(first, Paragraph):
+                out += [Paragraph(f"**{s.title}**: {first.text}", first.tone), *rest]
+            else:
+                out += body
     if full and not only:
         out += timeline_blocks(data)
     if not full and not only:

@@ -54,6 +54,7 @@ def sweep_view(res: SweepResult) -> dict[str, Any]:
         ],
         "variants": _plain(res.variants),
         "rule_advice": res.rule_advice,
+        "left_out": _plain(res.left_out),
     }
 
 
@@ -64,11 +65,25 @@ def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Gro
     for rec in view["recommendations"]:
         if rec["policy"] == "labels":
             rows.append(
-                ["labels (ceiling)", rec["group"], f"{rec['n_events']:,}", "-", "-", "-", "0", "0", "0", "-", "-", "-"]
+                [
+                    "labels (ceiling)",
+                    rec["group"],
+                    f"{rec['n_events']:,}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "0",
+                    "0",
+                    "0",
+                    "-",
+                    "-",
+                    "-",
+                ]
             )
             continue
         at2 = rec["at_2s"] or {}
-        iv = rec["interval"]
+        iv, pl = rec["interval"], rec.get("plateau")
         rows.append(
             [
                 rec["policy"],
@@ -76,6 +91,7 @@ def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Gro
                 f"{rec['n_events']:,}",
                 f"{rec['n_gap_decided']:,}",
                 f"{rec['threshold']:.2f}" if rec["threshold"] is not None else "-",
+                f"{pl[0]:.2f}-{pl[1]:.2f}" if pl else "-",
                 f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-",
                 f"{rec['cost']:g}" if rec["cost"] is not None else "-",
                 str(rec["auto_as_human"]),
@@ -90,7 +106,8 @@ def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Gro
         Col("group", "id", 97),
         Col("prompts", keep=70),
         Col("by gap", keep=40),
-        Col("best s", keep=96),
+        Col("set s", keep=96),
+        Col("lowest-cost plateau", "id", 91),
         Col("95% interval", "id", 90),
         Col("cost", keep=94),
         Col("a→h", keep=60),
@@ -104,6 +121,9 @@ def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Gro
         f"{view['cost_human_as_auto']:g} x human-as-auto (h→a))"
     )
     parts: list[Any] = [fit_table(cols, rows, title=title)]
+    note = left_out_note(view.get("left_out") or [], {r[0] for r in rows})
+    if note:
+        parts.append(note)
     parts.append(
         population
         or "prompts = user-role records that start a request, tool results left out (no threshold changes how "
@@ -121,6 +141,23 @@ def sweep_renderable(view: dict[str, Any], population: str | None = None) -> Gro
     if view["variants"]:
         parts.append(variants_renderable(view))
     return Group(*parts)
+
+
+def left_out_note(rows: list[dict[str, Any]], shown: set[str]) -> str | None:
+    """Under a table with the gap-only row: the tool results its cost leaves out, and what it (and the
+    router) would misread among them at the replayed threshold (`rows`: SweepResult.left_out)."""
+    if "gap-only" not in shown or not rows or not sum(r["tool_results"] for r in rows):
+        return None
+    n = sum(r["tool_results"] for r in rows)
+    g = sum(r["gap-only"]["misread"] for r in rows)
+    gc = sum(r["gap-only"]["cost"] for r in rows)
+    rm = sum(r["router"]["misread"] for r in rows)
+    rc = sum(r["router"]["cost"] for r in rows)
+    thr = rows[0]["threshold"]
+    return (
+        f"gap-only looks cheaper only because no row counts the {n:,} tool results: at {thr:g} s gap-only "
+        f"misreads {g:,} of them (cost +{gc:g}), the router {rm:,} (+{rc:g})."
+    )
 
 
 def variants_renderable(view: dict[str, Any]) -> Group:

@@ -155,17 +155,23 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
     """The timeline as a table that fits the terminal (columns dropped by priority, numbers never cut)."""
     from stallscan.report.fit import Col, fit_table
 
-    table, styles = [], []
+    table: list[list[str]] = []
+    styles: list[str | None] = []
+
+    def skipped(n: int) -> None:
+        table.append(["", "", "", "", "…", "", "", "", f"{n:,} left out"])
+        styles.append("dim")
+
     for r in rows:
+        if r.get("skipped_before"):
+            skipped(r["skipped_before"])
         flag, style = "", None
         if r["error"] in ("auto_as_human", "human_as_auto"):
             flag, style = r["error"].replace("_as_", " as "), "bold red"
         if r["stall_outcome"]:
             flag = (flag + "; " if flag else "") + f"stall {r['stall_index']}: {r['stall_outcome']}"
             style = "bold red" if r["stall_outcome"] == "silent_plan_as_answer" else (style or "yellow")
-        who = r["origin"] or r["round_kind"] or r["kind"]
-        if r["role"] == "assistant" and r["n_tool_calls"]:
-            who = f"{who} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
+        origin = who(r)
         decision = f"{r['decision']} ({r['decided_by']})" if r["decision"] else ""
         table.append(
             [
@@ -174,13 +180,15 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
                 (r["ts"] or "-")[5:23].replace("T", " "),
                 "" if r["gap_s"] is None else f"{r['gap_s']:.3f}",
                 r["role"],
-                who,
+                origin,
                 decision,
                 flag,
                 r["excerpt"] or "",
             ]
         )
         styles.append(style)
+        if r.get("skipped_after"):
+            skipped(r["skipped_after"])
     spec = [
         Col("seq", keep=40),
         Col("line", keep=85),
@@ -196,8 +204,54 @@ def timeline_table(sid: str, rows: list[dict[str, Any]]) -> RenderableType:
     return out
 
 
+def who(r: dict[str, Any]) -> str:
+    """The timeline's "origin / round" cell: a user-role record's truth (with its envelope's qualifier), a
+    reply's round kind and calls."""
+    out = r.get("truth") or r.get("round_kind") or r.get("kind") or ""
+    if r.get("truth_note"):
+        out = f"{out} ({NOTE_SHORT.get(r['truth_note'], r['truth_note'])})"
+    if r.get("role") == "assistant" and r.get("n_tool_calls"):
+        out = f"{out} ({r['n_tool_calls']} call{'s' if r['n_tool_calls'] > 1 else ''})"
+    return str(out)
+
+
 def flagged(r: dict[str, Any]) -> bool:
     return r.get("error") in ("auto_as_human", "human_as_auto") or bool(r.get("stall_outcome"))
+
+
+NOTE_SHORT = {  # truth_note (queries/store/truth_macros.sql) as the timeline's narrow column shows it
+    "human action in an automatic envelope": "automatic envelope",
+    "human feedback in a tool result": "in a tool result",
+}
+CONTEXT = 3  # events kept either side of a flagged or chosen event by `show --flagged` / `--around`
+
+
+def focus(
+    rows: list[dict[str, Any]], flagged_only: bool = False, around: int | None = None, context: int = CONTEXT
+) -> list[dict[str, Any]]:
+    """The rows `show` prints: with `flagged_only`, the flagged events (misread turns, stalls) with `context`
+    events either side; with `around` (a seq), only the events within `context` of that one, which wins over
+    `flagged_only` (the report's examples print both: their event is a flagged one). A row that follows left
+    out events carries `skipped_before` (how many), the last row `skipped_after`: every gap is said where it
+    is."""
+    if not flagged_only and around is None:
+        return rows
+    if around is not None and not any(r["seq"] == around for r in rows):
+        raise StallscanError(f"no event with seq {around} in this session", hint="the seq column of stallscan show")
+    centres = [i for i, r in enumerate(rows) if (around is None or r["seq"] == around)]
+    if flagged_only and around is None:
+        centres = [i for i in centres if flagged(rows[i])]
+    keep = sorted({j for i in centres for j in range(max(0, i - context), min(len(rows), i + context + 1))})
+    out, last = [], -1
+    for i in keep:
+        r = dict(rows[i])
+        if i - last > 1:
+            r["skipped_before"] = i - last - 1
+        out.append(r)
+        last = i
+    if out and last < len(rows) - 1:
+        out[-1]["skipped_after"] = len(rows) - 1 - last
+    return out
 
 
 def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, list[dict[str, Any]]]:

@@ -122,6 +122,7 @@ def _session(con: duckdb.DuckDBPyConnection) -> None:
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
+    sql.run(con, "store/truth_macros")  # truth(origin, is_human_turn) / truth_note(...): one vocabulary of truth
 
 
 def not_writable(path: str | os.PathLike[str]) -> str | None:

@@ -2,7 +2,8 @@
 
 Resample r draws `n_sess` sessions with replacement (`rng.integers(0, n_sess, n_sess)`, one call per
 resample) and weights each session by how often it was drawn. The recommended threshold of a resample is
-the first argmin over thresholds of
+chosen as for the whole corpus (stallscan.sweep.plateau.choose: the current threshold when it lies on a
+minimum-cost run, else the nearest minimum-cost threshold) on
 
     cost = a * (FP_gap + FP_fixed) + b * (FN_gap + FN_fixed)
 
@@ -22,6 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.sweep.plateau import choose
+
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
 
 
@@ -33,6 +37,7 @@ def picks(
     b: float,
     n_boot: int,
     seed: int,
+    current: float = GAP_THRESHOLD_S,
 ) -> list[np.ndarray]:
     """Per policy (human pairs, automatic pairs, fixed (tp, fn, fp, tn) x sessions counts): the threshold
     each of the n_boot resamples recommends."""
@@ -67,5 +72,5 @@ def picks(
         for i in range(len(policies)):
             fp, fn = sums[slot[i]]
             cost = a * (fp + fixed[2 * i + 1]) + b * (fn + fixed[2 * i])
-            out[i][r] = t[int(np.argmin(cost))]
+            out[i][r] = choose(cost, t, current)[0]
     return out

@@ -41,6 +41,7 @@ class SweepResult:
         default_factory=list
     )  # rule variants vs the router (stallscan.sweep.variants)
     rule_advice: str | None = None  # which single rule change would help this corpus most
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # tool results not scored (stallscan.sweep.core)
 
 
 def policy_name(policy: str) -> str:

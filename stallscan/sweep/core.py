@@ -29,6 +29,7 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+from stallscan.sweep import plateau
 from stallscan.sweep.bootstrap import Pairs
 from stallscan.sweep.bootstrap import picks as bootstrap_picks
 from stallscan.sweep.cells import (
@@ -100,7 +101,10 @@ def run_sweep(
     policies: tuple[str, ...] = POLICIES,
     bootstrap: int = 1000,
     seed: int = 0,
+    current: float = GAP_THRESHOLD_S,
 ) -> SweepResult:
+    """The sweep of `policies` over `thresholds`; `current` is the router's threshold in use, the one the
+    advice keeps when it lies on the optimal plateau (stallscan.sweep.plateau)."""
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
@@ -114,13 +118,36 @@ def run_sweep(
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
         cells = sweep_cells(rows, t)
-    res = sweep_from_cells(cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed)
+    res = sweep_from_cells(cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current)
     if any(p in VARIANTS for p in policies):
         from stallscan.sweep.variants import compare_variants, rule_advice
 
         res.variants = compare_variants(res, rows, by)
         res.rule_advice = rule_advice(res.variants)
+    res.left_out = tool_results_left_out(con, by, cost_auto_as_human, cost_human_as_auto)
     return res
+
+
+def tool_results_left_out(
+    con: duckdb.DuckDBPyConnection, by: str, a: float = 1.0, b: float = 1.0
+) -> list[dict[str, Any]]:
+    """Per group: the tool results the sweep does not score, and the errors (and cost) the router and
+    gap-only make on them at the replayed threshold: gap-only's row looks better than the router's partly
+    because its errors on tool results are not in it (issue 23)."""
+    by = _inputs_ready(con, by)
+    have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
+    if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
+        return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
+    cur = sql.query(con, "sweep/tool_results_left_out", {"by": by})
+    cols = [d[0] for d in cur.description]
+    out = []
+    for r in (dict(zip(cols, x)) for x in cur.fetchall()):
+        row: dict[str, Any] = {"group": r["grp"], "threshold": r["threshold"], "tool_results": r["tool_results"]}
+        for p, k in (("router", "router"), ("gap-only", "gap_only")):
+            ah, ha = int(r[f"{k}_auto_as_human"]), int(r[f"{k}_human_as_auto"])
+            row[p] = {"auto_as_human": ah, "human_as_auto": ha, "misread": ah + ha, "cost": a * ah + b * ha}
+        out.append(row)
+    return out
 
 
 # The sweep needs, per event, only its session, its gap bin and five flags. `sweep_cells` reduces the
@@ -137,6 +164,7 @@ def sweep_from_cells(
     policies: tuple[str, ...] = POLICIES,
     bootstrap: int = 1000,
     seed: int = 0,
+    current: float = GAP_THRESHOLD_S,
 ) -> SweepResult:
     """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells)."""
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
@@ -146,11 +174,11 @@ def sweep_from_cells(
         sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
         part = {k: v[sel] for k, v in cells.items()}
         a, b = cost_auto_as_human, cost_human_as_auto
-        one = [_point(part, t, p, g, a, b) for p in policies]
+        one = [_point(part, t, p, g, a, b, current) for p in policies]
         n_sess = one[0][3] if one else 0
         if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
             for (_, rec, _, _), picked in zip(
-                one, bootstrap_picks([x[2] for x in one], n_sess, t, a, b, bootstrap, seed)
+                one, bootstrap_picks([x[2] for x in one], n_sess, t, a, b, bootstrap, seed, current)
             ):
                 _interval(rec, picked)
         done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
@@ -193,11 +221,12 @@ def _sweep_one(
     b: float,
     n_boot: int,
     seed: int,
+    current: float = GAP_THRESHOLD_S,
 ) -> tuple[Curve, dict[str, Any]]:
     """One policy over one group: the curve, the recommendation and (n_boot > 0) its bootstrap interval."""
-    curve, rec, parts, n_sess = _point(rows, t, policy, group, a, b)
+    curve, rec, parts, n_sess = _point(rows, t, policy, group, a, b, current)
     if n_boot and n_sess > 1 and len(t):
-        _interval(rec, bootstrap_picks([parts], n_sess, t, a, b, n_boot, seed)[0])
+        _interval(rec, bootstrap_picks([parts], n_sess, t, a, b, n_boot, seed, current)[0])
     return curve, rec
 
 
@@ -207,7 +236,13 @@ def _interval(rec: dict[str, Any], picked: np.ndarray) -> None:
 
 
 def _point(
-    rows: dict[str, np.ndarray], t: np.ndarray, policy: str, group: str, a: float, b: float
+    rows: dict[str, np.ndarray],
+    t: np.ndarray,
+    policy: str,
+    group: str,
+    a: float,
+    b: float,
+    current: float = GAP_THRESHOLD_S,
 ) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int]:
     """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
     (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts."""
@@ -247,26 +282,34 @@ def _point(
     cost = a * allp["fp"] + b * allp["fn"]
     n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
     curve = Curve(policy, group, t, g, allp, cost, n_gap, n_events)
-    best = int(np.argmin(cost)) if len(t) else 0  # argmin: the first (smallest) threshold on ties
-    at2 = (
-        int(np.searchsorted(t, GAP_THRESHOLD_S))
-        if len(t) and t[min(int(np.searchsorted(t, GAP_THRESHOLD_S)), len(t) - 1)] == GAP_THRESHOLD_S
-        else None
-    )
+    best = int(np.argmin(cost)) if len(t) else 0  # a lowest-cost point
     rec: dict[str, Any] = {
         "policy": policy,
         "group": group,
-        "threshold": float(t[best]) if len(t) else None,
+        "threshold": None,
         "cost": float(cost[best]) if len(t) else None,
         "auto_as_human": int(allp["fp"][best]) if len(t) else 0,
         "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
         "n_events": n_events,
         "n_gap_decided": n_gap,
-        "at_2s": _point_at(allp, cost, at2),
+        "at_2s": _point_at(allp, cost, _index(t, GAP_THRESHOLD_S)),
+        "at_current": _point_at(allp, cost, _index(t, current)),
         "interval": None,
         "bootstrap": 0,
     }
+    if len(t):
+        rec.update(plateau.advice(cost, t, current, n_sess, n_gap))
+        rec["lowest_cost"] = rec["cost"]
+        k = _index(t, rec["threshold"])  # cost and errors at what to set (off the grid: the plateau's)
+        if k is not None:
+            rec.update(cost=float(cost[k]), auto_as_human=int(allp["fp"][k]), human_as_auto=int(allp["fn"][k]))
     return curve, rec, (gh, go, cells), n_sess
+
+
+def _index(t: np.ndarray, x: float) -> int | None:
+    """The index of `x` in the sorted grid `t`, None when it is not a grid point."""
+    k = int(np.searchsorted(t, x))
+    return k if len(t) and t[min(k, len(t) - 1)] == x else None
 
 
 def _point_at(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> dict[str, Any] | None:

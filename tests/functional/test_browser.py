@@ -66,7 +66,7 @@ def test_report_renders_in_chromium(tmp_path):
     assert f"{mis['misread']:,} misread turns" in text
     assert f"of {mis['records']:,} at" in text
     assert f"{silent['per_1000']:.1f} per 1,000 turns" in text
-    assert f"lowest cost at {rec['threshold']:.2f} s" in text
+    assert f"{rec['verdict']}: lowest cost on {rec['plateau'][0]:.2f}–{rec['plateau'][1]:.2f} s" in text
     for it in items.values():
         assert " ".join(it["text"].split()) in text
     for e in data["headline"]["examples"]:

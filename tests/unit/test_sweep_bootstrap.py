@@ -1,6 +1,6 @@
 """The shared bootstrap (stallscan.sweep.bootstrap: one pass over the resamples for every policy) picks,
 resample for resample, the threshold a plain loop per policy picks: same random stream, same costs bit for
-bit, same first argmin."""
+bit, same choice on the minimum-cost plateau."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def loop_picks(parts, n_sess, t, a, b, n_boot, seed):
         fp = np.cumsum(o[::-1])[::-1][1:]
         fixed = cells @ w
         cost = a * (fp + fixed[2]) + b * (h.sum() - tp + fixed[1])
-        out[r] = t[int(np.argmin(cost))]
+        low = np.flatnonzero(cost <= cost.min() + 1e-9 * max(1.0, np.abs(cost).max()))  # equal within rounding
+        on = [k for k in low if t[k] == 2.0]  # the current threshold when it costs the minimum, else the nearest
+        out[r] = t[on[0]] if on else t[low[np.argmin(np.abs(t[low] - 2.0))]]
     return out
 
 

@@ -61,8 +61,11 @@ def test_recommended_threshold_is_the_known_optimum(con, tmp_path):
     rec = res.recommendation[("router", "all")]
     grid = thresholds_grid(0, 30, STEP)
     optimum = min(t for t in grid if t > max(auto_gaps))  # smallest error-free threshold
+    last = max(t for t in grid if t <= min(human_gaps))  # largest error-free threshold
     assert max(auto_gaps) < optimum <= min(human_gaps)
-    assert abs(rec["threshold"] - optimum) <= STEP + 1e-9
+    assert rec["plateau"] == [optimum, last]
+    # the router's 2 s is kept when it is error-free here, else the nearest error-free threshold is set
+    assert rec["threshold"] == (2.0 if optimum <= 2.0 <= last else optimum if optimum > 2.0 else last)
     assert rec["cost"] == 0 and rec["n_gap_decided"] == len(auto_gaps) + len(human_gaps)
     lo, hi = rec["interval"]
     assert lo <= rec["threshold"] <= hi <= min(human_gaps)

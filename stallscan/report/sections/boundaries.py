@@ -22,6 +22,7 @@ from stallscan.store import sql
 
 POLICIES = ("router", "gap_only", "header_only")
 DECIDERS = ("header", "first", "completion", "gap", "no_time")
+EXAMPLES = 3  # misread turns offered to the headline's examples, one per session, spread over harnesses
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -40,7 +41,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     errors: dict[str, Any] = {p: {"none": 0, "auto_as_human": 0, "human_as_auto": 0, "undecided": 0} for p in POLICIES}
     deciders = {d: {"n": 0, "auto_as_human": 0, "human_as_auto": 0} for d in DECIDERS}
     for r in conf:
-        truth = "human" if r["is_human_turn"] else r["origin"]
+        truth = r["truth"]
         decision = r["decision"] or "undecided"
         cell = matrix[r["policy"]].setdefault(truth, {"human": 0, "continuation": 0, "undecided": 0})
         cell[decision] += r["n"]
@@ -52,11 +53,15 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     misread = _populations(conf)
     hist: dict[str, Any] = {}
     for r in _rows(sql.query(con, "report/boundaries_gap_histogram")):
-        hist.setdefault(r["origin"], []).append({"lo": r["lo"], "hi": r["hi"], "n": r["n"]})
+        hist.setdefault(r["truth"], []).append({"lo": r["lo"], "hi": r["hi"], "n": r["n"]})
     worst = _rows(sql.query(con, "report/boundaries_errors", {"limit": opts.limit}))
     refs = session_refs(con, [w["session_id"] for w in worst])
     for w in worst:
         w["ref"] = refs[w["session_id"]]
+        w["ts"] = w["ts"].isoformat() if w["ts"] is not None else None
+        w["gap_s"] = round(w["gap_s"], 3) if w["gap_s"] is not None else None
+    examples = _rows(sql.query(con, "report/boundaries_examples", {"k": EXAMPLES}))
+    for w in examples:
         w["ts"] = w["ts"].isoformat() if w["ts"] is not None else None
         w["gap_s"] = round(w["gap_s"], 3) if w["gap_s"] is not None else None
     no_time = _rows(sql.query(con, "report/boundaries_no_time"))
@@ -74,6 +79,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "decided_by": deciders,
         "no_time": no_time,
         "misclassified": worst,
+        "examples": examples,
         "gap_histogram": hist,
     }
 
@@ -102,16 +108,6 @@ def _populations(conf: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def populations_note(data: dict[str, Any]) -> str:
-    m = data["misread"]
-    t, p, tr = m["turns"], m["prompts"], m["tool_results"]
-    return (
-        f"Misread turns at {data['threshold']:g} s: {num(t['misread'])} of {num(t['records'])} records that start a "
-        f"request (tool results included); {num(p['misread'])} of them among the {num(p['records'])} prompts the "
-        f"threshold sweep scores, {num(tr['misread'])} among the {num(tr['records'])} tool results."
-    )
-
-
 RULE_COLS = [Column("decided by", "id", 90), Column("records"), Column("auto as human"), Column("human as auto")]
 
 
@@ -122,7 +118,13 @@ def _rules(data: dict[str, Any], title: str = "") -> Table:
 
 def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     if not full:
-        return [Paragraph(populations_note(d)), _rules(d, "Router decisions by rule (records that start a request)")]
+        m = d["misread"]
+        return [
+            Paragraph(
+                f"{num(m['turns']['misread'])} misread of {num(m['turns']['records'])} at {num(d['threshold'])} s: "
+                f"{num(m['prompts']['misread'])} prompt(s), {num(m['tool_results']['misread'])} tool result(s)"
+            )
+        ]
     m = d["misread"]
     t, p, tr = m["turns"], m["prompts"], m["tool_results"]
     out: list[Block] = [

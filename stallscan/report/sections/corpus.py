@@ -3,7 +3,7 @@ its blocks)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -38,8 +38,27 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
     }
+    filtered = bool(opts.since or opts.until or opts.harness or opts.model)
+    # the populations each count is over (issue 23): totals.files = files holding a reported event; the
+    # database's files, skipped and rejected lines are every file's unless the report is filtered, then the
+    # files holding a reported event
+    in_scope = "file IN (SELECT DISTINCT file FROM scoped_events)" if filtered else "true"
+    skipped_lines, rejected_lines = cast(
+        "tuple[int, int]",
+        con.execute(
+            f"SELECT (SELECT count(*) FROM skipped WHERE {in_scope}), (SELECT count(*) FROM rejects WHERE {in_scope})"
+        ).fetchone(),
+    )
     return {
         "totals": totals,
+        "population": {
+            "filtered": filtered,
+            "files_in_database": sum(files.values()),
+            "files_with_events": totals["files"],
+            "skipped_lines": skipped_lines,
+            "rejected_lines": rejected_lines,
+            "lines_over": "the files holding a reported event" if filtered else "every file in the database",
+        },
         "by_harness": harnesses,
         "files_by_status": files,
         "rejects": rejects,
@@ -62,7 +81,6 @@ COLS = [
     Column("to", "id", 35),
 ]
 COUNTS = ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
-SUMMARY_HARNESSES = 4  # the short form names the largest harnesses; the full form lists every one
 
 
 def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
@@ -70,7 +88,7 @@ def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Blo
     # the inputs this run could not read (stallscan.report.output.add_unreadable), in every form
     shapes += [Paragraph(f"unreadable: {u['path']} ({u['why']})", "warn") for u in data.get("unreadable", [])]
     if not full:
-        return [Paragraph(_overview(data)), Paragraph(_line(data)), *shapes]
+        return [Paragraph(_one_line(data)), *shapes]
     rows = [
         [h["harness"], *(num(h[k]) for k in COUNTS), _day(h["first_ts"]), _day(h["last_ts"])]
         for h in data["by_harness"]
@@ -99,27 +117,15 @@ def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Blo
     return out
 
 
-def _overview(data: dict[str, Any]) -> str:
-    tot = data["totals"]
-    hs = sorted(data["by_harness"], key=lambda h: -(h["sessions"] or 0))
-    first = min((h["first_ts"] for h in hs if h["first_ts"]), default=None)
-    last = max((h["last_ts"] for h in hs if h["last_ts"]), default=None)
+def _one_line(data: dict[str, Any]) -> str:
+    """The default report's line: what the report covers, and the lines the database left out."""
+    tot, pop = data["totals"], data["population"]
+    rej = pop["rejected_lines"]
     return (
-        f"{num(tot['sessions'])} sessions, {num(tot['events'])} events, {num(tot['files'])} files"
-        + (f", {_day(first)} to {_day(last)}" if first else "")
-        + "; sessions by harness: "
-        + ", ".join(f"{h['harness']} {num(h['sessions'])}" for h in hs[:SUMMARY_HARNESSES])
-        + (f" and {len(hs) - SUMMARY_HARNESSES} more" if len(hs) > SUMMARY_HARNESSES else "")
-    )
-
-
-def _line(data: dict[str, Any]) -> str:
-    status = ", ".join(f"{k} {v:,}" for k, v in data["files_by_status"].items())
-    rej = sum(r["lines"] for r in data["rejects"])
-    pending = data["pending_truncated_lines"]
-    return (
-        f"files: {status}; skipped lines {sum(data['skipped'].values()):,} ({len(data['skipped'])} kinds); "
-        f"rejected lines {rej:,}" + (f"; {pending} truncated last line(s) pending" if pending else "")
+        f"{num(tot['sessions'])} sessions, {num(tot['events'])} events from {num(tot['files'])} of "
+        f"{num(pop['files_in_database'])} files; {num(pop['skipped_lines'])} lines skipped"
+        + (f", {num(rej)} rejected" if rej else "")
+        + (" there" if pop["filtered"] else "")
     )
 
 

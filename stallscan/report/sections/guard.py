@@ -51,7 +51,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
         return [Paragraph(NO_LOG)] if full else []
     if not full:
         parts = ", ".join(f"{n:,} {k}" for k, n in sorted(d["decisions"].items()))
-        return [Paragraph(f"{d['records']:,} decisions ({parts}); details: stallscan report --section guard")]
+        return [Paragraph(f"{d['records']:,} decisions ({parts})")]
     ms = ("latency_median_ms", "latency_max_ms")
     rows = [
         [*(num(r[k]) for k in ("mode", "decision", "verdict", "reason", "n", "sessions")), *(_ms(r[k]) for k in ms)]

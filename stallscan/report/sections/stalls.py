@@ -4,7 +4,6 @@ blocks() lays them out; nothing here prints."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -68,11 +67,10 @@ COUNT_COLS = [
     Column("no tool", keep=55),
     Column("narrated", keep=55),
     Column("silent", keep=95),
-    Column("exhausted", keep=92),
+    Column("exhausted rounds", keep=92),
     Column("recovered", keep=80),
     Column("abandoned", keep=45),
 ]
-SHORT = ("harness", "turns", "dropped call", "no tool", "narrated", "silent", "exhausted")
 
 
 def _counts_rows(data: dict[str, Any]) -> list[list[str]]:
@@ -97,34 +95,24 @@ def _counts_rows(data: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _settings(data: dict[str, Any]) -> str:
+def _one_line(data: dict[str, Any]) -> str:
+    """The default report's line: stalled rounds, where, and how many ended silent or past the bound."""
+    rows = _counts_rows(data)
+
+    def total(i: int) -> int:
+        return sum(int(r[i].replace(",", "")) for r in rows)
+
+    stalled = total(3) + total(4) + total(5)  # dropped call, no tool, narrated
+    hit = sum(1 for r in rows if any(r[i] != "0" for i in (3, 4, 5)))
     return (
-        f"retry bound {data['retry_bound']}, narrated bound {data['narrated_bound']}, turns from {data['segmentation']}"
+        f"{stalled:,} stalled rounds in {hit} of {len(rows)} harnesses; {total(6):,} silent, "
+        f"{total(7):,} exhausted rounds"
     )
-
-
-def _short(data: dict[str, Any]) -> list[Block]:
-    """The harnesses with a stall, in the key columns; the others named in one line."""
-    idx = [i for i, c in enumerate(COUNT_COLS) if c.header in SHORT]
-    stall_cols = [i for i, c in enumerate(COUNT_COLS) if c.header in SHORT[2:]]
-    all_rows = _counts_rows(data)
-    rows = [[r[i] for i in idx] for r in all_rows if any(r[i] != "0" for i in stall_cols)]
-    quiet = [r for r in all_rows if all(r[i] == "0" for i in stall_cols)]
-    cols = [replace(COUNT_COLS[i], header="dropped") if i == 3 else COUNT_COLS[i] for i in idx]
-    out: list[Block] = [Table(cols, rows, f"Stalls ({_settings(data)})")] if rows else []
-    if quiet:
-        turns = sum(int(r[1].replace(",", "")) for r in quiet)
-        out.append(
-            Paragraph(
-                f"no stall in {len(quiet)} other harness(es) ({turns:,} turns): " + ", ".join(r[0] for r in quiet)
-            )
-        )
-    return out
 
 
 def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     if not full:
-        return _short(d)
+        return [Paragraph(_one_line(d))]
     out: list[Block] = [
         Paragraph(
             f"Retry bound {d['retry_bound']}, narrated bound {d['narrated_bound']}, turns from {d['segmentation']}."
@@ -148,7 +136,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
         for r in d["rates"][dim]
     ]
     cols = [Column("by", "id", 90), Column("key", "text", 95, min=12, max=34), Column("turns", keep=90)]
-    cols += [Column("silent", keep=90), Column("exhausted", keep=80), Column("silent / 1k", keep=85)]
+    cols += [Column("silent", keep=90), Column("exhausted endings", keep=80), Column("silent / 1k", keep=85)]
     cols += [Column("plan / 1k", keep=60)]
     out += [Heading("Silent endings per 1,000 turns", 3, "rates"), Table(cols, rows)]
     out += [Heading("Recovery after the k-th nudge", 3, "recovery"), *_recovery(d)]

@@ -12,6 +12,7 @@ import numpy as np
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.report.blocks import Block, Column, Details, LineChart, Paragraph, Table
 from stallscan.report.cells import num, secs
+from stallscan.report.render_sweep import left_out_note
 from stallscan.report.section import ReportOptions, Section
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 
@@ -19,7 +20,14 @@ CURVE_STEP = 0.25  # seconds between curve points kept in the report data
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    res = run_sweep(con, thresholds_grid(0.0, 30.0, 0.05), bootstrap=opts.bootstrap, seed=0, policies=ALL_POLICIES)
+    res = run_sweep(
+        con,
+        thresholds_grid(0.0, 30.0, 0.05),
+        bootstrap=opts.bootstrap,
+        seed=0,
+        policies=ALL_POLICIES,
+        current=opts.threshold,
+    )
     keep = np.isclose(np.mod(res.thresholds + 1e-9, CURVE_STEP), 0, atol=1e-6) | np.isclose(
         res.thresholds, opts.threshold
     )
@@ -46,6 +54,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "curves": curves,
         "variants": [variant_row(v) for v in res.variants],
         "rule_advice": res.rule_advice,
+        "tool_results_left_out": res.left_out,
     }
 
 
@@ -71,48 +80,25 @@ def variant_row(v: dict[str, Any]) -> dict[str, Any]:
 
 
 CURVE_AT = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)  # the full form's cost table
-POPULATION = (
-    "prompts = user-role records that start a request, tool results left out (no threshold changes how "
-    "the router decides a tool result); by gap = how many of them the gap rule decides."
-)
 
 
-def _short(d: dict[str, Any]) -> list[Block]:
-    """The router and gap-only recommendations in the key columns."""
-    rows = []
-    for r in d["recommendations"]:
-        if r["policy"] not in ("router", "gap-only"):
-            continue
-        at2, iv = r.get("at_2s") or {}, r.get("interval")
-        rows.append(
-            [
-                r["policy"],
-                r["group"],
-                f"{r['n_events']:,}",
-                f"{r['threshold']:.2f}" if r["threshold"] is not None else "-",
-                f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-",
-                f"{r['cost']:g}" if r["cost"] is not None else "-",
-                f"{at2['cost']:g}" if at2 else "-",
-            ]
-        )
-    cols = [Column("policy", "id", 99), Column("group", "id", 97), Column("prompts", keep=70)]
-    cols += [Column("best s", keep=96), Column("95% interval", "id", 90), Column("cost", keep=94)]
-    cols += [Column("cost @2s", keep=93)]
-    title = (
-        f"Threshold sweep (cost = {d['cost_auto_as_human']:g} x auto-as-human + "
-        f"{d['cost_human_as_auto']:g} x human-as-auto)"
-    )
-    return [Table(cols, rows, title), Paragraph(POPULATION)]
+def _one_line(d: dict[str, Any]) -> str:
+    """The default report's line: the router's advice and its plateau (gap-only and the variants: --full)."""
+    r = next((r for r in d["recommendations"] if r["policy"] == "router" and r["group"] == "all"), None)
+    if r is None or r.get("plateau") is None:
+        return "no prompt to score"
+    lo, hi = r["plateau"]
+    return f"set {r['threshold']:g} s ({r['verdict']}); lowest cost {r['lowest_cost']:g} on {lo:.2f}–{hi:.2f} s"
 
 
 def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     if not full:
-        return _short(d)
+        return [Paragraph(_one_line(d))]
     rows = []
     for r in d["recommendations"]:
         if r["policy"] == "labels":
             continue
-        at, iv = r.get("at_2s") or {}, r.get("interval")
+        at, iv, pl = r.get("at_2s") or {}, r.get("interval"), r.get("plateau")
         rows.append(
             [
                 r["policy"],
@@ -120,6 +106,7 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
                 num(r["n_events"]),
                 num(r["n_gap_decided"]),
                 secs(r["threshold"]),
+                f"{secs(pl[0])}–{secs(pl[1])}" if pl else "–",
                 f"{secs(iv[0])}–{secs(iv[1])}" if iv else "–",
                 num(r["cost"]),
                 num(r["auto_as_human"]),
@@ -128,7 +115,8 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
             ]
         )
     cols = [Column("policy", "id", 99), Column("group", "id", 97), Column("prompts", keep=70)]
-    cols += [Column("gap-decided", keep=40), Column("best s", keep=96), Column("95% interval", "id", 90)]
+    cols += [Column("gap-decided", keep=40), Column("set s", keep=96), Column("lowest-cost plateau", "id", 91)]
+    cols += [Column("95% interval", "id", 90)]
     cols += [Column("cost", keep=94), Column("auto as human", keep=60), Column("human as auto", keep=60)]
     cols += [Column("cost at 2 s", keep=93)]
     out: list[Block] = [
@@ -139,6 +127,11 @@ def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]
             f"{num(d['bootstrap'])} session resamples."
         ),
         Table(cols, rows),
+        *(
+            [Paragraph(note)]
+            if (note := left_out_note(d.get("tool_results_left_out") or [], {r[0] for r in rows}))
+            else []
+        ),
         _cost_chart(d, report),
     ]
     alls = [c for c in d["curves"] if c["group"] == "all"]
@@ -158,9 +151,12 @@ def _cost_chart(d: dict[str, Any], report: dict[str, Any]) -> LineChart:
         if c["group"] == "all"
     }
     marks = {
-        f"best {r['policy']}": r["threshold"]
+        f"set {r['policy']}": r["threshold"]
         for r in d["recommendations"]
-        if r["group"] == "all" and r.get("threshold") is not None and r["policy"] != "labels"
+        if r["group"] == "all"
+        and r.get("threshold") is not None
+        and r["policy"] != "labels"
+        and r["threshold"] != report["options"]["threshold"]  # keeping the current value: its mark says it
     }
     marks["current"] = report["options"]["threshold"]
     return LineChart(
