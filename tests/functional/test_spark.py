@@ -141,6 +141,8 @@ def test_report_from_parquet_equals_the_database_report(run):
     for d in (want, got):  # file bookkeeping is not part of a replay's output
         for k in ("files_by_status", "skipped", "rejects", "pending_files"):
             d["corpus"].pop(k, None)
+        for k in ("files_in_database", "skipped_lines", "rejected_lines"):  # (the same tables, counted)
+            d["corpus"]["population"].pop(k, None)
     assert json.dumps(got, default=str, sort_keys=True) == json.dumps(want, default=str, sort_keys=True)
 
 
