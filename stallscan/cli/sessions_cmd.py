@@ -1,4 +1,5 @@
-"""`stallscan sessions`: every session with its harness, start, turns, silent endings and misread turns."""
+"""`stallscan sessions`: every session with its harness, start, human turns, silent endings, the records that
+start a request and how many of those the router misreads."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ._lazy import Console
 from .common import _err_console, _guard, open_db, out_format, scope_sessions
 from .options import Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
 
-SORTS = ("start", "id", "harness", "turns", "silent", "misread", "events")
+SORTS = ("start", "id", "harness", "turns", "silent", "requests", "misread", "events")
 
 app = typer.Typer()  # this module's commands (stallscan.cli.COMMANDS names it)
 
@@ -37,7 +38,7 @@ def sessions(
     out: str = typer.Option("table", "--format", metavar="<table|json>", help="Output format."),
     as_json: Json = False,
 ) -> None:
-    """List sessions: the id `show` accepts, harness, start, turns, silent endings, misread turns."""
+    """List sessions: the id `show` accepts, harness, start, human turns, silent endings, requests, misread."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
@@ -82,6 +83,7 @@ def sessions(
             (r["start"] or "-")[:16].replace("T", " "),
             f"{r['turns']:,}",
             f"{r['silent']:,}",
+            f"{r['requests']:,}",
             f"{r['misread']:,}",
             f"{r['events']:,}",
             r["model"] or "-",
@@ -92,13 +94,25 @@ def sessions(
         Col("session", "id", 99),
         Col("harness", "id", 80),
         Col("start (UTC)", "id", 85),
-        Col("turns", keep=90),
+        Col("human turns", keep=90),
         Col("silent", keep=95),
+        Col("requests", keep=93),
         Col("misread", keep=95),
         Col("events", keep=40),
         Col("model", "text", 30, min=8, max=30),
     ]
     Console().print(fit_table(spec, table, styles=[("bold" if r["silent"] or r["misread"] else None) for r in rows]))
     _err_console().print(
-        f"{len(rows):,} session(s); open one with: stallscan show SESSION (the first column)", highlight=False
+        f"{len(rows):,} session(s); open one with: stallscan show SESSION (the first column)\n" + LEGEND,
+        highlight=False,
     )
+
+
+# what each count counts (issue 23): misread is a share of requests, silent a share of human turns. The two
+# populations differ: a person's words inside a harness envelope or a tool result are requests (and may be
+# misread) but open no turn; a local command (/clear) opens a turn but sends no request
+LEGEND = (
+    "human turns: the stall replay's turns, each opened by a person's record (silent: of them, ending in a "
+    "plan-as-answer); requests: user-role records that start a model request (prompts, automatic prompts, "
+    "tool results); misread: of the requests, those the router reads wrong"
+)

@@ -239,7 +239,9 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
-    res.events, res.lines = cast("tuple[int, int]", sql.query(con, "ingest/run_tally").fetchone())
+    res.events, res.lines, res.files_with_events = cast(
+        "tuple[int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
+    )
     for kind, n in con.execute(
         "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
         "AND s.line >= r.start_line GROUP BY ALL"

@@ -125,6 +125,8 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
             status = "empty" if st.st_size == 0 else "unrecognized"
             if status == "unrecognized":
                 res.unrecognized.append(str(path))
+            else:
+                res.empty += 1
             removed = _record_unrecognized(con, path, st, status, had_rows=bool(row and row[1] is not None))
             if removed:
                 res.emptied.append((str(path), status, removed))

@@ -12,6 +12,8 @@ class IngestResult:
     ingested: int = 0  # files read (new, grown or rewritten)
     unchanged: int = 0  # files skipped because nothing changed
     unrecognized: list[str] = field(default_factory=list)  # paths whose format was not recognised
+    empty: int = 0  # 0-byte files (new or changed since the last ingest): nothing to read
+    files_with_events: int = 0  # files this run read that gave at least one event
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     # (path, status, rows removed): files read before, now empty or in no format: their old rows are gone
     emptied: list[tuple[str, str, int]] = field(default_factory=list)
@@ -41,6 +43,8 @@ class IngestResult:
             "ingested": self.ingested,
             "unchanged": self.unchanged,
             "unrecognized": self.unrecognized,
+            "empty": self.empty,
+            "files_with_events": self.files_with_events,
             "unreadable": [list(u) for u in self.unreadable],
             "emptied": [{"path": p, "status": s, "rows_removed": n} for p, s, n in self.emptied],
             "sessions": self.sessions,

@@ -17,20 +17,27 @@ def ingest_summary(res: IngestResult, verbose: bool = False) -> Group:
     t = Table(title="stallscan ingest", show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
     t.add_column(justify="right")
-    t.add_row("files", f"{res.files:,}")
-    t.add_row("  read", f"{res.ingested:,}")
-    t.add_row("  unchanged", f"{res.unchanged:,}")
+    # each count names its population (issue 23); files found = read this run + unchanged + empty +
+    # unrecognised + unreadable, and "with events" is the report corpus line's "events from N files"
+    t.add_row("files found", f"{res.files:,}")
+    t.add_row("  read this run", f"{res.ingested:,}")
+    t.add_row("    with events", f"{res.files_with_events:,}")
+    t.add_row("  unchanged since last ingest", f"{res.unchanged:,}")
+    if res.empty:
+        t.add_row("  empty", f"{res.empty:,}")
     if res.unrecognized:
         t.add_row("  unrecognised", f"{len(res.unrecognized):,}")
     if res.unreadable:
         t.add_row("  unreadable", f"{len(res.unreadable):,}")
     if res.emptied:
-        t.add_row("  emptied", f"{len(res.emptied):,}")
-    t.add_row("sessions", f"{res.sessions:,}")
-    t.add_row("lines", f"{res.lines:,}")
-    t.add_row("events", f"{res.events:,}")
-    t.add_row("skipped", f"{sum(res.skipped.values()):,}")
-    t.add_row("rejects", f"{res.rejects:,}")
+        t.add_row("    read before: rows removed", f"{len(res.emptied):,}")
+    if res.left_out:
+        t.add_row("files left out (see the note)", f"{sum(res.left_out.values()):,}")
+    t.add_row("sessions touched", f"{res.sessions:,}")
+    t.add_row("lines read", f"{res.lines:,}")
+    t.add_row("  skipped knowingly", f"{sum(res.skipped.values()):,}")
+    t.add_row("  rejected", f"{res.rejects:,}")
+    t.add_row("events written", f"{res.events:,}")
     if res.pending:
         t.add_row("pending", f"{res.pending:,} truncated last line(s), retried next ingest")
     t.add_row("seconds", f"{res.seconds:.2f}")

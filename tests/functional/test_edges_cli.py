@@ -142,7 +142,8 @@ def test_terminal_fits_80_columns(any_db):
     table = cli("sessions", "--db", any_db, "--sort", "misread", "--desc").stdout.splitlines()
     for r in rows["sessions"]:
         line = next(x for x in table if x.startswith(r["ref"] + " "))
-        assert re.search(rf"\b{r['turns']:,}\s+{r['silent']:,}\s+{r['misread']:,}\b", line), line
+        counts = (r[k] for k in ("turns", "silent", "requests", "misread"))
+        assert re.search(r"\b" + r"\s+".join(f"{n:,}" for n in counts) + r"\b", line), line
     text = cli("boundaries", "--errors-only", "--db", any_db).stdout
     for d in json.loads(cli("boundaries", "--errors-only", "--db", any_db, "--json").stdout)["decisions"]:
         if d["gap_s"] is not None:
@@ -168,7 +169,7 @@ def test_sessions_sorts_and_prints_refs_show_accepts(sample_db):
     turns = [r["turns"] for r in rows]
     assert turns == sorted(turns, reverse=True)
     for r in rows:
-        assert set(r) >= {"session_id", "ref", "harness", "start", "turns", "silent", "misread"}
+        assert set(r) >= {"session_id", "ref", "harness", "start", "turns", "silent", "requests", "misread"}
     misread = json.loads(cli("boundaries", "--db", sample_db, "--errors-only", "--json").stdout)["decisions"]
     assert sum(r["misread"] for r in rows) == len(misread)
     for r in rows[:5]:
