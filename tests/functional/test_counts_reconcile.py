@@ -110,3 +110,19 @@ def test_sessions_misread_is_a_share_of_the_requests(corpus, tmp_path):
     line = next(x for x in out.splitlines() if x.startswith(cline["ref"] + " "))
     assert re.search(rf"\b{cline['turns']:,}\s+{cline['silent']:,}\s+{users:,}\s+{cline['misread']:,}\b", line)
     assert "misread: of the requests" in err and "requests: user-role records that start" in err
+
+
+def test_report_counts_a_session_once_across_harnesses(tmp_path):
+    """sample_logs/cline/1777073160794/ is one Cline task kept by Cline as two files of two formats, its
+    api_conversation_history.json and its ui_messages.json (one task folder, one task id): the report's session
+    total counts it once, as `sessions` lists it once, while each harness row counts it."""
+    db = str(tmp_path / "s.duckdb")
+    code, out, err = run("report", str(SAMPLES), "--db", db, "--format", "json", "--bootstrap", "0")
+    assert code == 0, err
+    corpus = json.loads(out)["corpus"]
+    code, out, err = run("sessions", "--db", db, "--limit", "0", "--json")
+    assert code == 0, err
+    listed = {s["session_id"] for s in json.loads(out)["sessions"]}
+    assert corpus["totals"]["sessions"] == len(listed)
+    by_harness = {h["harness"]: h["sessions"] for h in corpus["by_harness"]}
+    assert sum(by_harness.values()) == len(listed) + 1  # the one task, under cline_api and cline_ui

@@ -38,6 +38,9 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         k: sum(h[k] or 0 for h in harnesses)
         for k in ("files", "sessions", "events", "user_messages", "replies", "tool_calls")
     }
+    # a session is counted once, though its events may come from two harnesses' files (a Cline task's API
+    # history and its UI messages): the by-harness rows each count it, the total does not add them up
+    totals["sessions"] = cast("tuple[int]", con.execute("SELECT count(*) FROM scope_sessions").fetchone())[0]
     filtered = bool(opts.since or opts.until or opts.harness or opts.model)
     # the populations each count is over (issue 23): totals.files = files holding a reported event; the
     # database's files, skipped and rejected lines are every file's unless the report is filtered, then the
