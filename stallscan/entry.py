@@ -194,12 +194,14 @@ def _unchanged(con: Any, paths: list[str]) -> IngestResult | None:
     from stallscan.ingest.result import IngestResult
 
     found = discover(paths)
-    if found.unreadable or not found.files or found.left_out or found.unopened:
-        return None  # (the CLI names what it could not read or left out)
+    if found.unreadable or not found.files:
+        return None  # (the CLI names what it could not read)
     n = same_stats(con, found.files)
     if n is None:
         return None
-    return IngestResult(files=n, unchanged=n, searched=found.searched, left_out=found.left_out)
+    return IngestResult(
+        files=n, unchanged=n, searched=found.searched, left_out=found.left_out, left_out_unopened=found.unopened
+    )
 
 
 def _writable(output: str) -> bool:
@@ -215,7 +217,9 @@ def _emit(data: dict[str, Any], fmt: str, ingested: IngestResult | None, v: dict
     from stallscan.report.output import (
         add_unreadable,
         document,
+        err_console,
         ingested_line,
+        left_out_line,
         print_terminal,
         terminal_console,
         write_output,
@@ -229,14 +233,15 @@ def _emit(data: dict[str, Any], fmt: str, ingested: IngestResult | None, v: dict
         if text is None:
             console = terminal_console(to_file=bool(v["output"]))
             print_terminal(console, data, v["full"], v["section"])
-            if not v["output"]:
-                return
-            text = console.export_text()
-        if v["output"]:
+            text = console.export_text() if v["output"] else None
+        if v["output"] and text is not None:
             write_output(text, v["output"])
-        else:
+        elif text is not None:
             sys.stdout.write(text)
             sys.stdout.flush()
+        left = left_out_line(ingested) if ingested is not None else None
+        if left:  # what the walk left out, as the command's accounting says it after the report
+            err_console().print(f"note: {left}", highlight=False, style="dim")
     except BrokenPipeError:  # the reader closed the pipe early (`| head`): quiet, exit 0, as the command
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -213,6 +213,19 @@ def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path
     assert _files(db) == state  # neither wrote the database
 
 
+def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree, tmp_path):
+    """A folder holding a file in no transcript format (a note here): the memo hit still comes from the console
+    script, with the command's `note: left out ...` line after the report, byte for byte."""
+    src, db = tree
+    (src / "NOTES.txt").write_text("not a transcript\n")
+    base = ["report", str(src), "--db", db, *FAST, "--format", "json"]
+    assert _run(TYPER, base, tmp_path)[0] == 0
+    by_typer = _run(TYPER, base, tmp_path)
+    served = _run(ENTRY, base, tmp_path)
+    assert not _typer_loaded(tmp_path), served[2]
+    assert served == by_typer and "note: left out 1 file(s)" in served[2] and ".txt 1" in served[2]
+
+
 def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]

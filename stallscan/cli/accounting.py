@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_MAX_FILES
+from stallscan.report.output import HOW_TO_INCLUDE, left_out_line
 from stallscan.store.errors import EXIT_INPUT, EXIT_REJECTS, EXIT_USAGE, StallscanError
 
 from .common import _err_console
@@ -19,25 +19,6 @@ if TYPE_CHECKING:
 
     from stallscan.ingest.result import IngestResult
     from stallscan.report.registry import ReportOptions
-
-HOW_TO_INCLUDE = "to read one, name it with its format: stallscan ingest FILE --input-format FORMAT"
-
-
-def left_out_line(res: IngestResult) -> str | None:
-    """'left out 3 file(s) in the folders walked ...: .md 2, .py 1; to read one, ...' (None: none left out)."""
-    if not res.left_out:
-        return None
-    n = sum(res.left_out.values())
-    by = ", ".join(f"{k} {v:,}" for k, v in sorted(res.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
-    unopened = (
-        f", {res.left_out_unopened:,} of them not opened (over {SNIFF_MAX_FILES:,} files sniffed)"
-        if res.left_out_unopened
-        else ""
-    )
-    return (
-        f"left out {n:,} file(s) in the folders walked, no record of a known format in their first "
-        f"{SNIFF_BYTES // 1024} KB{unopened}: {by}; {HOW_TO_INCLUDE}"
-    )
 
 
 def nothing_read(res: IngestResult) -> bool:

@@ -136,6 +136,29 @@ def check_names(con: duckdb.DuckDBPyConnection, flag: str, values: list[str] | N
         )
 
 
+HOW_TO_INCLUDE = "to read one, name it with its format: stallscan ingest FILE --input-format FORMAT"
+
+
+def left_out_line(res: IngestResult) -> str | None:
+    """'left out 3 file(s) in the folders walked ...: .md 2, .py 1; to read one, ...' (None: none left out):
+    the note `ingest` and `report` print (stallscan.cli.accounting), and the entry on a memo hit."""
+    from stallscan.ingest.suffixes import SNIFF_BYTES, SNIFF_MAX_FILES
+
+    if not res.left_out:
+        return None
+    n = sum(res.left_out.values())
+    by = ", ".join(f"{k} {v:,}" for k, v in sorted(res.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
+    unopened = (
+        f", {res.left_out_unopened:,} of them not opened (over {SNIFF_MAX_FILES:,} files sniffed)"
+        if res.left_out_unopened
+        else ""
+    )
+    return (
+        f"left out {n:,} file(s) in the folders walked, no record of a known format in their first "
+        f"{SNIFF_BYTES // 1024} KB{unopened}: {by}; {HOW_TO_INCLUDE}"
+    )
+
+
 def ingested_line(res: IngestResult) -> str:
     """The stderr line after the ingest a report starts with (plain text, as the console would print it)."""
     return (
