@@ -29,7 +29,7 @@ READ_COMMANDS = (
 def stallscan(*args: str, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(ENV, HOME=str(home)) if home else ENV
     return subprocess.run(
-        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
     )
 
 

@@ -82,7 +82,7 @@ def measure(page: Path, width: int) -> dict[str, Any]:
         + ["--dump-dom", frame.as_uri()],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     m = re.search(r"<pre id=\"measured\">(.*?)</pre>", dom.stdout, re.S)
