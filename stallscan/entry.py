@@ -64,18 +64,31 @@ def main() -> None:
         return
     from stallscan.cli import app
 
-    app(prog_name="stallscan")
+    if argv[:1] != ["report"]:
+        app(prog_name="stallscan")
+        return
+    try:
+        app(prog_name="stallscan")
+    except SystemExit as exc:
+        if not exc.code:  # the report was computed (or served) and printed: mirror what a repeat prints
+            _mirror_after_command(argv[1:])
+        raise
+    _mirror_after_command(argv[1:])
+
+
+# ReportOptions' defaults (stallscan.report.section, which imports duckdb; tests/functional/test_startup.py
+# ties them to the typer command's)
+DEFAULTS = {"bootstrap": 1000, "threshold": 2.0, "retry_bound": 3, "limit": 20}
 
 
 def defaults() -> dict[str, Any]:
     """Parameter -> default, for every parameter REPORT_OPTIONS names."""
-    from stallscan.report.section import ReportOptions
+    return {name: DEFAULTS.get(name, False if kind == "flag" else None) for name, kind in REPORT_OPTIONS.values()}
 
-    fields = ReportOptions.__dataclass_fields__
-    return {
-        name: fields[name].default if name in fields and kind != "list" else (False if kind == "flag" else None)
-        for name, kind in REPORT_OPTIONS.values()
-    }
+
+def default_db_path() -> str:
+    """stallscan.store.db.default_db_path, without importing duckdb (tests/test_report_mirror.py ties them)."""
+    return os.environ.get("STALLSCAN_DB") or "stallscan.duckdb"
 
 
 def _value(kind: str, text: str) -> object:
@@ -125,32 +138,83 @@ def parse_report(args: list[str]) -> tuple[list[str], dict[str, Any]] | None:
 
 
 def _report(args: list[str]) -> bool:
-    """Serve `report ARGS` from the memo; False: nothing was printed, the typer command runs instead."""
+    """Serve `report ARGS` from the mirror, else from the memo; False: nothing was printed, the typer
+    command runs instead."""
     parsed = parse_report(args)
     if parsed is None:
         return False
+    paths, v = parsed
     try:
-        found = _memo_hit(*parsed)
+        hit = _mirror_hit(paths, v)
+        if hit is None:
+            before = _snapshot(paths, v)
+            found = _memo_hit(paths, v)
     except Exception:  # any doubt: the typer command does the whole work and says what went wrong
         return False
     except KeyboardInterrupt:  # nothing printed yet: as the command ends on ^C
         sys.stderr.write("interrupted\n")
         raise SystemExit(130) from None
+    if hit is not None:
+        m, entry, fmt = hit
+        _serve(m, entry, fmt, paths, v)
+        return True
     if found is None:
         return False
-    from stallscan.store.errors import StallscanError
+    data, fmt, ingested = found
+    import json
 
-    try:
-        _emit(*found, parsed[1])
-    except StallscanError as exc:  # writing -o failed (a full disk): said as the command says it
-        from stallscan.report.output import print_error
+    from stallscan.report.emit import emit, guarded, stderr_of
 
-        print_error(exc)
-        raise SystemExit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+    text = json.dumps(data, default=str)  # (before emit adds to it)
+    doc = guarded(lambda: emit(data, fmt, stderr_of(ingested), v))
+    _remember(paths, v, before, text, ingested, {fmt: doc} if doc is not None else {})
     return True
+
+
+def _mirror_hit(paths: list[str], v: dict[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
+    """(mirror, entry, format) when the mirror beside the database answers (stallscan.report.mirror)."""
+    from stallscan.report import mirror
+    from stallscan.report.output import pick_format
+
+    fmt = pick_format(v["out"], v["as_json"], v["output"])
+    path = v["db"] or default_db_path()
+    if v["strict"] or path == ":memory:" or (v["output"] and not _writable(v["output"])):
+        return None
+    m = mirror.load(path)
+    entry = mirror.find(m, paths, v) if m is not None else None
+    if entry is None or not set(v["section"] or []) <= set(entry["sections"]):
+        return None
+    return m, entry, fmt
+
+
+def _serve(m: Any, entry: dict[str, Any], fmt: str, paths: list[str], v: dict[str, Any]) -> None:
+    """Print a mirror hit: the stored document (or the report drawn from the stored data), the stored lines."""
+    from stallscan.report.emit import emit, guarded
+
+    stderr = (entry["stderr"], entry["note_text"], entry["note"])
+    span = entry["spans"].get(f"doc:{fmt}")
+    if span is not None:
+        guarded(lambda: emit(None, fmt, stderr, v, m.text(span)))
+        return
+    import json
+
+    text = m.text(entry["data"])
+    doc = guarded(lambda: emit(json.loads(text), fmt, stderr, v))
+    if doc is not None:  # a format not asked for before: stored for the next repeat
+        from stallscan.report import mirror
+
+        docs = {k[4:]: m.text(s) for k, s in entry["spans"].items() if k.startswith("doc:")}
+        kept = {k: x for k, x in entry.items() if k not in ("spans", "walk", "data")}
+        walk = m.obj(entry["walk"])
+        _quietly(lambda: mirror.save(m.header["db"][0], m.header["db"], kept, walk, text, {**docs, fmt: doc}, m))
+
+
+def _quietly(work: Any) -> None:
+    """Mirror upkeep after the answer was printed: never an error, never a traceback."""
+    try:
+        work()
+    except (Exception, KeyboardInterrupt):
+        return
 
 
 def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str, IngestResult | None] | None:
@@ -158,7 +222,7 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     from stallscan.report import memo
     from stallscan.report.output import check_filters, pick_format, report_options
     from stallscan.report.registry import names
-    from stallscan.store.db import default_db_path, peek
+    from stallscan.store.db import peek
 
     fmt = pick_format(v["out"], v["as_json"], v["output"])
     if v["strict"]:  # its checks and notes are the CLI's (stallscan.cli.accounting)
@@ -212,37 +276,75 @@ def _writable(output: str) -> bool:
     return os.access(output if os.path.exists(output) else folder, os.W_OK)
 
 
-def _emit(data: dict[str, Any], fmt: str, ingested: IngestResult | None, v: dict[str, Any]) -> None:
-    """Print or write the report as stallscan.cli.report_cmd does."""
-    from stallscan.report.output import (
-        add_unreadable,
-        document,
-        err_console,
-        ingested_line,
-        left_out_line,
-        print_terminal,
-        terminal_console,
-        write_output,
-    )
+# --- the mirror's upkeep (stallscan.report.mirror) ----------------------------------------------------------
 
-    if ingested is not None:
-        sys.stderr.write(ingested_line(ingested))
-    try:
-        add_unreadable(data, [])  # (a memo hit: every input was read)
-        text = document(data, fmt)
-        if text is None:
-            console = terminal_console(to_file=bool(v["output"]))
-            print_terminal(console, data, v["full"], v["section"])
-            text = console.export_text() if v["output"] else None
-        if v["output"] and text is not None:
-            write_output(text, v["output"])
-        elif text is not None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        left = left_out_line(ingested) if ingested is not None else None
-        if left:  # what the walk left out, as the command's accounting says it after the report
-            err_console().print(f"note: {left}", highlight=False, style="dim")
-    except BrokenPipeError:  # the reader closed the pipe early (`| head`): quiet, exit 0, as the command
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+
+def _snapshot(paths: list[str], v: dict[str, Any]) -> tuple[Any, ...]:
+    """What a mirror entry is valid for, taken before the memo lookup and again after it."""
+    from stallscan.replay.labels import label_inputs
+    from stallscan.report import mirror
+
+    over = label_inputs(v["config"])["overrides"]
+    labels = mirror.label_files(v["config"], over.rsplit(":", 1)[0] if over else None)
+    db = v["db"] or default_db_path()
+    walk = mirror.listing(paths) if paths else None
+    return (mirror.db_state(db) if db != ":memory:" else None, walk, labels, mirror.code_state(mirror.origins()))
+
+
+def _remember(
+    paths: list[str], v: dict[str, Any], before: tuple[Any, ...], text: str, ingested: Any, docs: dict[str, str]
+) -> None:
+    """Write the mirror of a memo hit, when nothing it depends on changed during the lookup."""
+
+    def work() -> None:
+        from stallscan.report import mirror
+        from stallscan.report.registry import names
+
+        state, walk, labels, code = before
+        if state is None or (paths and walk is None) or _snapshot(paths, v) != before:
+            return
+        if any(b is not None and len(b) > mirror.MAX_INPUT for b in (labels[2], labels[4])):
+            return
+        from stallscan.report.emit import plain, stderr_of
+
+        line, note, _ = stderr_of(ingested)
+        entry = {
+            "key": mirror.entry_key(paths, v),
+            "labels": labels,
+            "stderr": line,
+            "note_text": note,
+            "note": plain(f"note: {note}", "dim") if note else None,
+            "sections": list(names()),
+        }
+        mirror.save(state[0], state, entry, walk, text, docs, code=code)
+
+    _quietly(work)
+
+
+def _mirror_after_command(args: list[str]) -> None:
+    """After the typer command printed a report: look it up as a repeat would, and mirror that."""
+
+    def work() -> None:
+        import json
+
+        from stallscan.report.mirror import FORMATS
+
+        parsed = parse_report(args)
+        if parsed is None:
+            return
+        paths, v = parsed
+        before = _snapshot(paths, v)
+        found = _memo_hit(paths, v)
+        if found is None:
+            return
+        data, fmt, ingested = found
+        text = json.dumps(data, default=str)
+        docs = {}
+        if fmt in FORMATS:
+            from stallscan.report.output import add_unreadable, document
+
+            add_unreadable(data, [])
+            docs[fmt] = str(document(data, fmt))
+        _remember(paths, v, before, text, ingested, docs)
+
+    _quietly(work)

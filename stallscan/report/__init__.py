@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+TYPE_CHECKING = False  # (typing is not imported: stallscan.report.mirror serves a repeat report without it)
+if TYPE_CHECKING:
+    from typing import Any
 
 # public name -> the module that defines it; loaded on first use, so importing one submodule stays cheap
 _EXPORTS = {
@@ -23,4 +24,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(module), name)

@@ -8,18 +8,18 @@ duckdb): each function imports what it needs."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
-from stallscan.store.errors import StallscanError
-
+TYPE_CHECKING = False  # (typing is not imported: a mirror hit, stallscan.report.mirror, picks its format here)
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
     import duckdb
     from rich.console import Console
 
     from stallscan.ingest.result import IngestResult
     from stallscan.report.section import ReportOptions
+    from stallscan.store.errors import StallscanError
 
 REPORT_FORMATS = ("table", "json", "markdown", "html")
 EXTENSIONS = {
@@ -38,6 +38,8 @@ def pick_format(out: str | None, as_json: bool, output: str | None) -> str:
         return EXTENSIONS.get(os.path.splitext(output)[1].lower(), "table")
     fmt = "json" if as_json else out or "table"
     if fmt not in REPORT_FORMATS:
+        from stallscan.store.errors import StallscanError
+
         raise StallscanError(f"unknown --format {fmt!r}", hint="one of: " + ", ".join(REPORT_FORMATS))
     return fmt
 
@@ -61,6 +63,7 @@ def report_options(
 
     from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
     from stallscan.report.section import ReportOptions
+    from stallscan.store.errors import StallscanError
 
     if bootstrap < 0 or limit < 0 or retry_bound < 0 or threshold < 0:
         raise StallscanError(
@@ -95,6 +98,8 @@ def parse_time(flag: str, value: str | None) -> datetime | None:
     """--since / --until: ISO 8601; a time without a zone is UTC."""
     from datetime import UTC, datetime
 
+    from stallscan.store.errors import StallscanError
+
     if value is None:
         return None
     try:
@@ -124,6 +129,8 @@ def check_names(con: duckdb.DuckDBPyConnection, flag: str, values: list[str] | N
         r[0]
         for r in con.execute(f"SELECT DISTINCT {column} FROM events WHERE {column} IS NOT NULL ORDER BY 1").fetchall()
     ]
+    from stallscan.store.errors import StallscanError
+
     for value in values:
         if value in known:
             continue

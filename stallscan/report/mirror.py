@@ -1,0 +1,306 @@
+"""A mirror of the report memo beside the database (`<db>.memo`), read without loading DuckDB.
+
+The database stays the source of truth (stallscan.report.memo, table `report_memo`). A repeat report that
+the memo answers still pays for importing duckdb and opening the file read-only, more than the rest of the
+answer. The mirror holds, for ONE exact state of the database file, what such a memo hit prints, so that
+the console script (stallscan.entry) can print it having imported only os, sys and marshal:
+
+  * the database's state: (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns) and the raw bytes of its
+    first 12 KiB (DuckDB's main header and the two database headers with their checkpoint iteration
+    counters), taken with no `<db>.wal` beside it. Anything that writes the file (ingest, derive, the memo's
+    own put, `stallscan sql`, another program, a copy put in its place) changes the inode, size, times or a
+    header; `os.utime` cannot restore st_ctime, and a checkpoint rewrites a header. The bytes are compared
+    as they are (no hash: hashlib's import would cost more than the comparison);
+  * the code: every file of the package and of queries/ and duckdb's, numpy's and pyarrow's entry files,
+    by path, size, mtime_ns and ctime_ns (what the memo's code stamp and rules hash stand for), and the
+    interpreter (executable, sys.path, version);
+  * per entry (KEEP at most, the newest first), its key: the report options that shape the data, the PATH
+    arguments, the working directory, the user, STALLSCAN_CONFIG and HOME; the labels inputs as files (the
+    config file the run would read and the override file it names, compared byte for byte); the listing of
+    the walk over the PATHs (every file and folder entry with its stat: a new, removed, renamed, touched,
+    rewritten, re-permissioned file changes it, and with it what the no-change check finds); the stderr line
+    of the no-change ingest and the walk's `note: left out ...`; the report data (JSON text) and the
+    document each format printed (json, markdown, html), filled in as formats are asked for.
+
+Hit: all of the above equal -> the stored document and stderr lines are printed exactly as the memo hit
+prints them (tests/test_report_memo.py compares the two byte for byte). Anything else, or any doubt (a glob
+PATH, an unreadable folder, a mirror that cannot be read or parsed): no hit, and the usual path runs. The
+mirror is written (temporary file, then rename) only by a process that just computed or served the report,
+once the database is closed, and only when the database's state and the walk's listing were the same before
+the memo lookup and after it; a folder that cannot be written gets no mirror and no error.
+
+The file: MAGIC (with the interpreter's marshal version), an 8-byte header length, the header (marshal: the
+states above and each entry's blob offsets), then the blobs (listings in marshal, texts in UTF-8), so a hit
+reads the header and only the blobs it needs.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+
+TYPE_CHECKING = False  # (typing is not imported: the hit path imports os, sys and marshal only)
+if TYPE_CHECKING:
+    from typing import Any
+
+MAGIC = b"stallscan-memo-mirror 1 py%d.%d m%d\n" % (*sys.version_info[:2], marshal.version)
+SUFFIX = ".memo"
+HEAD_BYTES = 12 * 1024  # DuckDB: main header + the two database headers
+KEEP = 8  # entries kept (one per option set / PATH set / format family asked for)
+MAX_INPUT = 8 << 20  # a config or override file larger than this: no mirror (it is compared byte for byte)
+FORMATS = ("json", "markdown", "html")  # the documents stored; the terminal report is drawn from the data
+# the report options the data depends on (`db`: the `show` commands printed name it)
+KEYED = ("db", "threshold", "retry_bound", "since", "until", "harness", "model", "limit", "bootstrap", "config")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def path_of(db: str) -> str:
+    return os.path.abspath(db) + SUFFIX
+
+
+def db_state(db: str) -> tuple[Any, ...] | None:
+    """The database file's identity and header bytes, or None (missing, not a file, a WAL beside it)."""
+    try:
+        st = os.stat(db)
+        if not stat.S_ISREG(st.st_mode) or os.path.lexists(db + ".wal"):
+            return None
+        with open(db, "rb", buffering=0) as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return None
+    return (os.path.abspath(db), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, head)
+
+
+def _fp(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_uid, st.st_gid)
+
+
+def listing(paths: list[str]) -> list[Any] | None:
+    """What the walk over PATHs depends on (stallscan.ingest.discover: os.walk without following links,
+    the names, the files' stats and what a sniff reads), or None when it cannot be taken (a glob, a path that
+    is not a file or folder, a folder that cannot be read). Equal listings: the walk finds the same files."""
+    out: list[Any] = []
+    for raw in paths:
+        p = os.path.expanduser(raw)
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        if stat.S_ISREG(st.st_mode):
+            out.append((p, _fp(st)))
+        elif stat.S_ISDIR(st.st_mode):
+            out.append((p, ("dir",)))
+            if not _walk(p, out):
+                return None
+        else:
+            return None
+    return out
+
+
+def _walk(root: str, out: list[Any]) -> bool:
+    todo = [root]
+    while todo:
+        folder = todo.pop()
+        rows: list[tuple[str, Any]] = []
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    try:
+                        is_dir = e.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        link = e.is_symlink()  # (listed, not walked: os.walk's followlinks=False)
+                        rows.append((e.name, "link" if link else "dir"))
+                        if not link:
+                            todo.append(e.path)
+                        continue
+                    try:
+                        rows.append((e.name, _fp(e.stat())))
+                    except OSError:
+                        rows.append((e.name, "gone"))  # a broken link
+        except OSError:
+            return False
+        rows.sort()
+        out.append((folder, rows))
+    return True
+
+
+def origins() -> list[str]:
+    """Where duckdb, numpy and pyarrow are installed (found without importing them; the writer's part)."""
+    import importlib.util
+
+    found = []
+    for mod in ("duckdb", "numpy", "pyarrow"):
+        spec = importlib.util.find_spec(mod)
+        found.append(str(spec.origin) if spec and spec.origin else "-")
+    return found
+
+
+def code_state(libs: list[str]) -> list[Any]:
+    """The running code: the interpreter and its module path (but the script's folder or the working
+    directory in front), the package's and queries/'s files, and the files `libs` (origins()) by stat."""
+    out: list[Any] = [sys.version, sys.path[1:], list(libs)]
+    queries = os.path.join(PACKAGE, "queries")  # (stallscan.store.sql.queries_dir: in the wheel, else beside)
+    bases = [PACKAGE] + ([] if os.path.isdir(queries) else [os.path.join(os.path.dirname(PACKAGE), "queries")])
+    for base in bases:
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    out.append((p, None))
+                    continue
+                out.append((p, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    for p in libs:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        except OSError:
+            out.append((p, None))
+    return out
+
+
+def entry_key(paths: list[str], v: dict[str, Any]) -> tuple[Any, ...]:
+    """What the entry is for: the options that shape the data, the PATHs and where they are read from."""
+    opts = tuple((k, tuple(v[k]) if isinstance(v[k], list) else v[k]) for k in KEYED)
+    env = tuple(os.environ.get(k) for k in ("STALLSCAN_CONFIG", "HOME"))
+    return (tuple(paths), opts, os.getcwd(), os.geteuid(), os.getegid(), env)
+
+
+def config_path(config: str | None) -> str | None:
+    """The config file a run reads (stallscan.replay.labels.load_config: --config, $STALLSCAN_CONFIG, else
+    ./stallscan.toml when there is one)."""
+    if config is not None:
+        return config
+    return os.environ.get("STALLSCAN_CONFIG") or ("stallscan.toml" if os.path.isfile("stallscan.toml") else None)
+
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MAX_INPUT + 1)
+    except OSError:
+        return None
+
+
+def label_files(config: str | None, overrides: str | None) -> tuple[Any, ...]:
+    """The labels inputs as files: the config (path, real path, bytes) and the override file (path, bytes)."""
+    cfg = config_path(config)
+    return (cfg, os.path.realpath(cfg) if cfg else None, _read(cfg), overrides, _read(overrides))
+
+
+# --- reading ------------------------------------------------------------------------------------------------
+
+
+class Mirror:
+    """A mirror file's header and its bytes (read once)."""
+
+    def __init__(self, header: dict[str, Any], blob: bytes) -> None:
+        self.header = header
+        self.blob = blob
+
+    def text(self, span: tuple[int, int]) -> str:
+        return self.blob[span[0] : span[0] + span[1]].decode("utf-8")
+
+    def obj(self, span: tuple[int, int]) -> Any:
+        return marshal.loads(self.blob[span[0] : span[0] + span[1]])
+
+
+def load(db: str) -> Mirror | None:
+    """The mirror of `db` when it is valid for the database as it is now, else None."""
+    try:
+        with open(path_of(db), "rb", buffering=0) as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    n = len(MAGIC)
+    if raw[:n] != MAGIC or len(raw) < n + 8:
+        return None
+    size = int.from_bytes(raw[n : n + 8], "little")
+    try:
+        header = marshal.loads(raw[n + 8 : n + 8 + size])
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(header, dict) or header.get("db") != db_state(db) or header["db"] is None:
+        return None
+    if header.get("code") != code_state(header["code"][2]):
+        return None
+    return Mirror(header, raw[n + 8 + size :])
+
+
+def find(m: Mirror, paths: list[str], v: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry for these PATHs and options whose inputs are as recorded, else None."""
+    key = entry_key(paths, v)
+    for e in m.header.get("entries", []):
+        if e["key"] != key:
+            continue
+        if e["labels"] != label_files(v["config"], e["labels"][3]):
+            return None
+        if paths and m.obj(e["walk"]) != listing(paths):
+            return None
+        return dict(e)
+    return None
+
+
+# --- writing ------------------------------------------------------------------------------------------------
+
+
+def save(
+    db: str,
+    state: tuple[Any, ...],
+    entry: dict[str, Any],
+    walk: list[Any] | None,
+    data: str,
+    docs: dict[str, str],
+    old: Mirror | None = None,
+    code: list[Any] | None = None,
+) -> None:
+    """Write the mirror (temporary file, then rename): this entry first, then the others still valid for
+    `state` (from `old`, else the file as it is), KEEP at most. Any failure leaves no mirror change."""
+    prior = old if old is not None and old.header["db"] == state else _same_state(db, state)
+    entries: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (entry, its blobs by name)
+    entries.append((entry, {"walk": marshal.dumps(walk), "data": data.encode(), **_encoded(docs)}))
+    for e in (prior.header["entries"] if prior else [])[: KEEP - 1]:
+        if e["key"] != entry["key"] and prior is not None:
+            entries.append((e, {k: prior.blob[s[0] : s[0] + s[1]] for k, s in e["spans"].items()}))
+    parts: list[bytes] = []
+    offset = 0
+    out = []
+    for e, blobs in entries:
+        spans = {}
+        for name, b in blobs.items():
+            spans[name] = (offset, len(b))
+            parts.append(b)
+            offset += len(b)
+        out.append({**e, "spans": spans, "walk": spans["walk"], "data": spans["data"]})
+    code = code if code is not None else code_state(origins())
+    header = marshal.dumps({"db": state, "code": code, "entries": out})
+    target = path_of(db)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(MAGIC + len(header).to_bytes(8, "little") + header)
+            for b in parts:
+                fh.write(b)
+        os.replace(tmp, target)
+    except OSError:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _encoded(docs: dict[str, str]) -> dict[str, bytes]:
+    return {f"doc:{fmt}": text.encode() for fmt, text in docs.items() if fmt in FORMATS}
+
+
+def _same_state(db: str, state: tuple[Any, ...]) -> Mirror | None:
+    m = load(db)
+    return m if m is not None and m.header["db"] == state else None
