@@ -1,0 +1,254 @@
+"""The mirror of the report memo (stallscan.report.mirror, `<db>.memo`): a repeat report printed by the console
+script without importing duckdb, byte for byte what the memo hit prints; anything that changes what the
+report would be (the database, the transcripts, the config, the options) makes it miss."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from stallscan import entry
+from stallscan.cli import app
+from stallscan.report import mirror
+from tests.helpers import SAMPLES, claude_line
+
+FAST = ["--bootstrap", "20"]
+HEAVY = ("duckdb", "typer", "click", "pydantic", "rich", "numpy", "pyarrow", "polars")
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("NO_COLOR", "1")
+    src = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
+    shutil.copytree(SAMPLES / "codex", src / "codex")
+    (src / "NOTES.txt").write_text("not a transcript\n")  # the walk leaves it out: a `note:` line
+    db = str(tmp_path / "r.duckdb")
+    r = CliRunner().invoke(app, ["report", str(src), "--db", db, "--format", "json", *FAST])
+    assert r.exit_code == 0, r.output
+    return src, db
+
+
+def _args(src, db, *extra: str) -> list[str]:
+    return [str(src), "--db", db, *FAST, "--format", "json", *extra]
+
+
+def _mirrored(args: list[str], capsys) -> None:
+    """`report ARGS` by the command (memoised in the database), then served in this process from the memo (a
+    read-only lookup), which writes the mirror."""
+    r = CliRunner().invoke(app, ["report", *args])
+    assert r.exit_code == 0, r.output
+    assert entry._report(args)
+    capsys.readouterr()
+
+
+def _hit(args: list[str]) -> bool:
+    paths, v = entry.parse_report(args) or ([], {})
+    m = mirror.load(v["db"])
+    return m is not None and mirror.find(m, paths, v) is not None
+
+
+def test_the_memo_hit_writes_a_mirror_that_answers_the_repeat(tree, capsys):
+    src, db = tree
+    args = _args(src, db)
+    assert not os.path.exists(db + ".memo") and not _hit(args)  # (the computing run was not the script)
+    _mirrored(args, capsys)
+    assert _hit(args)
+    assert not _hit(_args(src, db, "--limit", "5"))  # options differ: another entry, not there yet
+    assert not _hit(_args(src, db, "--threshold", "3"))
+    assert not _hit(_args(src, db + "x"))  # another database
+
+
+def test_a_new_or_touched_transcript_misses(tree, capsys):
+    src, db = tree
+    args = _args(src, db)
+    _mirrored(args, capsys)
+    log = sorted((src / "codex").rglob("*.jsonl"))[0]
+    st = log.stat()
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # same bytes, another mtime
+    assert not _hit(args)
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))  # the mtime put back: its ctime still tells
+    assert not _hit(args)
+    _mirrored(args, capsys)  # (the memo still holds it: same size and mtime as the files row)
+    assert _hit(args)
+    (src / "codex" / "new.jsonl").write_text(claude_line("user", 1, session="new") + "\n")
+    assert not _hit(args)
+
+
+def test_a_config_change_misses(tree, tmp_path, capsys):
+    src, db = tree
+    args = _args(src, db)
+    _mirrored(args, capsys)
+    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
+    assert not _hit(args)  # ./stallscan.toml appeared
+    (tmp_path / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
+    _mirrored(args, capsys)
+    assert _hit(args)
+    (tmp_path / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
+    assert not _hit(args)  # the override file's bytes
+    _mirrored(args, capsys)
+    assert _hit(args)
+    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "other.csv"\n', encoding="utf-8")
+    assert not _hit(args)  # the config's bytes
+
+
+def test_an_env_config_or_another_folder_misses(tree, tmp_path, capsys, monkeypatch):
+    src, db = tree
+    args = _args(src, db)
+    _mirrored(args, capsys)
+    cfg = tmp_path / "elsewhere.toml"
+    cfg.write_text("", encoding="utf-8")
+    monkeypatch.setenv("STALLSCAN_CONFIG", str(cfg))
+    assert not _hit(args)
+    monkeypatch.delenv("STALLSCAN_CONFIG")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert not _hit(args)  # (relative paths and ./stallscan.toml are read from the working directory)
+
+
+def test_a_database_written_replaced_or_with_a_wal_misses(tree, tmp_path, capsys):
+    src, db = tree
+    args = _args(src, db)
+    _mirrored(args, capsys)
+    open(db + ".wal", "wb").close()
+    assert not _hit(args)  # uncheckpointed writes may be in it
+    os.unlink(db + ".wal")
+    assert _hit(args)
+    shutil.copy2(db, db + ".copy")
+    os.replace(db + ".copy", db)  # the same bytes and mtime in another file
+    assert not _hit(args)
+    _mirrored(args, capsys)
+    other = tmp_path / "other.jsonl"
+    other.write_text(claude_line("user", 7, session="other") + "\n")
+    r = CliRunner().invoke(app, ["ingest", str(other), "--db", db])
+    assert r.exit_code == 0, r.output
+    assert not _hit(args)
+
+
+def test_the_header_bytes_catch_a_write_whose_stat_was_put_back(tree, tmp_path, capsys):
+    """A checkpoint rewrites a database header: with the file's stat recorded as it is now (as if size, times
+    and inode had all been restored), the header bytes alone still make it miss."""
+    src, db = tree
+    args = _args(src, db)
+    _mirrored(args, capsys)
+    other = tmp_path / "other.jsonl"
+    other.write_text(claude_line("user", 7, session="other") + "\n")
+    assert CliRunner().invoke(app, ["ingest", str(other), "--db", db]).exit_code == 0
+    now = mirror.db_state(db)
+    assert now is not None
+    with open(db + ".memo", "rb") as fh:
+        raw = fh.read()
+    n = len(mirror.MAGIC)
+    size = int.from_bytes(raw[n : n + 8], "little")
+    header = marshal.loads(raw[n + 8 : n + 8 + size])
+    old_head = header["db"][-1]
+    assert old_head != now[-1]  # (the ingest checkpointed)
+
+    def rewrite(state: tuple) -> None:
+        h = marshal.dumps({**header, "db": state})
+        with open(db + ".memo", "wb") as fh:
+            fh.write(raw[:n] + len(h).to_bytes(8, "little") + h + raw[n + 8 + size :])
+
+    rewrite((*now[:-1], old_head))
+    assert mirror.load(db) is None
+    rewrite(now)  # (the same file with the header too: then it would be taken)
+    assert mirror.load(db) is not None
+
+
+def test_a_damaged_or_unwritable_mirror_is_no_error(tree, capsys):
+    src, db = tree
+    args = _args(src, db)
+    for junk in (b"", b"garbage", mirror.MAGIC + b"\xff" * 8, mirror.MAGIC + (5).to_bytes(8, "little") + b"xx"):
+        with open(db + ".memo", "wb") as fh:
+            fh.write(junk)
+        assert mirror.load(db) is None
+    os.unlink(db + ".memo")
+    os.mkdir(db + ".memo")  # cannot be replaced: the report is still served, nothing is said
+    assert entry._report(args)
+    out, err = capsys.readouterr()
+    assert out.startswith("{") and err.startswith("ingested 0 file(s)") and "memo" not in err
+    assert os.path.isdir(db + ".memo") and not [p for p in os.listdir(os.path.dirname(db)) if p.endswith(".tmp")]
+
+
+def test_the_lean_defaults_are_the_stores():
+    from stallscan.report.section import ReportOptions
+    from stallscan.store.db import default_db_path
+
+    fields = ReportOptions.__dataclass_fields__
+    assert {k: fields[k].default for k in entry.DEFAULTS} == entry.DEFAULTS
+    assert entry.default_db_path() == default_db_path()
+
+
+def test_the_config_file_is_the_one_labels_read(tmp_path, monkeypatch):
+    from stallscan.replay.labels import load_config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    assert mirror.config_path(None) is None and load_config(None) == {}
+    (tmp_path / "stallscan.toml").write_text("x = 1\n")
+    assert mirror.config_path(None) == "stallscan.toml" and load_config(None)["x"] == 1
+    (tmp_path / "env.toml").write_text("x = 2\n")
+    monkeypatch.setenv("STALLSCAN_CONFIG", str(tmp_path / "env.toml"))
+    assert mirror.config_path(None) == str(tmp_path / "env.toml") and load_config(None)["x"] == 2
+    (tmp_path / "opt.toml").write_text("x = 3\n")
+    assert mirror.config_path("opt.toml") == "opt.toml" and load_config("opt.toml")["x"] == 3
+
+
+# The console script in a subprocess: its output equals the typer command's byte for byte, and a mirror hit
+# loads none of HEAVY (`python -X importtime` lists every module imported).
+TYPER = "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\napp(prog_name='stallscan')"
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "STALLSCAN_CONFIG"} | {"COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def _typer(argv: list[str], cwd) -> tuple[int, str, str]:
+    r = subprocess.run(
+        [sys.executable, "-c", TYPER.format(argv=argv)], capture_output=True, text=True, cwd=cwd, env=_env()
+    )
+    return r.returncode, r.stdout, r.stderr
+
+
+def _script(argv: list[str], cwd) -> tuple[tuple[int, str, str], set[str]]:
+    """(exit code, stdout, stderr without the import lines), and the top-level packages imported."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "stallscan", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+    )
+    lines = r.stderr.splitlines(keepends=True)
+    imported = {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in lines if ln.startswith("import time:")}
+    err = "".join(ln for ln in lines if not ln.startswith("import time:"))
+    return (r.returncode, r.stdout, err), imported
+
+
+def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, tmp_path):
+    src, db = tree
+    base = ["report", str(src), "--db", db, *FAST]
+    for extra in (["--format", "json"], ["--format", "markdown"], ["-o", str(tmp_path / "r.md")]):
+        argv = [*base, *extra]
+        by_typer = _typer(argv, tmp_path)
+        written = (tmp_path / "r.md").read_bytes() if "-o" in extra else None
+        assert by_typer[0] == 0 and "note: left out 1 file(s)" in by_typer[2], by_typer[2]
+        runs = [_script(argv, tmp_path) for _ in range(3)]  # memo hit (writes the mirror), then mirror hits
+        for served, _ in runs:
+            assert served == by_typer, extra
+            if written is not None:
+                assert (tmp_path / "r.md").read_bytes() == written
+        # the first: the memo hit (json: the database read, the mirror written) or the document drawn from
+        # the mirror's data and stored (markdown); then the mirror's document, with nothing heavy loaded
+        assert "duckdb" in runs[0][1] or "-o" in extra
+        assert not sorted(runs[1][1] & set(HEAVY)) and not sorted(runs[2][1] & set(HEAVY)), extra
+    assert os.path.exists(db + ".memo")
