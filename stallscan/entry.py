@@ -2,10 +2,14 @@
 app (stallscan.cli:app) for everything else.
 
 * `stallscan --version`, exactly that: the line the root command's --version option prints.
-* `stallscan report [PATH]... [options]` when the report data is memoised in the database for these options
+* `stallscan report [PATH]... [options]`, first from the memo's mirror beside the database
+  (stallscan.report.mirror: valid for one exact state of the database file, read with os, sys and marshal
+  only, no duckdb), else when the report data is memoised in the database for these options
   (stallscan.report.memo) and every transcript the paths name has the size and modification time its
   `files` row records: the data is read on a read-only connection and printed or written as the command
-  prints or writes it, with the same stderr lines (stallscan.report.output holds what both run).
+  prints or writes it, with the same stderr lines (stallscan.report.emit; stallscan.report.output holds what
+  both run). Such a memo hit, and a report the typer command computed, then write the mirror for the next
+  repeat (after the output, the database closed; never an error).
 
 Importing typer, click and the pydantic its parser loads costs more than the rest of a memo hit, hence this
 module. It serves only what it fully understands and hands anything else to the typer command, which does

@@ -17,6 +17,10 @@ code. `key(con, opts)` hashes exactly those:
 `get(con, key)` reads only (a read-only connection serves it); `put` stores the data after a computed
 report, keeping the newest KEEP entries of the current events version. A database whose events were not
 written by ingest (no change counter) has no key: nothing is memoised there.
+
+A repeat by the console script is first looked up in the memo's mirror beside the database
+(stallscan.report.mirror), which serves this table's data without importing duckdb while the file is
+exactly as it was when the mirror was written.
 """
 
 from __future__ import annotations
