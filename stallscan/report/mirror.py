@@ -169,7 +169,8 @@ def entry_key(paths: list[str], v: dict[str, Any]) -> tuple[Any, ...]:
     """What the entry is for: the options that shape the data, the PATHs and where they are read from."""
     opts = tuple((k, tuple(v[k]) if isinstance(v[k], list) else v[k]) for k in KEYED)
     env = tuple(os.environ.get(k) for k in ("STALLSCAN_CONFIG", "HOME"))
-    return (tuple(paths), opts, os.getcwd(), os.geteuid(), os.getegid(), env)
+    user = getattr(os, "geteuid", int)(), getattr(os, "getegid", int)()  # (os.access answers for this user)
+    return (tuple(paths), opts, os.getcwd(), user, env)
 
 
 def config_path(config: str | None) -> str | None:
@@ -200,39 +201,49 @@ def label_files(config: str | None, overrides: str | None) -> tuple[Any, ...]:
 
 
 class Mirror:
-    """A mirror file's header and its bytes (read once)."""
+    """A valid mirror file: its header, and its blobs read when asked for."""
 
-    def __init__(self, header: dict[str, Any], blob: bytes) -> None:
+    def __init__(self, header: dict[str, Any], fd: int, base: int) -> None:
         self.header = header
-        self.blob = blob
+        self._fd = fd
+        self._base = base
+
+    def __del__(self) -> None:
+        os.close(self._fd)
+
+    def raw(self, span: tuple[int, int]) -> bytes:
+        b = os.pread(self._fd, span[1], self._base + span[0])
+        if len(b) != span[1]:
+            raise EOFError("the mirror file is shorter than its header says")
+        return b
 
     def text(self, span: tuple[int, int]) -> str:
-        return self.blob[span[0] : span[0] + span[1]].decode("utf-8")
+        return self.raw(span).decode("utf-8")
 
     def obj(self, span: tuple[int, int]) -> Any:
-        return marshal.loads(self.blob[span[0] : span[0] + span[1]])
+        return marshal.loads(self.raw(span))
 
 
 def load(db: str) -> Mirror | None:
     """The mirror of `db` when it is valid for the database as it is now, else None."""
     try:
-        with open(path_of(db), "rb", buffering=0) as fh:
-            raw = fh.read()
+        fd = os.open(path_of(db), os.O_RDONLY)
     except OSError:
         return None
-    n = len(MAGIC)
-    if raw[:n] != MAGIC or len(raw) < n + 8:
-        return None
-    size = int.from_bytes(raw[n : n + 8], "little")
     try:
-        header = marshal.loads(raw[n + 8 : n + 8 + size])
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(header, dict) or header.get("db") != db_state(db) or header["db"] is None:
-        return None
-    if header.get("code") != code_state(header["code"][2]):
-        return None
-    return Mirror(header, raw[n + 8 + size :])
+        n = len(MAGIC)
+        head = os.pread(fd, 1 << 16, 0)
+        size = int.from_bytes(head[n : n + 8], "little") if head[:n] == MAGIC and len(head) >= n + 8 else -1
+        if size > len(head) - n - 8:
+            head = os.pread(fd, n + 8 + size, 0)
+        header: Any = marshal.loads(head[n + 8 : n + 8 + size]) if size >= 0 else None
+        valid = isinstance(header, dict) and header["db"] is not None and header["db"] == db_state(db)
+        if valid and header["code"] == code_state(header["code"][2]):
+            return Mirror(header, fd, n + 8 + size)
+    except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError):
+        valid = False
+    os.close(fd)
+    return None
 
 
 def find(m: Mirror, paths: list[str], v: dict[str, Any]) -> dict[str, Any] | None:
@@ -269,7 +280,7 @@ def save(
     entries.append((entry, {"walk": marshal.dumps(walk), "data": data.encode(), **_encoded(docs)}))
     for e in (prior.header["entries"] if prior else [])[: KEEP - 1]:
         if e["key"] != entry["key"] and prior is not None:
-            entries.append((e, {k: prior.blob[s[0] : s[0] + s[1]] for k, s in e["spans"].items()}))
+            entries.append((e, {k: prior.raw(s) for k, s in e["spans"].items()}))
     parts: list[bytes] = []
     offset = 0
     out = []
