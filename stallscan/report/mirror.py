@@ -234,7 +234,9 @@ def load(db: str) -> Mirror | None:
         n = len(MAGIC)
         head = os.pread(fd, 1 << 16, 0)
         size = int.from_bytes(head[n : n + 8], "little") if head[:n] == MAGIC and len(head) >= n + 8 else -1
-        if size > len(head) - n - 8:
+        if n + 8 + size > os.fstat(fd).st_size:
+            size = -1  # (cut short, or no length at all)
+        elif size > len(head) - n - 8:
             head = os.pread(fd, n + 8 + size, 0)
         header: Any = marshal.loads(head[n + 8 : n + 8 + size]) if size >= 0 else None
         valid = isinstance(header, dict) and header["db"] is not None and header["db"] == db_state(db)
