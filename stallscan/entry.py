@@ -159,8 +159,7 @@ def _report(args: list[str]) -> bool:
         sys.stderr.write("interrupted\n")
         raise SystemExit(130) from None
     if hit is not None:
-        m, entry, fmt = hit
-        _serve(m, entry, fmt, paths, v)
+        _serve(*hit, v)
         return True
     if found is None:
         return False
@@ -175,8 +174,9 @@ def _report(args: list[str]) -> bool:
     return True
 
 
-def _mirror_hit(paths: list[str], v: dict[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
-    """(mirror, entry, format) when the mirror beside the database answers (stallscan.report.mirror)."""
+def _mirror_hit(paths: list[str], v: dict[str, Any]) -> tuple[Any, dict[str, Any], str, str | None] | None:
+    """(mirror, entry, format, the stored document or None) when the mirror beside the database answers
+    (stallscan.report.mirror); what is printed is read here, before anything is."""
     from stallscan.report import mirror
     from stallscan.report.output import pick_format
 
@@ -186,31 +186,38 @@ def _mirror_hit(paths: list[str], v: dict[str, Any]) -> tuple[Any, dict[str, Any
         return None
     m = mirror.load(path)
     entry = mirror.find(m, paths, v) if m is not None else None
-    if entry is None or not set(v["section"] or []) <= set(entry["sections"]):
+    if m is None or entry is None or not set(v["section"] or []) <= set(entry["sections"]):
         return None
-    return m, entry, fmt
+    span = entry["spans"].get(f"doc:{fmt}")
+    if span is not None:
+        return m, entry, fmt, m.text(span)
+    import json
+
+    entry["loaded"] = json.loads(m.text(entry["data"]))  # (the data, to draw this format from)
+    return m, entry, fmt, None
 
 
-def _serve(m: Any, entry: dict[str, Any], fmt: str, paths: list[str], v: dict[str, Any]) -> None:
+def _serve(m: Any, entry: dict[str, Any], fmt: str, doc: str | None, v: dict[str, Any]) -> None:
     """Print a mirror hit: the stored document (or the report drawn from the stored data), the stored lines."""
     from stallscan.report.emit import emit, guarded
 
     stderr = (entry["stderr"], entry["note_text"], entry["note"])
-    span = entry["spans"].get(f"doc:{fmt}")
-    if span is not None:
-        guarded(lambda: emit(None, fmt, stderr, v, m.text(span)))
+    if doc is not None:
+        guarded(lambda: emit(None, fmt, stderr, v, doc))
         return
-    import json
+    data = entry.pop("loaded")
+    drawn = guarded(lambda: emit(data, fmt, stderr, v))
+    if drawn is not None:  # a format not asked for before: stored for the next repeat
 
-    text = m.text(entry["data"])
-    doc = guarded(lambda: emit(json.loads(text), fmt, stderr, v))
-    if doc is not None:  # a format not asked for before: stored for the next repeat
-        from stallscan.report import mirror
+        def store() -> None:
+            from stallscan.report import mirror
 
-        docs = {k[4:]: m.text(s) for k, s in entry["spans"].items() if k.startswith("doc:")}
-        kept = {k: x for k, x in entry.items() if k not in ("spans", "walk", "data")}
-        walk = m.obj(entry["walk"])
-        _quietly(lambda: mirror.save(m.header["db"][0], m.header["db"], kept, walk, text, {**docs, fmt: doc}, m))
+            docs = {k[4:]: m.text(s) for k, s in entry["spans"].items() if k.startswith("doc:")}
+            kept = {k: x for k, x in entry.items() if k not in ("spans", "walk", "data")}
+            text, walk = m.text(entry["data"]), m.obj(entry["walk"])
+            mirror.save(m.header["db"][0], m.header["db"], kept, walk, text, {**docs, fmt: drawn}, m)
+
+        _quietly(store)
 
 
 def _quietly(work: Any) -> None:
