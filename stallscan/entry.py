@@ -312,7 +312,9 @@ def _remember(
         from stallscan.report.registry import names
 
         state, walk, labels, code = before
-        if state is None or (paths and walk is None) or _snapshot(paths, v) != before:
+        if state is None or (paths and walk is None) or mirror.walked(walk, mirror.path_of(state[0])):
+            return  # (a mirror in a folder the walk reads would be one more file in it)
+        if _snapshot(paths, v) != before:
             return
         if any(b is not None and len(b) > mirror.MAX_INPUT for b in (labels[2], labels[4])):
             return

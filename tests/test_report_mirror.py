@@ -179,6 +179,17 @@ def test_a_damaged_or_unwritable_mirror_is_no_error(tree, capsys):
     assert os.path.isdir(db + ".memo") and not [p for p in os.listdir(os.path.dirname(db)) if p.endswith(".tmp")]
 
 
+def test_no_mirror_in_a_folder_the_walk_reads(tree, capsys):
+    """A database inside the tree: its mirror would be one more file the walk finds (and notes as left out)."""
+    src, _ = tree
+    db = str(src / "codex" / "in-tree.duckdb")
+    args = _args(src, db)
+    CliRunner().invoke(app, ["report", *args])
+    assert entry._report(args)
+    capsys.readouterr()
+    assert os.path.exists(db) and not os.path.exists(db + ".memo")
+
+
 def test_the_lean_defaults_are_the_stores():
     from stallscan.report.section import ReportOptions
     from stallscan.store.db import default_db_path

@@ -139,6 +139,12 @@ def origins() -> list[str]:
     return found
 
 
+def walked(walk: list[Any] | None, path: str) -> bool:
+    """Whether `path` lies in a folder the walk lists (a mirror there would be a file the walk finds)."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    return any(isinstance(x[1], list) and os.path.realpath(x[0]) == folder for x in walk or [])
+
+
 def code_state(libs: list[str]) -> list[Any]:
     """The running code: the interpreter and its module path (but the script's folder or the working
     directory in front), the package's and queries/'s files, and the files `libs` (origins()) by stat."""
