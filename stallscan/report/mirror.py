@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 MAGIC = b"stallscan-memo-mirror 1 py%d.%d m%d\n" % (*sys.version_info[:2], marshal.version)
 SUFFIX = ".memo"
 HEAD_BYTES = 12 * 1024  # DuckDB: main header + the two database headers
-KEEP = 8  # entries kept (one per option set / PATH set / format family asked for)
+KEEP = 8  # entries kept (one per option set and PATH set asked for; the formats share one)
 MAX_INPUT = 8 << 20  # a config or override file larger than this: no mirror (it is compared byte for byte)
 FORMATS = ("json", "markdown", "html")  # the documents stored; the terminal report is drawn from the data
 # the report options the data depends on (`db`: the `show` commands printed name it)
