@@ -231,7 +231,10 @@ class Mirror:
 
 
 def load(db: str) -> Mirror | None:
-    """The mirror of `db` when it is valid for the database as it is now, else None."""
+    """The mirror of `db` when it is valid for the database as it is now, else None (always where the os
+    has no pread)."""
+    if not hasattr(os, "pread"):
+        return None
     try:
         fd = os.open(path_of(db), os.O_RDONLY)
     except OSError:
