@@ -205,10 +205,10 @@ def _walk(con: duckdb.DuckDBPyConnection) -> None:
         resolved[g[brk]] = kind[brk]
         cols = {
             "delivered": delivered,
-            "episode": episode,
-            "stall_index": np.where(kind == 4, narrated, dropped),
-            "resolved": resolved[g],
-            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart),
+            "episode": episode.astype(np.int32),  # (counts inside a turn: int32 halves the columns held)
+            "stall_index": np.where(kind == 4, narrated, dropped).astype(np.int32),
+            "resolved": resolved[g].astype(np.int32),
+            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart).astype(np.int32),
             "ends_on_stall": scan.seg_any(delivered & stall, estart),
             "delivered_nudged": scan.seg_any(delivered & stall & w.cols["nudged"], estart),
             "in_walk": scan.seg_any(stall, tstart),
