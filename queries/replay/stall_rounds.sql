@@ -1,12 +1,18 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind.
--- Input: stall_ev, stall_turn_span, stall_turn_evidence, stall_atext, stall_nudges, stall_sig_matches (steps 1-2),
+-- Input: stall_ev, stall_turn_evidence, stall_atext, stall_text, stall_nudges, stall_tail_matches (steps 1-2), stall_signatures,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
 -- (`decides`) matched (the last sentence decides), no wait signature did in a turn that started background work
 -- before it, and, with no tool round before it in the turn, the turn is not in a plan-approval mode
 -- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
--- The signature hits of a reply, in signature order (list_sort on (ord, id): no ordered aggregate)
+-- The signature hits of a reply (its tail's matches, stall_tail_matches, a signature with max_chars only when
+-- the reply's whole text is no longer), in signature order (list_sort on (ord, id): no ordered aggregate)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
+WITH m AS (
+    SELECT t.rid, m.ord, m.id, m.kind, s.decides
+    FROM stall_text t JOIN stall_tail_matches m USING (tail) JOIN stall_signatures s ON s.id = m.id
+    WHERE s.max_chars IS NULL OR t.n_chars <= s.max_chars
+)
 SELECT m.rid,
        list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind = 'intent')), lambda x: x[2]) AS sig_hits,
        list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind NOT IN ('intent', 'wait'))), lambda x: x[2])
@@ -15,8 +21,8 @@ SELECT m.rid,
        -- the vetoes that count: any question / statement; a done one unless a `decides` intent matched
        count(*) FILTER (WHERE m.kind IN ('question', 'statement')) > 0
            OR (count(*) FILTER (WHERE m.kind = 'done') > 0
-               AND NOT coalesce(bool_or(m.kind = 'intent' AND s.decides), false)) AS vetoed
-FROM stall_sig_matches m JOIN stall_signatures s USING (id) GROUP BY m.rid;
+               AND NOT coalesce(bool_or(m.kind = 'intent' AND m.decides), false)) AS vetoed
+FROM m GROUP BY m.rid;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
 SELECT m.model, arg_min(p.provider, p.ord) AS provider
@@ -25,18 +31,10 @@ JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
 CREATE OR REPLACE TABLE rounds AS
-WITH base AS (   -- per turn: the rounds and tool rounds of the session before it (running counts)
-    SELECT session_id, turn_id, rounds_before, tools_before FROM stall_turn_span
-), a AS (   -- a reply's place in its turn, from the session's running counts (no second window pass); narrow,
-            -- so it is the small side of the join with the replies' own fields
-    SELECT v.rid, v.turn_id, v.round_no,
-           v.round_no - t.rounds_before AS round_in_turn,
-           -- a tool round earlier in the turn
-           v.tool_rounds - (v.n_tool_calls > 0)::INTEGER - t.tools_before > 0 AS after_tool_round
-    FROM stall_ev v JOIN base t USING (session_id, turn_id)
-    WHERE v.role = 'assistant'
+WITH a AS (   -- a reply's turn and place in it (counted by the scan, stall_ev); narrow, so the small side of the join
+    SELECT rid, turn_id, round_in_turn, after_tool_round FROM stall_ev WHERE role = 'assistant'
 ), b AS (
-    SELECT x.* EXCLUDE (tail), a.turn_id, a.round_no, a.round_in_turn, a.after_tool_round,
+    SELECT x.* EXCLUDE (tail), a.turn_id, a.round_in_turn, a.after_tool_round,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
            coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed,
            CASE WHEN ev.bg_seq < x.seq THEN ev.bg_id END AS background,
@@ -46,7 +44,7 @@ WITH base AS (   -- per turn: the rounds and tool rounds of the session before i
     FROM stall_atext x
     JOIN a USING (rid)
     LEFT JOIN stall_sig_hits h USING (rid)
-    LEFT JOIN stall_nudges n ON n.session_id = x.session_id AND n.turn_id = a.turn_id AND n.round_no = a.round_no
+    LEFT JOIN stall_nudges n USING (rid)
     LEFT JOIN stall_turn_evidence ev ON ev.session_id = x.session_id AND ev.turn_id = a.turn_id
 ), bb AS (
     SELECT b.*, len(sig_hits) > 0 AND NOT vetoed AND (len(wait_hits) = 0 OR background IS NULL)

@@ -1,5 +1,5 @@
 -- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
--- text-only replies the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
+-- text-only replies' distinct tails the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
 -- Input: events, stall_scan (stallscan/replay/stalls.py: turn and round numbers), stall_prompts,
 -- stall_settings (stallscan/replay/stall_data.py installs the last two).
 -- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
@@ -13,7 +13,7 @@
 -- storage order, read beside events by position; each row checks it pairs with the event it was counted for)
 CREATE OR REPLACE TEMP TABLE stall_ev AS
 SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       s.turn_id, s.round_no, s.tool_rounds, s.starts_turn
+       s.turn_id, s.round_no, s.tool_rounds, s.starts_turn, s.round_in_turn, s.after_tool_round
 FROM events e POSITIONAL JOIN stall_scan s
 WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
@@ -50,15 +50,18 @@ JOIN stall_prompts p ON p.role IN ('nudge', 'interrupt')
                   ELSE contains(u.stripped, p.text) END;
 
 -- after each round, before the next round of the same turn: the first known nudge, and whether the
--- person interrupted it (interrupt marker or a Codex turn_aborted event)
+-- person interrupted it (interrupt marker or a Codex turn_aborted event); keyed by the round's rowid (round_rid:
+-- the turn's last reply before the event, counted by the scan; -1 when the turn has none yet)
 CREATE OR REPLACE TEMP TABLE stall_nudges AS
-SELECT v.session_id, v.turn_id, v.round_no,
+SELECT v.round_rid AS rid,
        arg_min(h.id, v.seq::BIGINT * 100000 + h.ord) FILTER (WHERE h.prompt_role = 'nudge') AS nudge_id,
        arg_min(h.reacts_to, v.seq::BIGINT * 100000 + h.ord) FILTER (WHERE h.prompt_role = 'nudge') AS nudge_reacts_to,
        count(DISTINCT v.rid) FILTER (WHERE h.prompt_role = 'nudge') AS n_nudges,
        bool_or(h.prompt_role = 'interrupt' OR v.kind = 'turn_aborted') AS interrupted
-FROM (SELECT rid, session_id, seq, kind, turn_id, round_no FROM stall_ev
-      WHERE round_no > 0 AND (kind = 'turn_aborted' OR rid IN (SELECT rid FROM stall_prompt_hits))) v
+FROM (SELECT e.rowid AS rid, e.seq, e.kind, s.round_rid
+      FROM events e POSITIONAL JOIN stall_scan s
+      WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END
+        AND s.round_rid >= 0 AND (e.kind = 'turn_aborted' OR e.rowid IN (SELECT rid FROM stall_prompt_hits))) v
 LEFT JOIN stall_prompt_hits h USING (rid)
 GROUP BY ALL;
 
@@ -88,9 +91,15 @@ FROM a LEFT JOIN (
                       ELSE contains(a.stripped, p.text) END
     GROUP BY a.rid) s USING (rid);
 
--- the text-only replies, with their tails (ascii: the tail holds no character above U+007F, so a signature
--- whose every match holds one, stall_signatures.non_ascii, cannot match it)
+-- the text-only replies, with their tails, and their distinct tails (ascii: the tail holds no character above
+-- U+007F, so a signature whose every match holds one, stall_signatures.non_ascii, cannot match it; min_chars:
+-- the shortest whole text with that tail, for the signatures' max_chars). The signatures run once per distinct
+-- tail (queries/replay/stall_sig_match.sql): replies that end alike (short finals, a harness's canned phrases)
+-- cost one match each.
 CREATE OR REPLACE TEMP TABLE stall_text AS
-SELECT rid, text_chars AS n_chars, tail, strlen(tail) = length(tail) AS ascii FROM stall_atext WHERE tail IS NOT NULL;
+SELECT rid, text_chars AS n_chars, tail FROM stall_atext WHERE tail IS NOT NULL;
 
-CREATE OR REPLACE TEMP TABLE stall_sig_matches (rid BIGINT, ord INTEGER, id VARCHAR, kind VARCHAR);
+CREATE OR REPLACE TEMP TABLE stall_tails AS
+SELECT tail, min(n_chars) AS min_chars, strlen(tail) = length(tail) AS ascii FROM stall_text GROUP BY tail;
+
+CREATE OR REPLACE TEMP TABLE stall_tail_matches (tail VARCHAR, ord INTEGER, id VARCHAR, kind VARCHAR);

@@ -1,12 +1,13 @@
--- Stall replay, step 2 (once per signature of stallscan/data/intent_signatures.toml): record the
--- text-only replies whose tail matches one signature. A constant pattern per statement lets DuckDB
--- compile the regex once. A miss fails before the regex where it can: a tail longer than max_chars, and a
--- tail in plain ASCII for a signature whose every match holds a non-ASCII character (stall_signatures.non_ascii,
--- read from the regex by stall_rules.needs_non_ascii). Parameters: $ord, $id, $kind, $regex (RE2), $max_chars (INTEGER or NULL).
--- Input: stall_text. Output: rows appended to stall_sig_matches.
-INSERT INTO stall_sig_matches
-SELECT rid, $ord::INTEGER, $id::VARCHAR, $kind::VARCHAR
-FROM stall_text, (SELECT non_ascii FROM stall_signatures WHERE id = $id::VARCHAR) s
-WHERE ($max_chars::INTEGER IS NULL OR n_chars <= $max_chars::INTEGER)
+-- Stall replay, step 2 (once per signature of stallscan/data/intent_signatures.toml): record the distinct
+-- tails of text-only replies that one signature matches. A constant pattern per statement lets DuckDB
+-- compile the regex once. A miss fails before the regex where it can: a tail whose every reply is longer than
+-- max_chars (each reply's own length is checked again in queries/replay/stall_rounds.sql), and a tail in plain
+-- ASCII for a signature whose every match holds a non-ASCII character (stall_signatures.non_ascii, read from the
+-- regex by stall_rules.needs_non_ascii). Parameters: $ord, $id, $kind, $regex (RE2), $max_chars (INTEGER or NULL).
+-- Input: stall_tails. Output: rows appended to stall_tail_matches.
+INSERT INTO stall_tail_matches
+SELECT tail, $ord::INTEGER, $id::VARCHAR, $kind::VARCHAR
+FROM stall_tails, (SELECT non_ascii FROM stall_signatures WHERE id = $id::VARCHAR) s
+WHERE ($max_chars::INTEGER IS NULL OR min_chars <= $max_chars::INTEGER)
   -- (a CASE: the optimizer cannot push the regex below the join with s, so the skip comes first)
   AND CASE WHEN ascii AND s.non_ascii THEN false ELSE regexp_matches(tail, $regex::VARCHAR) END;

@@ -100,6 +100,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts")
     _turn_numbers(con)
     sql.run(con, "replay/stall_rounds_prep")
+    con.unregister("stall_scan")  # (read only by stall_rounds_prep.sql: its columns are freed before the rounds)
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
@@ -131,7 +132,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_turn_evidence",
         "stall_atext",
         "stall_text",
-        "stall_sig_matches",
+        "stall_tails",
+        "stall_tail_matches",
         "stall_sig_hits",
         "stall_model_provider",
         "stall_walk",
@@ -140,22 +142,37 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_bg_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    con.unregister("stall_scan")
 
 
 def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     """Register `stall_scan`: every event's turn number (human turn starts so far in its session), round number
-    (replies so far) and tool rounds so far, as segmented running sums (stallscan/replay/scan.py)."""
+    (replies so far) and tool rounds so far, as segmented running sums (stallscan/replay/scan.py); and, counted
+    inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the turn
+    (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1: none;
+    the round a nudge after it reacts to)."""
+    import numpy as np
+
     from stallscan.replay import scan
 
     w = scan.fetch(con, "scan_stall_ev")
     starts = w.mark(con, "scan_stall_starts")
     with sql.timed("scan stall numbers"):
+        reply, tool = w.cols["reply"], w.cols["tool_round"]
+        tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
+        in_turn = scan.seg_cumsum(reply, tseg)
+        tools_before = scan.seg_cumsum(tool, tseg) - tool
+        idx = np.arange(w.n, dtype=np.int64)
+        last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
+        last[last < scan.seg_start(tseg)] = -1
+        round_rid = np.where(last >= 0, w.cols["rid_storage"][w.positions_to_storage(last)], -1)
         cols = {
-            "turn_id": w.to_storage(w.seg_cumsum(starts)),
-            "round_no": w.to_storage(w.seg_cumsum(w.cols["reply"])),
-            "tool_rounds": w.to_storage(w.seg_cumsum(w.cols["tool_round"])),
+            "turn_id": w.to_storage(w.seg_cumsum(starts).astype(np.int32)),
+            "round_no": w.to_storage(w.seg_cumsum(reply).astype(np.int32)),
+            "tool_rounds": w.to_storage(w.seg_cumsum(tool).astype(np.int32)),
             "starts_turn": w.to_storage(starts),
+            "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
+            "after_tool_round": w.to_storage(tools_before > 0),
+            "round_rid": w.to_storage(round_rid),
         }
         w.register(con, "stall_scan", cols)
 
@@ -188,10 +205,10 @@ def _walk(con: duckdb.DuckDBPyConnection) -> None:
         resolved[g[brk]] = kind[brk]
         cols = {
             "delivered": delivered,
-            "episode": episode,
-            "stall_index": np.where(kind == 4, narrated, dropped),
-            "resolved": resolved[g],
-            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart),
+            "episode": episode.astype(np.int32),  # (counts inside a turn: int32 halves the columns held)
+            "stall_index": np.where(kind == 4, narrated, dropped).astype(np.int32),
+            "resolved": resolved[g].astype(np.int32),
+            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart).astype(np.int32),
             "ends_on_stall": scan.seg_any(delivered & stall, estart),
             "delivered_nudged": scan.seg_any(delivered & stall & w.cols["nudged"], estart),
             "in_walk": scan.seg_any(stall, tstart),

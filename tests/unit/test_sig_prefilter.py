@@ -49,7 +49,8 @@ def test_library_flags() -> None:
 
 
 def test_sql_skip_matches_regex_alone() -> None:
-    """stall_sig_match.sql with the skip gives the same rows as every regex run on every tail."""
+    """stall_sig_match.sql with the skips, run once per distinct tail, gives every reply the signatures that its
+    regex alone gives on its tail (a signature with max_chars only when the reply's whole text is no longer)."""
     con = duckdb.connect()
     data = stall_data.install(con)
     tails = [
@@ -61,21 +62,35 @@ def test_sql_skip_matches_regex_alone() -> None:
         "需要的话请告诉我",
         "Should I go on? 好吗",
         "\u212aelvin: let me know",
+        "Let me now run the tests.",
     ]
+    # the same tails again on replies longer than hermes_trailing_continue's max_chars (400): one distinct tail,
+    # two verdicts
+    rows = [(i, len(t), t) for i, t in enumerate(tails)] + [(100 + i, 500, t) for i, t in enumerate(tails)]
     con.execute("CREATE TEMP TABLE stall_atext (rid BIGINT, text_chars BIGINT, tail VARCHAR)")
-    con.executemany("INSERT INTO stall_atext VALUES (?, ?, ?)", [(i, len(t), t) for i, t in enumerate(tails)])
-    con.execute(next(s for s in sql.load("replay/stall_rounds_prep") if "stall_text AS" in s))
-    con.execute("CREATE TEMP TABLE stall_sig_matches (rid BIGINT, ord INTEGER, id VARCHAR, kind VARCHAR)")
+    con.executemany("INSERT INTO stall_atext VALUES (?, ?, ?)", rows)
+    prep = sql.load("replay/stall_rounds_prep")
+    for name in ("stall_text AS", "stall_tails AS", "stall_tail_matches ("):
+        con.execute(next(s for s in prep if name in s))
+    assert con.execute("SELECT count(*) FROM stall_tails").fetchone() == (len(tails),)
     for i, sig in enumerate(data.signatures):
         params = {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars}
         sql.run(con, "replay/stall_sig_match", params)
-    got = set(con.execute("SELECT rid, id FROM stall_sig_matches").fetchall())
+    con.execute(next(s for s in sql.load("replay/stall_rounds") if "stall_sig_hits AS" in s))
+    got = set(
+        con.execute(
+            "SELECT rid, unnest(coalesce(sig_hits, []) || coalesce(veto_hits, []) || coalesce(wait_hits, [])) "
+            "FROM stall_sig_hits"
+        ).fetchall()
+    )
     want = {
-        (i, sig.id)
-        for i, t in enumerate(tails)
+        (rid, sig.id)
+        for rid, n_chars, t in rows
         for sig in data.signatures
-        if (sig.max_chars is None or len(t) <= sig.max_chars)
+        if (sig.max_chars is None or n_chars <= sig.max_chars)
         and con.execute("SELECT regexp_matches(?, ?)", [t, sig.regex]).fetchone() == (True,)
     }
     assert got == want
     assert any(sig in {"zh_trailing_intent", "ja_trailing_intent", "ko_trailing_intent"} for _, sig in got)
+    assert (8, "hermes_trailing_continue") in got
+    assert (108, "hermes_trailing_continue") not in got
