@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
-from stallscan.sweep.plateau import choose
+from stallscan.sweep.plateau import choose_rows
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
 Parts = tuple[Pairs, Pairs, np.ndarray]  # human pairs, automatic pairs, fixed (tp, fn, fp, tn) x sessions
@@ -132,7 +132,7 @@ def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float =
     fp = np.cumsum(o[:, ::-1], axis=1)[:, ::-1][:, 1:]
     fn = h.sum(axis=1)[:, None] - tp
     cost = a * (fp + s.f[:, 1:2]) + b * (fn + s.f[:, 0:1])
-    return np.array([choose(row, t, current)[0] for row in cost])
+    return choose_rows(cost, t, current)
 
 
 def picks(
