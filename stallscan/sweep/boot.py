@@ -29,67 +29,56 @@ from stallscan.sweep.cells import policy_parts
 TABLE = "sweep_boot"
 
 
-def load(
-    con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int, only: np.ndarray | None = None
-) -> dict[str, Sums]:
-    """The stored sums for (n_boot, seed) over `nb` gap bins, by policy (empty when none are stored). With
-    `only` (bin numbers, nb = the fixed counts), the other bins' columns are left zero."""
+def load(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int) -> dict[str, Sums]:
+    """The stored sums for (n_boot, seed) over `nb` gap bins, by policy (empty when none are stored)."""
     if not sql.has_table(con, TABLE):
         return {}
-    params = {"n_boot": n_boot, "seed": seed, "bins": nb, "only_bins": None if only is None else only.tolist()}
-    rows = sql.query(con, "sweep/sweep_boot_get", params).fetchnumpy()
+    policies, bins_at, h, o = _get(con, n_boot, seed, nb, None)
     out = {}
-    policies = np.asarray(rows["policy"])
     for p in dict.fromkeys(policies.tolist()):
         sel = np.flatnonzero(policies == p)
-        at = np.asarray(rows["bin"])[sel]
-        if only is None and len(at) != nb + 1:
+        if len(sel) != nb + 1 or not np.array_equal(bins_at[sel], np.arange(nb + 1)):
             continue  # not a whole set (never written so): computed afresh
-        h, o = (_columns(np.asarray(rows[k])[sel], n_boot) for k in ("h", "o"))
-        s = Sums(np.zeros((n_boot, nb), np.int64), np.zeros((n_boot, nb), np.int64), np.zeros((n_boot, 2), np.int64))
-        grid = at < nb
-        s.h[:, at[grid]], s.o[:, at[grid]] = h[:, grid], o[:, grid]
-        if not grid.all():
-            s.f[:, 0], s.f[:, 1] = h[:, ~grid][:, 0], o[:, ~grid][:, 0]
-        out[p] = s
+        lo = int(sel[0])  # every bin, in order: views of the fetched columns
+        out[p] = Sums(h[:, lo : lo + nb], o[:, lo : lo + nb], np.stack([h[:, lo + nb], o[:, lo + nb]], axis=1))
     return out
 
 
-def _columns(blobs: np.ndarray, n_boot: int) -> np.ndarray:
-    """(n_boot, len(blobs)): each blob one column of n_boot int64."""
-    return np.frombuffer(b"".join(blobs.tolist()), dtype="<i8").reshape(len(blobs), n_boot).T.astype(np.int64)
+def _get(
+    con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int, only: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Stored rows in (policy, bin) order: policies, bins, and h, o as (n_boot, rows) int64 columns."""
+    params = {"n_boot": n_boot, "seed": seed, "bins": nb, "only_bins": None if only is None else only.tolist()}
+    rows = sql.query(con, "sweep/sweep_boot_get", params).fetchnumpy()
+    h, o = (_columns(rows[k], n_boot) for k in ("h", "o"))
+    return np.asarray(rows["policy"]), np.asarray(rows["bin"]), h, o
+
+
+def _columns(blobs: Any, n_boot: int) -> np.ndarray:
+    """(n_boot, rows): each blob (n_boot int64) a column."""
+    return np.frombuffer(b"".join(np.asarray(blobs).tolist()), dtype="<i8").reshape(-1, n_boot).T
 
 
 def _put(
     con: duckdb.DuckDBPyConnection,
-    n_boot: int,
-    seed: int,
-    by_policy: dict[str, tuple[Sums, np.ndarray]],
+    key: tuple[int, int, int],
+    rows: tuple[list[str], np.ndarray, np.ndarray, np.ndarray],
     only_these: bool,
 ) -> None:
-    """Write the columns `bins` (nb = the fixed counts) of each policy's sums."""
+    """Write rows (policies, bins, h and o as (n_boot, rows) columns) for key (n_boot, seed, bins)."""
     import pyarrow as pa
 
-    cols: dict[str, list[Any]] = {k: [] for k in ("policy", "bin", "h", "o")}
-    nb = 0
-    for p, (s, at) in by_policy.items():
-        nb = s.h.shape[1]
-        h = np.concatenate([s.h, s.f[:, :1]], axis=1)[:, at].T.astype("<i8")
-        o = np.concatenate([s.o, s.f[:, 1:]], axis=1)[:, at].T.astype("<i8")
-        cols["policy"] += [p] * len(at)
-        cols["bin"] += at.tolist()
-        cols["h"] += [r.tobytes() for r in h]
-        cols["o"] += [r.tobytes() for r in o]
-    n = len(cols["bin"])
+    (n_boot, seed, nb), (policies, at, h, o) = key, rows
+    n = len(policies)
     tbl = pa.table(
         {
-            "n_boot": pa.array([n_boot] * n, pa.int32()),
-            "seed": pa.array([seed] * n, pa.int64()),
-            "policy": pa.array(cols["policy"], pa.string()),
-            "bins": pa.array([nb] * n, pa.int32()),
-            "bin": pa.array(cols["bin"], pa.int32()),
-            "h": pa.array(cols["h"], pa.binary()),
-            "o": pa.array(cols["o"], pa.binary()),
+            "n_boot": pa.array(np.full(n, n_boot, np.int32)),
+            "seed": pa.array(np.full(n, seed, np.int64)),
+            "policy": pa.array(policies, pa.string()),
+            "bins": pa.array(np.full(n, nb, np.int32)),
+            "bin": pa.array(np.asarray(at, np.int32)),
+            "h": pa.array([c.tobytes() for c in np.ascontiguousarray(h.T.astype("<i8"))], pa.binary()),
+            "o": pa.array([c.tobytes() for c in np.ascontiguousarray(o.T.astype("<i8"))], pa.binary()),
         }
     )
     con.register("sweep_boot_rows", tbl)
@@ -101,10 +90,16 @@ def _put(
 
 def store(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, by_policy: dict[str, Sums]) -> None:
     """Keep these sums (of every session of sweep_bins) as the stored ones: one (n_boot, seed) at a time."""
+    if not by_policy:
+        return
+    nb = next(iter(by_policy.values())).h.shape[1]
+    policies = [p for p in by_policy for _ in range(nb + 1)]
+    at = np.tile(np.arange(nb + 1), len(by_policy))
+    h = np.concatenate([np.concatenate([s.h, s.f[:, :1]], axis=1) for s in by_policy.values()], axis=1)
+    o = np.concatenate([np.concatenate([s.o, s.f[:, 1:]], axis=1) for s in by_policy.values()], axis=1)
     con.execute("BEGIN TRANSACTION")
     try:
-        every = {p: (s, np.arange(s.h.shape[1] + 1)) for p, s in by_policy.items()}
-        _put(con, n_boot, seed, every, only_these=False)
+        _put(con, (n_boot, seed, nb), (policies, at, h, o), only_these=False)
         con.execute("COMMIT")
     except BaseException:
         sql.rollback(con)
@@ -118,30 +113,37 @@ def drop(con: duckdb.DuckDBPyConnection) -> None:
 
 def merge(con: duckdb.DuckDBPyConnection) -> None:
     """Inside the incremental sweep_bins refresh's transaction (stallscan.replay.derive), before the changed
-    sessions' cells are replaced: move the stored sums from their old cells to their new ones, rewriting
-    only the bins (and the fixed counts) they change."""
+    sessions' cells are replaced: move the stored sums from their old cells to their new ones, reading and
+    rewriting only the bins (and the fixed counts) they change."""
     if not sql.has_table(con, TABLE):
         return
-    stored = con.execute(f"SELECT DISTINCT n_boot, seed, bins, policy FROM {TABLE}").fetchall()
+    stored = con.execute(f"SELECT DISTINCT n_boot, seed, bins, policy FROM {TABLE} ORDER BY ALL").fetchall()
     if not stored:
         return
     rows = sql.query(con, "sweep/sweep_boot_delta_cells").fetchnumpy()
     cells = {k: np.asarray(v) for k, v in rows.items()}
     sign = cells.pop("sign")
+    used, cells["bin"] = np.unique(cells["bin"], return_inverse=True)  # the changed cells' bins only
     parts = {s: {k: v[sign == s] for k, v in cells.items()} for s in (-1, 1)}
-    for n_boot, seed, nb in dict.fromkeys((n, s, b) for n, s, b, _ in stored):
-        changed: dict[str, tuple[Sums, np.ndarray]] = {}
-        for policy in (p for n, s, b, p in stored if (n, s, b) == (n_boot, seed, nb)):
-            gone, added = (_part(parts[s], policy, nb, n_boot, seed) for s in (-1, 1))
-            delta = added - gone
-            at = np.flatnonzero(np.concatenate([(delta.h != 0).any(0) | (delta.o != 0).any(0), [(delta.f != 0).any()]]))
-            if len(at):
-                changed[policy] = (delta, at)
-        if not changed:
+    for key in dict.fromkeys((n, s, b) for n, s, b, _ in stored):
+        n_boot, seed, nb = key
+        at = np.append(used, nb)  # stored bin of each delta column (nb: the fixed counts)
+        deltas = {}
+        for policy in (p for n, s, b, p in stored if (n, s, b) == key):
+            gone, added = (_part(parts[s], policy, len(used), n_boot, seed) for s in (-1, 1))
+            deltas[policy] = (
+                np.concatenate([added.h - gone.h, added.f[:, :1] - gone.f[:, :1]], axis=1),
+                np.concatenate([added.o - gone.o, added.f[:, 1:] - gone.f[:, 1:]], axis=1),
+            )
+        touched = np.flatnonzero(np.any([(h != 0).any(0) | (o != 0).any(0) for h, o in deltas.values()], axis=0))
+        if not len(touched):
             continue
-        every = np.unique(np.concatenate([at for _, at in changed.values()]))
-        old = load(con, n_boot, seed, nb, only=every)
-        _put(con, n_boot, seed, {p: (old[p] + d, at) for p, (d, at) in changed.items()}, only_these=True)
+        policies, bins_at, h, o = _get(con, n_boot, seed, nb, at[touched])
+        col = {b: i for i, b in enumerate(at.tolist())}
+        idx = np.array([col[b] for b in bins_at.tolist()], int)  # each stored row's delta column
+        dh = np.concatenate([deltas[p][0][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
+        do = np.concatenate([deltas[p][1][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
+        _put(con, key, (policies.tolist(), bins_at, h + dh, o + do), only_these=True)
 
 
 def _part(c: dict[str, np.ndarray], policy: str, nb: int, n_boot: int, seed: int) -> Sums:
