@@ -2,15 +2,16 @@
 
 The report's sweep (every session, no grouping) resamples the sessions of sweep_bins (stallscan.sweep.bins)
 with per-session Poisson weights (stallscan.sweep.bootstrap), so a resample's sums are sums of
-per-session parts. They are stored once per (n_boot, seed) and policy, and kept equal to the sums over
-every session of sweep_bins:
+per-session parts. They are stored for one (n_boot, seed) at a time (the last a whole-corpus sweep asked
+for: the report's 1,000 and 0, unless `stallscan sweep --seed` or `--bootstrap` asked for others since),
+per policy and gap bin, and kept equal to the sums over every session of sweep_bins:
 
 * an incremental sweep_bins refresh (stallscan.replay.derive, `merge`) subtracts the replaced sessions'
   old cells' part and adds their new cells' part, in the transaction that replaces the cells;
 * a full sweep_bins build drops the table (the next report computes the sums from the cells and stores
   them, `store`).
 
-So the report after one new session adds that session's part (a few pairs x n_boot) instead of
+So the report after one new session adds that session's part (its few bins x n_boot) instead of
 re-weighting every session in every resample; the intervals then come from the sums (a cumulative sum and
 a minimum per resample). The sums are integers, so the stored and a fresh computation are equal exactly.
 """

@@ -85,9 +85,6 @@ class Sums:
     def __add__(self, other: Sums) -> Sums:
         return Sums(self.h + other.h, self.o + other.o, self.f + other.f)
 
-    def __sub__(self, other: Sums) -> Sums:
-        return Sums(self.h - other.h, self.o - other.o, self.f - other.f)
-
 
 def _hist(pairs: Pairs, w: np.ndarray, nb: int) -> np.ndarray:
     """(n_boot, nb): sum over pairs of w[session] * count, per bin."""
