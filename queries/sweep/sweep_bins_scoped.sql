@@ -1,7 +1,9 @@
 -- The stored sweep cells of the sessions in the report's scope, with the dense session index the bootstrap
--- resamples (session_id order, as sweep/sweep_input.sql numbers them). Inputs: sweep_bins, scope_sessions.
+-- resamples (session_id order, as sweep/sweep_input.sql numbers them) and the session's key its bootstrap
+-- weights are drawn from (stallscan.sweep.bootstrap). Inputs: sweep_bins, scope_sessions.
 -- Parameter: $by (source_format / model / none) picks the group column.
 SELECT (dense_rank() OVER (ORDER BY c.session_id) - 1)::INTEGER AS sess,
+       md5_number_lower(c.session_id) AS skey,
        CASE $by WHEN 'model' THEN coalesce(c.model, '(unknown)')
                 WHEN 'none' THEN 'all' ELSE c.source_format END AS grp,
        c.bin, c.human, c.vgr_gap, c.decided_human, c.has_gap, c.first_in_session, c.by_fallback,

@@ -3,7 +3,8 @@
 -- Input: turn_boundaries (stallscan.boundaries), scope_sessions (report filters). Parameter: $by
 -- (harness / source_format / model / none) picks the group column.
 SELECT b.session_id,
-       (dense_rank() OVER (ORDER BY b.session_id) - 1)::INTEGER AS sess,  -- dense session index for the bootstrap
+       (dense_rank() OVER (ORDER BY b.session_id) - 1)::INTEGER AS sess,  -- dense session index
+       md5_number_lower(b.session_id) AS skey,  -- the session's key: its bootstrap weights (stallscan.sweep.bootstrap)
        CASE $by WHEN 'model' THEN coalesce(m.model, '(unknown)')
                 WHEN 'none' THEN 'all' ELSE b.source_format END AS grp,
        coalesce(b.is_human_turn, false) AS human,

@@ -34,11 +34,15 @@ def run(
     compute: Callable[[duckdb.DuckDBPyConnection], None],
     outputs: tuple[str, ...],
     upstream: tuple[str, ...] = (),
+    merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> str:
     """Bring `outputs` up to date; returns the mode used: reused / incremental / full.
 
     upstream: derived tables `compute` reads besides `events` (already up to date), copied for the changed
-    sessions. A table without a session_id column (user_labels) is matched by event_id."""
+    sessions. A table without a session_id column (user_labels) is matched by event_id.
+    merge: in an incremental run, called inside the transaction that replaces the changed sessions' rows,
+    before they are replaced (main holds their old rows, the scratch schema SCRATCH their new ones), to
+    bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit."""
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
     mode, since = stamps.plan(con, name, key, outputs)
@@ -53,7 +57,7 @@ def run(
     if mode == "full":
         compute(con)
     else:
-        _incremental(con, compute, outputs, upstream)
+        _incremental(con, compute, outputs, upstream, merge)
     stamps.put(con, name, key, inputs, mode, n_sessions)
     stamps.prune_changes(con)
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
@@ -76,6 +80,7 @@ def _incremental(
     compute: Callable[[duckdb.DuckDBPyConnection], None],
     outputs: tuple[str, ...],
     upstream: tuple[str, ...],
+    merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> None:
     s = SCRATCH
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
@@ -102,6 +107,8 @@ def _incremental(
             sql.after_failure(con, f"SET search_path = '{saved}'" if saved else "RESET search_path", not computed)
         con.execute("BEGIN TRANSACTION")
         try:
+            if merge is not None:
+                merge(con)
             for t in outputs:
                 if _has_session(con, t):
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")

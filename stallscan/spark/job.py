@@ -266,7 +266,8 @@ def sweep_from_arrow(
     try:
         con.register("_cells", cell_tbl)
         arr = con.execute(
-            "SELECT * EXCLUDE (session_id), (dense_rank() OVER (ORDER BY session_id) - 1)::BIGINT AS sess "
+            "SELECT * EXCLUDE (session_id), (dense_rank() OVER (ORDER BY session_id) - 1)::BIGINT AS sess, "
+            "md5_number_lower(session_id) AS skey "
             "FROM _cells ORDER BY session_id, bin"
         ).fetchnumpy()
     finally:

@@ -18,6 +18,7 @@ import numpy as np
 
 from stallscan.replay import registry
 from stallscan.store import sql, stamps
+from stallscan.sweep import boot
 from stallscan.sweep.cells import sweep_cells, thresholds_grid
 
 TABLE = "sweep_bins"
@@ -43,12 +44,14 @@ def refresh(con: duckdb.DuckDBPyConnection) -> str | None:
     if bounds is None or bounds["events_version"] != stamps.events_version(con):
         return None
     inputs = {"grid": list(GRID), "boundaries": bounds["key"]}
-    return derive.run(con, ENTRY.name, inputs, _compute, ENTRY.outputs, upstream=ENTRY.upstream)
+    return derive.run(con, ENTRY.name, inputs, _compute, ENTRY.outputs, upstream=ENTRY.upstream, merge=boot.merge)
 
 
 def _compute(con: duckdb.DuckDBPyConnection) -> None:
     import pyarrow as pa
 
+    if stamps.one(con, "SELECT current_schema()") == "main":  # a full build: the stored sums go with the cells
+        boot.drop(con)
     rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
     cells = sweep_cells(rows, _grid())
     keep = {k: v for k, v in cells.items() if k not in ("grp", "sess", "n")}
@@ -74,3 +77,13 @@ ENTRY = registry.register(
         TABLE, (TABLE,), ("turn_boundaries", "turn_boundary_variants"), lambda con, _: refresh(con), export=False
     )
 )
+
+
+def whole(con: duckdb.DuckDBPyConnection, cells: dict[str, np.ndarray]) -> bool:
+    """The scoped cells hold every session of sweep_bins (no report filter left one out)."""
+    n = int(cells["sess"].max()) + 1 if len(cells["sess"]) else 0
+    return bool(n == stamps.one(con, f"SELECT count(DISTINCT session_id) FROM {TABLE}"))
+
+
+def writable(con: duckdb.DuckDBPyConnection) -> bool:
+    return not stamps.one(con, "SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()")

@@ -1,37 +1,140 @@
-"""The session bootstrap of the threshold sweep: one pass over the resamples, shared by every policy.
+"""The session bootstrap of the threshold sweep: per-session Poisson weights, per-resample sums, picks.
 
-Resample r draws `n_sess` sessions with replacement (`rng.integers(0, n_sess, n_sess)`, one call per
-resample) and weights each session by how often it was drawn. The recommended threshold of a resample is
-chosen as for the whole corpus (stallscan.sweep.plateau.choose: the current threshold when it lies on a
-minimum-cost run, else the nearest minimum-cost threshold) on
+Resample b weights each session by a Poisson(1) count drawn from its own seed: the session's key (the low
+64 bits of md5(session_id), `md5_number_lower` in DuckDB) mixed with (seed, b) by splitmix64, turned into
+a uniform and read off the Poisson(1) CDF. A session's weights are therefore a function of the session
+alone (not of which other sessions exist or their order), so a resample's sums are sums of per-session
+contributions: adding, replacing or removing a session adds or subtracts its own cells' part and leaves
+the rest (stallscan.sweep.boot keeps the sums of the whole corpus in table `sweep_boot`). The Poisson
+scheme is the usual stand-in for the multinomial (n draws with replacement): each session's count is
+Poisson(1) instead of Binomial(n, 1/n), and the resample's size varies around n (docs/sweep.md, "The
+bootstrap").
+
+Per policy the sums of resample b are, for the gap-decided events, the weighted counts of humans and of
+automatic events per gap bin (H and O, n_boot x bins) and, for the events no threshold changes, the
+weighted fixed (fn, fp) counts (F, n_boot x 2). The recommended threshold of a resample is chosen from its
+sums as for the whole corpus (stallscan.sweep.plateau.choose) on
 
     cost = a * (FP_gap + FP_fixed) + b * (FN_gap + FN_fixed)
 
-where the gap-decided counts come from per-(session, bin) counts of human and automatic events (one
-weighted `bincount` over the pairs, then suffix sums over the bins), and the fixed counts from per-session
-counts of the events no threshold changes (one matrix-vector product). A resample's weights are drawn once
-and serve every policy of the group; policies with the same gap-decided pairs share their histograms.
-Every count is an integer held exactly in float64, so each cost, and each pick, equals the one a loop per
-policy computes (tests/unit/test_sweep_bootstrap.py holds them equal).
-
-Measured on 10M generated events (166,667 sessions, 1,000 resamples, router only): 6.0 s, where a chunked
-(sessions x resamples) matrix form took 14-16 s: with chunks bounded to 32 MiB it handled two resamples at
-a time, and its gathers of 2-wide rows cost more than the per-resample bincounts they replaced.
+Every sum is an integer (int64), so the sums do not depend on the order sessions were added in, and an
+incremental update equals a build from scratch exactly.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
-from stallscan.sweep.plateau import choose
+from stallscan.sweep.plateau import choose_rows
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
+Parts = tuple[Pairs, Pairs, np.ndarray]  # human pairs, automatic pairs, fixed (tp, fn, fp, tn) x sessions
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_POISSON_MAX = 24  # P(Poisson(1) > 24) < 1e-25: never reached by a 53-bit uniform
+_CHUNK = 1 << 21  # (session or pair) x resample elements handled at once: about 16 MiB per int64 array
+
+
+def _cdf() -> np.ndarray:
+    p = np.exp(-1.0) / np.cumprod(np.concatenate(([1.0], np.arange(1, _POISSON_MAX + 1, dtype=float))))
+    c = np.cumsum(p)
+    c[-1] = 2.0  # every uniform in [0, 1) falls at or below the last step
+    return c
+
+
+_CDF = _cdf()
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser over uint64 (wrapping arithmetic)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
+
+
+def weights(keys: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(len(keys), n_boot) Poisson(1) weights (int64): session i's weight in resample b depends only on
+    (keys[i], b, seed)."""
+    k = np.asarray(keys, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        rs = _mix(np.arange(n_boot, dtype=np.uint64) ^ _mix(np.array([seed], dtype=np.uint64) & _M64))
+        u = _mix(k[:, None] ^ rs[None, :]) >> np.uint64(11)  # 53 random bits
+    w: np.ndarray = np.searchsorted(_CDF, u * (1.0 / (1 << 53)), side="right").astype(np.int64)
+    return w
+
+
+def index_keys(sess: np.ndarray) -> np.ndarray:
+    """Keys for cells that carry no session key (hand-built cells): the dense session index, mixed."""
+    with np.errstate(over="ignore"):
+        return _mix(np.asarray(sess, dtype=np.uint64) ^ np.uint64(0x5EED))
+
+
+@dataclass
+class Sums:
+    """Per-resample sums of one policy: H, O (n_boot x bins) and F (n_boot x 2: fn, fp), int64."""
+
+    h: np.ndarray
+    o: np.ndarray
+    f: np.ndarray
+
+    def __add__(self, other: Sums) -> Sums:
+        return Sums(self.h + other.h, self.o + other.o, self.f + other.f)
+
+
+def _hist(pairs: Pairs, w: np.ndarray, nb: int) -> np.ndarray:
+    """(n_boot, nb): sum over pairs of w[session] * count, per bin."""
+    s, b, c = pairs
+    out = np.zeros((w.shape[1], nb), np.int64)
+    if not len(s):
+        return out
+    order = np.argsort(b, kind="stable")
+    s, b, c = s[order], b[order], np.asarray(c).astype(np.int64)[order]
+    step = max(1, _CHUNK // max(w.shape[1], 1))
+    for i in range(0, len(s), step):  # bounded memory: `step` pairs x n_boot at a time
+        bs = b[i : i + step]
+        contrib = w[s[i : i + step]] * c[i : i + step, None]
+        starts = np.flatnonzero(np.concatenate(([True], bs[1:] != bs[:-1])))
+        out[:, bs[starts]] += np.add.reduceat(contrib, starts, axis=0).T
+    return out
+
+
+def sums(parts: Parts, keys: np.ndarray, nb: int, n_boot: int, seed: int) -> Sums:
+    """The per-resample sums of one policy's parts over its sessions (keys[i]: session i's key)."""
+    gh, go, cells = parts
+    n = len(keys)
+    h = np.zeros((n_boot, nb), np.int64)
+    o = np.zeros((n_boot, nb), np.int64)
+    f = np.zeros((n_boot, 2), np.int64)
+    step = max(1, _CHUNK // max(n_boot, 1))
+    fixed = np.asarray(cells[1:3], dtype=np.int64)  # (fn, fp) x sessions
+    for lo in range(0, n, step):  # sessions in chunks: their weights, their pairs
+        hi = min(n, lo + step)
+        w = weights(keys[lo:hi], n_boot, seed)
+        for pairs, out in ((gh, h), (go, o)):
+            sel = slice(*np.searchsorted(pairs[0], [lo, hi]))  # pairs are sorted by session
+            out += _hist((pairs[0][sel] - lo, pairs[1][sel], pairs[2][sel]), w, nb)
+        f += (fixed[:, lo:hi] @ w).T
+    return Sums(h, o, f)
+
+
+def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float = GAP_THRESHOLD_S) -> np.ndarray:
+    """The threshold each resample recommends, from its sums."""
+    h, o = s.h.astype(float), s.o.astype(float)
+    tp = np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # humans with bin > k, i.e. gap >= t[k]
+    fp = np.cumsum(o[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    fn = h.sum(axis=1)[:, None] - tp
+    cost = a * (fp + s.f[:, 1:2]) + b * (fn + s.f[:, 0:1])
+    return choose_rows(cost, t, current)
 
 
 def picks(
-    policies: list[tuple[Pairs, Pairs, np.ndarray]],
-    n_sess: int,
+    policies: list[Parts],
+    keys: np.ndarray,
     t: np.ndarray,
     a: float,
     b: float,
@@ -41,36 +144,4 @@ def picks(
 ) -> list[np.ndarray]:
     """Per policy (human pairs, automatic pairs, fixed (tp, fn, fp, tn) x sessions counts): the threshold
     each of the n_boot resamples recommends."""
-    nb = len(t) + 1
-    shared: dict[bytes, int] = {}  # identical gap-decided pairs -> one histogram per resample
-    structs: list[tuple[Pairs, Pairs]] = []
-    slot = []
-    for gh, go, _ in policies:
-        key = b"".join(np.ascontiguousarray(x).tobytes() + b"|" for x in (*gh, *go))
-        if key not in shared:
-            shared[key] = len(structs)
-            structs.append(
-                (
-                    (gh[0], gh[1], np.asarray(gh[2], float)),
-                    (go[0], go[1], np.asarray(go[2], float)),
-                )
-            )
-        slot.append(shared[key])
-    fixed_rows = np.vstack([cells[1:3] for _, _, cells in policies])  # (fn, fp) rows of every policy
-    out = [np.empty(n_boot) for _ in policies]
-    rng = np.random.default_rng(seed)
-    for r in range(n_boot):
-        w = np.bincount(rng.integers(0, n_sess, n_sess), minlength=n_sess).astype(float)
-        sums = []
-        for (hs, hb, hn), (os_, ob, on) in structs:
-            h = np.bincount(hb, w[hs] * hn, minlength=nb)
-            o = np.bincount(ob, w[os_] * on, minlength=nb)
-            tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
-            fp = np.cumsum(o[::-1])[::-1][1:]
-            sums.append((fp, h.sum() - tp))
-        fixed = fixed_rows @ w  # (fn, fp) of each policy
-        for i in range(len(policies)):
-            fp, fn = sums[slot[i]]
-            cost = a * (fp + fixed[2 * i + 1]) + b * (fn + fixed[2 * i])
-            out[i][r] = choose(cost, t, current)[0]
-    return out
+    return [picks_from_sums(sums(p, keys, len(t) + 1, n_boot, seed), t, a, b, current) for p in policies]

@@ -11,6 +11,7 @@ import numpy as np
 
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store.errors import StallscanError
+from stallscan.sweep.bootstrap import Parts, index_keys
 
 POLICIES = ("router", "gap-only")
 POLICY_ALIASES = {"vgr": "router", "gap_only": "gap-only"}  # older names, still accepted
@@ -92,6 +93,7 @@ def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndar
         "first_in_session": rows["first_in_session"].astype(bool),
         "by_fallback": np.asarray(rows["by_fallback"], bool) if "by_fallback" in rows else np.zeros(n, bool),
         "n": np.ones(n, float),
+        **({"skey": np.asarray(rows["skey"], np.uint64)} if "skey" in rows else {}),  # the bootstrap's key
     }
 
 
@@ -114,3 +116,34 @@ def policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray,
             f"unknown policy {policy!r}", hint="router (or vgr), gap-only, " + ", ".join(VARIANTS) + " or all"
         )
     return decided_by_gap, fixed_human
+
+
+def policy_parts(c: dict[str, np.ndarray], policy: str, nb: int) -> tuple[Parts, np.ndarray, np.ndarray]:
+    """What the bootstrap needs of one policy over cells: the gap-decided (session, bin) counts of humans and
+    of automatic events (sorted by session), the fixed (tp, fn, fp, tn) x session counts; each local session's
+    key (its cells' `skey`, md5 of the session id; hand-built cells: its index's); the gap-decided mask."""
+    human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
+    by_gap, fixed_human = policy_split(c, policy)
+    uniq, sess = np.unique(c["sess"], return_inverse=True) if len(human) else (np.zeros(0, int), np.zeros(0, int))
+    n_sess = len(uniq)
+    keys = index_keys(uniq)
+    if "skey" in c:
+        keys[sess] = np.asarray(c["skey"], dtype=np.uint64)
+
+    def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        key, inv = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_inverse=True)
+        return key // nb, key % nb, np.bincount(inv, w[mask], minlength=len(key))
+
+    fx = ~by_gap
+    fixed = np.stack(
+        [
+            np.bincount(sess[m], w[m], minlength=n_sess)
+            for m in (
+                fx & human & fixed_human,
+                fx & human & ~fixed_human,
+                fx & ~human & fixed_human,
+                fx & ~human & ~fixed_human,
+            )
+        ]
+    )  # (tp, fn, fp, tn) x sessions
+    return (pairs(by_gap & human), pairs(by_gap & ~human), fixed), keys, by_gap

@@ -29,9 +29,9 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+from stallscan.sweep import bootstrap as boot
 from stallscan.sweep import plateau
-from stallscan.sweep.bootstrap import Pairs
-from stallscan.sweep.bootstrap import picks as bootstrap_picks
+from stallscan.sweep.bootstrap import Pairs, Sums
 from stallscan.sweep.cells import (
     ALL_POLICIES,
     CELL_COLUMNS,
@@ -41,6 +41,7 @@ from stallscan.sweep.cells import (
     SweepResult,
     gap_bins,
     policy_name,
+    policy_parts,
     policy_split,
     sweep_cells,
     thresholds_grid,
@@ -113,12 +114,23 @@ def run_sweep(
 
     # the report's grid: the stored per-session cells (sweep_bins), derived once; else the rows, binned here
     stored = bins.load_cells(con, _inputs_ready(con, by)) if bins.usable(con, t) else None
+    sums: dict[str, Sums] | None = None
+    known: set[str] = set()
     if stored is not None:
         rows = cells = stored
+        if bootstrap and by == "none" and bins.whole(con, stored):  # the stored bootstrap sums serve it
+            from stallscan.sweep import boot as stored_sums
+
+            sums = stored_sums.load(con, bootstrap, seed, len(t) + 1)
+            known = set(sums)
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
         cells = sweep_cells(rows, t)
-    res = sweep_from_cells(cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current)
+    res = sweep_from_cells(
+        cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums
+    )
+    if sums and set(sums) != known and bins.writable(con):  # computed here: kept for the next report
+        stored_sums.store(con, bootstrap, seed, sums)
     if any(p in VARIANTS for p in policies):
         from stallscan.sweep.variants import compare_variants, rule_advice
 
@@ -165,8 +177,12 @@ def sweep_from_cells(
     bootstrap: int = 1000,
     seed: int = 0,
     current: float = GAP_THRESHOLD_S,
+    sums: dict[str, Sums] | None = None,
 ) -> SweepResult:
-    """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells)."""
+    """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells).
+
+    sums (by == "none" only): per policy, the bootstrap's per-resample sums of these very cells when known
+    (table sweep_boot, stallscan.sweep.boot); the policies missing are computed and added to it."""
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
     groups = ["all"] if by == "none" else sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
     done: dict[tuple[str, str], tuple[Curve, dict[str, Any]]] = {}
@@ -177,10 +193,11 @@ def sweep_from_cells(
         one = [_point(part, t, p, g, a, b, current) for p in policies]
         n_sess = one[0][3] if one else 0
         if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
-            for (_, rec, _, _), picked in zip(
-                one, bootstrap_picks([x[2] for x in one], n_sess, t, a, b, bootstrap, seed, current)
-            ):
-                _interval(rec, picked)
+            keep = sums if sums is not None and by == "none" else {}
+            for p, (_, rec, parts, _, keys) in zip(policies, one):
+                if p not in keep:
+                    keep[p] = boot.sums(parts, keys, len(t) + 1, bootstrap, seed)
+                _interval(rec, boot.picks_from_sums(keep[p], t, a, b, current))
         done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
     for policy in policies:  # policy-major, then group: the order the report lists them in
         for g in groups:
@@ -224,9 +241,9 @@ def _sweep_one(
     current: float = GAP_THRESHOLD_S,
 ) -> tuple[Curve, dict[str, Any]]:
     """One policy over one group: the curve, the recommendation and (n_boot > 0) its bootstrap interval."""
-    curve, rec, parts, n_sess = _point(rows, t, policy, group, a, b, current)
+    curve, rec, parts, n_sess, keys = _point(rows, t, policy, group, a, b, current)
     if n_boot and n_sess > 1 and len(t):
-        _interval(rec, bootstrap_picks([parts], n_sess, t, a, b, n_boot, seed, current)[0])
+        _interval(rec, boot.picks([parts], keys, t, a, b, n_boot, seed, current)[0])
     return curve, rec
 
 
@@ -243,35 +260,14 @@ def _point(
     a: float,
     b: float,
     current: float = GAP_THRESHOLD_S,
-) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int]:
+) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int, np.ndarray]:
     """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
-    (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts."""
+    (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts,
+    and each session's key (its cells' `skey`, md5 of the session id; hand-built cells: the index's)."""
     c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
-    human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
-    by_gap, fixed_human = policy_split(c, policy)
-    sess = np.unique(c["sess"], return_inverse=True)[1] if len(human) else np.zeros(0, int)
-    n_sess = int(sess.max()) + 1 if len(sess) else 0
-    nb = len(t) + 1
-
-    # aggregated once: (session, bin) counts per class for the gap-decided events, and per-session counts
-    # of each fixed cell; a resample only re-weights sessions (stallscan.sweep.bootstrap)
-    def pairs(mask: np.ndarray) -> Pairs:
-        key, inv = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_inverse=True)
-        return key // nb, key % nb, np.bincount(inv, w[mask], minlength=len(key))
-
-    gh, go = pairs(by_gap & human), pairs(by_gap & ~human)
-    fx = ~by_gap
-    cells = np.stack(
-        [
-            np.bincount(sess[m], w[m], minlength=n_sess)
-            for m in (
-                fx & human & fixed_human,
-                fx & human & ~fixed_human,
-                fx & ~human & fixed_human,
-                fx & ~human & ~fixed_human,
-            )
-        ]
-    )  # (tp, fn, fp, tn) x sessions
+    w = np.asarray(c["n"], float)
+    (gh, go, cells), keys, by_gap = policy_parts(c, policy, len(t) + 1)
+    n_sess, nb = len(keys), len(t) + 1
     h = np.bincount(gh[1], gh[2], minlength=nb)
     o = np.bincount(go[1], go[2], minlength=nb)
     tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
@@ -303,7 +299,7 @@ def _point(
         k = _index(t, rec["threshold"])  # cost and errors at what to set (off the grid: the plateau's)
         if k is not None:
             rec.update(cost=float(cost[k]), auto_as_human=int(allp["fp"][k]), human_as_auto=int(allp["fn"][k]))
-    return curve, rec, (gh, go, cells), n_sess
+    return curve, rec, (gh, go, cells), n_sess, keys
 
 
 def _index(t: np.ndarray, x: float) -> int | None:

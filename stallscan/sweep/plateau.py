@@ -56,6 +56,26 @@ def choose(cost: np.ndarray, t: np.ndarray, current: float) -> tuple[float, floa
     return float(t[k]), float(lo_t[r]), float(hi_t[r]), False
 
 
+def choose_rows(cost: np.ndarray, t: np.ndarray, current: float) -> np.ndarray:
+    """`choose(row, t, current)[0]` for every row of `cost` (resamples x grid) at once: the current
+    threshold when a minimum-cost run holds it, else the nearest minimum-cost grid threshold (the smaller
+    on a tie). tests/unit/test_sweep_plateau.py holds it equal to choose, row for row."""
+    tol_rows = 1e-9 * np.maximum(1.0, np.abs(cost).max(axis=1))
+    on = cost <= cost.min(axis=1)[:, None] + tol_rows[:, None]
+    tol = 1e-9 * max(1.0, abs(current))
+    last_below = int(np.searchsorted(t - tol, current, side="right")) - 1  # last grid point with t - tol <= current
+    first_above = int(np.searchsorted(t + tol, current, side="left"))  # first grid point with t + tol >= current
+    if last_below < 0 or first_above >= len(t):
+        inside = np.zeros(len(cost), bool)
+    elif first_above <= last_below:  # grid points within tol of current: a run holding any of them holds it
+        inside = on[:, first_above : last_below + 1].any(axis=1)
+    else:  # current between two neighbours: one run must hold both
+        inside = on[:, last_below] & on[:, first_above]
+    nearest = t[np.argmin(np.where(on, np.abs(t - current), np.inf), axis=1)]  # argmin: the smaller on a tie
+    out: np.ndarray = np.where(inside, float(current), nearest)
+    return out
+
+
 def enough(n_sessions: int, n_gap_prompts: int) -> bool:
     return n_sessions >= MIN_SESSIONS and n_gap_prompts >= MIN_GAP_PROMPTS
 

@@ -67,6 +67,7 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert unknown.exit_code == 2 and "turn_boundaries" in unknown.stderr, unknown.stderr
     (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed
     cli("ingest", str(logs))
+    cli("report", "--format", "json")  # one session changed: the stored bootstrap sums move (sweep_boot_delta_cells)
     cli("ingest", str(logs / "hermes"), "--input-format", "hermes_traj")  # a forced format (ingest/run_no_events)
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)

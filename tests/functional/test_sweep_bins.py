@@ -119,6 +119,67 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     modes = []
     for step in _grow(con, files, random.Random(seed), tmp_path / "corpus"):
         modes.append(bins.refresh(con))
+        moved = _sums(con)  # the bootstrap's sums as the refresh left them (moved along, or dropped)
         assert _fingerprint(con, bins.TABLE) == _full(con), f"step {step}"
+        con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+        run_sweep(con, thresholds_grid(), policies=ALL_POLICIES, bootstrap=40, seed=3)  # sums afresh, stored
+        assert moved in ({}, _sums(con)), f"step {step}"
+        assert moved or modes[-1] != "incremental" or len(modes) == 1
     assert "incremental" in modes, modes
     con.close()
+
+
+def _sums(con):
+    from stallscan.sweep import boot
+
+    got = boot.load(con, 40, 3, len(thresholds_grid()) + 1)
+    return {p: (s.h.tolist(), s.o.tolist(), s.f.tolist()) for p, s in got.items()}
+
+
+def _more_sessions(tmp_path, name, harness):
+    extra = tmp_path / name
+    shutil.copytree(SAMPLES / harness, extra)
+    for f in extra.rglob("*.jsonl"):
+        f.write_bytes(f.read_bytes().replace(b"-", b"x" if name == "more" else b"y"))  # other session ids
+    return extra
+
+
+def test_stored_bootstrap_sums_follow_new_sessions(db, tmp_path, monkeypatch):
+    """The bootstrap's sums (table sweep_boot) stored by one sweep, moved along when new sessions arrive
+    (the incremental sweep_bins refresh), equal the sums computed afresh, and so do the intervals."""
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incrementally however many sessions changed
+    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    t = thresholds_grid()
+    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    first = _sums(db)
+    assert set(first) == set(ALL_POLICIES)
+    changed = []
+    for name, harness in (("more", "codex"), ("again", "claude-code")):
+        ingest_paths(db, [str(_more_sessions(tmp_path, name, harness))])
+        db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+        assert bins.refresh(db) == "incremental"
+        moved = _sums(db)
+        changed.append(moved != first)  # the new sessions' part was added (when they have gap or fixed errors)
+        kept = run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+        db.execute("DROP TABLE sweep_boot")
+        fresh = run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+        assert _sums(db) == moved  # stored again by the fresh sweep: equal to the moved sums
+        assert _result(kept) == _result(fresh)
+        monkeypatch.setattr(bins, "usable", lambda con, t: False)
+        assert _result(run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)) == _result(fresh)
+        monkeypatch.undo()
+        monkeypatch.setattr(derive, "FULL_SHARE", 1.01)
+        first = moved
+    assert any(changed)
+
+
+def test_full_rebuild_drops_stored_sums_and_filters_do_not_store(db):
+    t = thresholds_grid()
+    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events LIMIT 3")
+    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    assert _sums(db) == {}  # a filtered scope is not the whole corpus: its sums are not kept
+    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    assert _sums(db) != {}
+    _full(db)
+    assert _sums(db) == {}

@@ -1,6 +1,6 @@
-"""The shared bootstrap (stallscan.sweep.bootstrap: one pass over the resamples for every policy) picks,
-resample for resample, the threshold a plain loop per policy picks: same random stream, same costs bit for
-bit, same choice on the minimum-cost plateau."""
+"""The bootstrap (stallscan.sweep.bootstrap: per-session Poisson weights, per-resample sums in chunks) picks,
+resample for resample, the threshold a plain loop per policy picks: same weights, same costs bit for bit,
+same choice on the minimum-cost plateau. The weights are Poisson(1) and a session's depend on its key alone."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from stallscan.sweep import bootstrap
 from stallscan.sweep.core import _point
 
 
-def loop_picks(parts, n_sess, t, a, b, n_boot, seed):
-    """The reference: one policy, one resample at a time."""
+def loop_picks(parts, keys, t, a, b, n_boot, seed):
+    """The reference: one policy, one resample at a time, one session's weights at a time."""
     (gh, go, cells), nb = parts, len(t) + 1
-    rng = np.random.default_rng(seed)
+    ws = np.array([bootstrap.weights(np.array([k], np.uint64), n_boot, seed)[0] for k in keys], float)
     out = np.empty(n_boot)
     for r in range(n_boot):
-        w = np.bincount(rng.integers(0, n_sess, n_sess), minlength=n_sess).astype(float)
+        w = ws[:, r]
         h = np.bincount(gh[1], w[gh[0]] * gh[2], minlength=nb)
         o = np.bincount(go[1], w[go[0]] * go[2], minlength=nb)
         tp = np.cumsum(h[::-1])[::-1][1:]
@@ -67,9 +67,49 @@ def test_shared_bootstrap_equals_a_loop_per_policy(rows_list, costs, seed, repea
     a, b = costs
     names = ("router", "gap-only", "router") if repeat else ("router", "gap-only")
     parts = [_point(rows, t, p, "all", a, b) for p in names]
-    n_sess = parts[0][3]
+    n_sess, keys = parts[0][3], parts[0][4]
     if n_sess < 2:
         return
-    got = bootstrap.picks([p[2] for p in parts], n_sess, t, a, b, 37, seed)
+    got = bootstrap.picks([p[2] for p in parts], keys, t, a, b, 37, seed)
     for p, g in zip(parts, got):
-        assert np.array_equal(g, loop_picks(p[2], n_sess, t, a, b, 37, seed))
+        assert np.array_equal(g, loop_picks(p[2], keys, t, a, b, 37, seed))
+
+
+def test_weights_are_poisson_one_and_per_session():
+    keys = np.arange(4000, dtype=np.uint64) * np.uint64(2654435761)
+    w = bootstrap.weights(keys, 250, 0)
+    # Poisson(1): mean 1, variance 1, P(0) = P(1) = 1/e, P(2) = 1/(2e); 1M draws put each within 0.01
+    assert abs(w.mean() - 1) < 0.01 and abs(w.var() - 1) < 0.01
+    for k, p in ((0, np.exp(-1)), (1, np.exp(-1)), (2, np.exp(-1) / 2), (3, np.exp(-1) / 6)):
+        assert abs((w == k).mean() - p) < 0.005
+    # a session's weights do not depend on the other sessions or their order
+    assert np.array_equal(bootstrap.weights(keys[::-7], 250, 0), w[::-7])
+    # another seed, other weights; resamples are not copies of each other
+    assert not np.array_equal(bootstrap.weights(keys, 250, 1), w)
+    assert abs(np.corrcoef(w[:, 0], w[:, 1])[0, 1]) < 0.05
+
+
+def test_sums_add_up_over_sessions():
+    """The sums of two disjoint sets of sessions add to the sums of their union (what table sweep_boot's
+    incremental update relies on), in any chunking."""
+    rng = np.random.default_rng(3)
+    n, nb = 50, 7
+    sess = np.sort(rng.integers(0, n, 400))
+    bins, cnt = rng.integers(0, nb, 400), rng.integers(1, 4, 400).astype(float)
+    keys = rng.integers(0, 2**63, n).astype(np.uint64)
+    fixed = rng.integers(0, 5, (4, n)).astype(float)
+
+    def part(lo, hi):
+        m = (sess >= lo) & (sess < hi)
+        pairs = (sess[m] - lo, bins[m], cnt[m])
+        return bootstrap.sums((pairs, pairs, fixed[:, lo:hi]), keys[lo:hi], nb, 30, 5)
+
+    whole, left, right = part(0, n), part(0, 20), part(20, n)
+    both = left + right
+    for x, y in ((whole.h, both.h), (whole.o, both.o), (whole.f, both.f)):
+        assert np.array_equal(x, y)
+    w = bootstrap.weights(keys, 30, 5)
+    expect = np.zeros((30, nb))
+    for s, b_, c in zip(sess, bins, cnt):  # plain loop over the pairs
+        expect[:, b_] += w[s] * c
+    assert np.array_equal(whole.h, expect) and np.array_equal(whole.f, (fixed[1:3] @ w).T)

@@ -5,6 +5,8 @@ come from the hand-built costs below, not from the code under test."""
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stallscan.sweep import plateau
 from stallscan.sweep.core import _sweep_one
@@ -72,3 +74,17 @@ def test_interval_contains_the_current_value_on_a_flat_minimum():
 def test_two_prompts_are_too_few():
     _, rec = _sweep_one(_rows(1, 1), np.round(np.arange(0.0, 10.01, 0.25), 2), "router", "all", 1, 1, 0, 0)
     assert rec["verdict"] == "too few to recommend" and rec["threshold"] == 2.0 and rec["sessions"] == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 3), min_size=9, max_size=9), min_size=1, max_size=12),
+    st.sampled_from([2.0, 2.1, 0.0, 8.0, -1.0, 9.5, 0.25, 5.0]),
+)
+def test_choose_rows_equals_choose_row_by_row(rows, current):
+    """The bootstrap's choice over every resample at once equals the choice of each cost curve alone, with
+    ties, several minimum-cost runs and a current threshold on the grid, between points and outside."""
+    t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 8.5])
+    cost = np.array(rows, float) * 0.1 + 7.0  # small integer steps over a constant: float rounding included
+    got = plateau.choose_rows(cost, t, current)
+    assert got.tolist() == [plateau.choose(row, t, current)[0] for row in cost]

@@ -1,0 +1,152 @@
+"""The bootstrap's per-resample sums of the stored sweep cells, kept in table `sweep_boot`.
+
+The report's sweep (every session, no grouping) resamples the sessions of sweep_bins (stallscan.sweep.bins)
+with per-session Poisson weights (stallscan.sweep.bootstrap), so a resample's sums are sums of
+per-session parts. They are stored for one (n_boot, seed) at a time (the last a whole-corpus sweep asked
+for: the report's 1,000 and 0, unless `stallscan sweep --seed` or `--bootstrap` asked for others since),
+per policy and gap bin, and kept equal to the sums over every session of sweep_bins:
+
+* an incremental sweep_bins refresh (stallscan.replay.derive, `merge`) subtracts the replaced sessions'
+  old cells' part and adds their new cells' part, in the transaction that replaces the cells;
+* a full sweep_bins build drops the table (the next report computes the sums from the cells and stores
+  them, `store`).
+
+So the report after one new session adds that session's part (its few bins x n_boot) instead of
+re-weighting every session in every resample; the intervals then come from the sums (a cumulative sum and
+a minimum per resample). The sums are integers, so the stored and a fresh computation are equal exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from stallscan.store import sql
+from stallscan.sweep.bootstrap import Sums, sums
+from stallscan.sweep.cells import policy_parts
+
+TABLE = "sweep_boot"
+
+
+def load(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int) -> dict[str, Sums]:
+    """The stored sums for (n_boot, seed) over `nb` gap bins, by policy (empty when none are stored)."""
+    if not sql.has_table(con, TABLE):
+        return {}
+    policies, bins_at, h, o = _get(con, n_boot, seed, nb, None)
+    out = {}
+    for p in dict.fromkeys(policies.tolist()):
+        sel = np.flatnonzero(policies == p)
+        if len(sel) != nb + 1 or not np.array_equal(bins_at[sel], np.arange(nb + 1)):
+            continue  # not a whole set (never written so): computed afresh
+        lo = int(sel[0])  # every bin, in order: views of the fetched columns
+        out[p] = Sums(h[:, lo : lo + nb], o[:, lo : lo + nb], np.stack([h[:, lo + nb], o[:, lo + nb]], axis=1))
+    return out
+
+
+def _get(
+    con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int, only: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Stored rows in (policy, bin) order: policies, bins, and h, o as (n_boot, rows) int64 columns."""
+    params = {"n_boot": n_boot, "seed": seed, "bins": nb, "only_bins": None if only is None else only.tolist()}
+    rows = sql.query(con, "sweep/sweep_boot_get", params).fetchnumpy()
+    h, o = (_columns(rows[k], n_boot) for k in ("h", "o"))
+    return np.asarray(rows["policy"]), np.asarray(rows["bin"]), h, o
+
+
+def _columns(blobs: Any, n_boot: int) -> np.ndarray:
+    """(n_boot, rows): each blob (n_boot int64) a column."""
+    return np.frombuffer(b"".join(np.asarray(blobs).tolist()), dtype="<i8").reshape(-1, n_boot).T
+
+
+def _put(
+    con: duckdb.DuckDBPyConnection,
+    key: tuple[int, int, int],
+    rows: tuple[list[str], np.ndarray, np.ndarray, np.ndarray],
+    only_these: bool,
+) -> None:
+    """Write rows (policies, bins, h and o as (n_boot, rows) columns) for key (n_boot, seed, bins)."""
+    import pyarrow as pa
+
+    (n_boot, seed, nb), (policies, at, h, o) = key, rows
+    n = len(policies)
+    tbl = pa.table(
+        {
+            "n_boot": pa.array(np.full(n, n_boot, np.int32)),
+            "seed": pa.array(np.full(n, seed, np.int64)),
+            "policy": pa.array(policies, pa.string()),
+            "bins": pa.array(np.full(n, nb, np.int32)),
+            "bin": pa.array(np.asarray(at, np.int32)),
+            "h": pa.array([c.tobytes() for c in np.ascontiguousarray(h.T.astype("<i8"))], pa.binary()),
+            "o": pa.array([c.tobytes() for c in np.ascontiguousarray(o.T.astype("<i8"))], pa.binary()),
+        }
+    )
+    con.register("sweep_boot_rows", tbl)
+    try:
+        sql.run(con, "sweep/sweep_boot_put", {"only_these": only_these})
+    finally:
+        con.unregister("sweep_boot_rows")
+
+
+def store(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, by_policy: dict[str, Sums]) -> None:
+    """Keep these sums (of every session of sweep_bins) as the stored ones: one (n_boot, seed) at a time."""
+    if not by_policy:
+        return
+    nb = next(iter(by_policy.values())).h.shape[1]
+    policies = [p for p in by_policy for _ in range(nb + 1)]
+    at = np.tile(np.arange(nb + 1), len(by_policy))
+    h = np.concatenate([np.concatenate([s.h, s.f[:, :1]], axis=1) for s in by_policy.values()], axis=1)
+    o = np.concatenate([np.concatenate([s.o, s.f[:, 1:]], axis=1) for s in by_policy.values()], axis=1)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _put(con, (n_boot, seed, nb), (policies, at, h, o), only_these=False)
+        con.execute("COMMIT")
+    except BaseException:
+        sql.rollback(con)
+        raise
+
+
+def drop(con: duckdb.DuckDBPyConnection) -> None:
+    """Forget the stored sums (sweep_bins is being rebuilt)."""
+    con.execute(f"DROP TABLE IF EXISTS main.{TABLE}")
+
+
+def merge(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the incremental sweep_bins refresh's transaction (stallscan.replay.derive), before the changed
+    sessions' cells are replaced: move the stored sums from their old cells to their new ones, reading and
+    rewriting only the bins (and the fixed counts) they change."""
+    if not sql.has_table(con, TABLE):
+        return
+    stored = con.execute(f"SELECT DISTINCT n_boot, seed, bins, policy FROM {TABLE} ORDER BY ALL").fetchall()
+    if not stored:
+        return
+    rows = sql.query(con, "sweep/sweep_boot_delta_cells").fetchnumpy()
+    cells = {k: np.asarray(v) for k, v in rows.items()}
+    sign = cells.pop("sign")
+    used, cells["bin"] = np.unique(cells["bin"], return_inverse=True)  # the changed cells' bins only
+    parts = {s: {k: v[sign == s] for k, v in cells.items()} for s in (-1, 1)}
+    for key in dict.fromkeys((n, s, b) for n, s, b, _ in stored):
+        n_boot, seed, nb = key
+        at = np.append(used, nb)  # stored bin of each delta column (nb: the fixed counts)
+        deltas = {}
+        for policy in (p for n, s, b, p in stored if (n, s, b) == key):
+            gone, added = (_part(parts[s], policy, len(used), n_boot, seed) for s in (-1, 1))
+            deltas[policy] = (
+                np.concatenate([added.h - gone.h, added.f[:, :1] - gone.f[:, :1]], axis=1),
+                np.concatenate([added.o - gone.o, added.f[:, 1:] - gone.f[:, 1:]], axis=1),
+            )
+        touched = np.flatnonzero(np.any([(h != 0).any(0) | (o != 0).any(0) for h, o in deltas.values()], axis=0))
+        if not len(touched):
+            continue
+        policies, bins_at, h, o = _get(con, n_boot, seed, nb, at[touched])
+        col = {b: i for i, b in enumerate(at.tolist())}
+        idx = np.array([col[b] for b in bins_at.tolist()], int)  # each stored row's delta column
+        dh = np.concatenate([deltas[p][0][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
+        do = np.concatenate([deltas[p][1][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
+        _put(con, key, (policies.tolist(), bins_at, h + dh, o + do), only_these=True)
+
+
+def _part(c: dict[str, np.ndarray], policy: str, nb: int, n_boot: int, seed: int) -> Sums:
+    parts, keys, _ = policy_parts(c, policy, nb)
+    return sums(parts, keys, nb, n_boot, seed)
