@@ -1,0 +1,121 @@
+"""The turn boundaries' previous-reply scan, in batches of whole sessions (issue 21).
+
+For every user-role event (and tool result) the router needs the last assistant reply before it in its
+session (seq order): its event id, its completion report and the gap from its end. `prev_replies(con)`
+computes them with the segmented scans of `stallscan/replay/scan.py` over the narrow columns of
+`queries/replay/scan_boundaries.sql`, read in storage order in batches of BATCH_ROWS rows:
+
+* ingest appends a session's lines together, so a batch holds whole sessions but the last one, whose rows
+  are carried into the next batch (a session longer than a batch is carried until it ends);
+* inside a batch the walk order is found as `scan.walk_of` finds it (the storage order when it is already
+  grouped by session with seq rising, else one lexsort of the batch);
+* a session met again after its batch was done (sessions interleaved across batches), or rowids not rising
+  from batch to batch, stops the batching: the scan then starts again over the whole table at once, which
+  is correct in any storage order.
+
+Only the user / tool rows leave the scan: one Arrow row per such event in storage order (rid,
+prev_event_id, prev_reply_status, gap_raw_s), which turn_boundaries.sql reads beside those events with a
+POSITIONAL JOIN checked by rowid. Python holds one batch of narrow columns at a time plus that output
+(about 25 bytes and the previous reply's id per user / tool event), so the replay stays inside the
+process's memory budget (stallscan.store.db.memory_budget) at any number of events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stallscan.replay import scan
+from stallscan.store import sql
+
+BATCH_ROWS = 1 << 20  # events per batch of the scan (tests set it small to cut sessions across batches)
+STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final")  # scan_boundaries.sql's codes
+OUTPUT = pa.schema(
+    [
+        ("rid", pa.int64()),
+        ("prev_event_id", pa.string()),
+        ("prev_reply_status", pa.dictionary(pa.int8(), pa.string())),
+        ("gap_raw_s", pa.float64()),
+    ]
+)
+
+
+class _Interleaved(Exception):
+    """The storage order does not hold sessions together across batches (batching cannot be used)."""
+
+
+def prev_replies(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """The previous reply of every user / tool event (see the module docstring), one row per such event in
+    storage order."""
+    with sql.timed("scan previous replies (batched)"):
+        try:
+            return _concat(list(_batched(con)))
+        except _Interleaved:
+            pass
+    with sql.timed("scan previous replies (whole table)"):
+        return _concat([_step(scan.fetch(con, "scan_boundaries"))])
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    return pa.concat_tables(parts) if parts else OUTPUT.empty_table()
+
+
+def _batched(con: duckdb.DuckDBPyConnection) -> Iterator[pa.Table]:
+    """The scan over batches of whole sessions; raises _Interleaved when the storage order does not allow it."""
+    con.complete()  # (a DB-API result left half read would block the relation)
+    reader = sql.relation(con, "replay/scan_boundaries").to_arrow_reader(BATCH_ROWS)
+    done: list[pa.Array] = []  # the session ids of the batches already scanned
+    carry: pa.Table | None = None
+    last_rid = -1
+    for rb in reader:
+        if rb.num_rows == 0:
+            continue
+        batch = pa.Table.from_batches([rb])
+        rid = rb.column("rid")
+        if pc.min(rid).as_py() <= last_rid:
+            raise _Interleaved
+        last_rid = pc.max(rid).as_py()
+        if done and pc.any(pc.is_in(pc.unique(rb.column("session_id")), value_set=pa.concat_arrays(done))).as_py():
+            raise _Interleaved
+        if carry is not None:
+            batch = pa.concat_tables([carry, batch])
+        sess = batch.column("session_id")
+        tail = pc.equal(sess, sess[batch.num_rows - 1])  # the last session may go on in the next batch
+        carry = batch.filter(tail)
+        ready = batch.filter(pc.invert(tail))
+        if ready.num_rows:
+            done.append(pc.unique(ready.column("session_id").combine_chunks()))
+            yield _step(scan.walk_of(ready))
+    if carry is not None and carry.num_rows:
+        yield _step(scan.walk_of(carry))
+
+
+def _step(w: scan.Walk) -> pa.Table:
+    """The output rows of one walk (whole sessions): its user / tool events in storage order."""
+    c = w.cols
+    prev = w.prev_where(c["reply"])  # walk positions
+    has = prev >= 0
+    p = np.maximum(prev, 0)
+    timed = has & c["t_ok"] & c["t_ok"][p]
+    gap = (c["t_us"] - c["t_us"][p]) / 1e6
+    status = np.where(has, c["status"][p], -1).astype(np.int8)
+    prev_storage = w.positions_to_storage(prev)
+    keep = w.to_storage(c["ut"])  # storage order from here on
+    prev_storage = w.to_storage(prev_storage)[keep]
+    status = w.to_storage(status)[keep]
+    timed = w.to_storage(timed)[keep]
+    return pa.table(
+        {
+            "rid": c["rid_storage"][keep],
+            "prev_event_id": w.take_storage("reply_id", prev_storage),
+            "prev_reply_status": pa.DictionaryArray.from_arrays(
+                pa.array(status, mask=status < 0), pa.array(STATUSES)
+            ),
+            "gap_raw_s": pa.array(w.to_storage(gap)[keep], mask=~timed),
+        },
+        schema=OUTPUT,
+    )
