@@ -68,30 +68,39 @@ def _batched(con: duckdb.DuckDBPyConnection) -> Iterator[pa.Table]:
     """The scan over batches of whole sessions; raises _Interleaved when the storage order does not allow it."""
     con.complete()  # (a DB-API result left half read would block the relation)
     reader = sql.relation(con, "replay/scan_boundaries").to_arrow_reader(BATCH_ROWS)
-    done: list[pa.Array] = []  # the session ids of the batches already scanned
-    carry: pa.Table | None = None
+    done: list[pa.Array] = []  # the session ids of the rows already scanned
+    pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     last_rid = -1
     for rb in reader:
         if rb.num_rows == 0:
             continue
-        batch = pa.Table.from_batches([rb])
         rid = rb.column("rid")
         if pc.min(rid).as_py() <= last_rid:
             raise _Interleaved
         last_rid = pc.max(rid).as_py()
+        if pending is not None:  # more rows follow: scan all but the last session, which may go on
+            ready, pending = _split(pending)
+            if ready.num_rows:
+                done.append(pc.unique(ready.column("session_id").combine_chunks()))
+                yield _step(scan.walk_of(ready))
         if done and pc.any(pc.is_in(pc.unique(rb.column("session_id")), value_set=pa.concat_arrays(done))).as_py():
-            raise _Interleaved
-        if carry is not None:
-            batch = pa.concat_tables([carry, batch])
-        sess = batch.column("session_id")
-        tail = pc.equal(sess, sess[batch.num_rows - 1])  # the last session may go on in the next batch
-        carry = batch.filter(tail)
-        ready = batch.filter(pc.invert(tail))
-        if ready.num_rows:
-            done.append(pc.unique(ready.column("session_id").combine_chunks()))
-            yield _step(scan.walk_of(ready))
-    if carry is not None and carry.num_rows:
-        yield _step(scan.walk_of(carry))
+            raise _Interleaved  # a session already scanned goes on here
+        batch = pa.Table.from_batches([rb])
+        pending = batch if pending is None else pa.concat_tables([pending, batch])
+    if pending is not None:
+        yield _step(scan.walk_of(pending))
+
+
+def _split(t: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(the rows before the last run of one session, that run); _Interleaved if that session is in both."""
+    sess = t.column("session_id").combine_chunks()
+    n = t.num_rows
+    changed = np.flatnonzero(scan._np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_))
+    start = int(changed[-1]) + 1 if len(changed) else 0
+    head, tail = t.slice(0, start), t.slice(start)
+    if start and pc.any(pc.equal(sess.slice(0, start), sess[n - 1])).as_py():
+        raise _Interleaved
+    return head, tail
 
 
 def _step(w: scan.Walk) -> pa.Table:
@@ -112,9 +121,7 @@ def _step(w: scan.Walk) -> pa.Table:
         {
             "rid": c["rid_storage"][keep],
             "prev_event_id": w.take_storage("reply_id", prev_storage),
-            "prev_reply_status": pa.DictionaryArray.from_arrays(
-                pa.array(status, mask=status < 0), pa.array(STATUSES)
-            ),
+            "prev_reply_status": pa.DictionaryArray.from_arrays(pa.array(status, mask=status < 0), pa.array(STATUSES)),
             "gap_raw_s": pa.array(w.to_storage(gap)[keep], mask=~timed),
         },
         schema=OUTPUT,
