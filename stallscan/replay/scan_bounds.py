@@ -5,12 +5,14 @@ session (seq order): its event id, its completion report and the gap from its en
 computes them with the segmented scans of `stallscan/replay/scan.py` over the narrow columns of
 `queries/replay/scan_boundaries.sql`, read in storage order in batches of BATCH_ROWS rows:
 
-* ingest appends a session's lines together, so a batch holds whole sessions but the last one, whose rows
-  are carried into the next batch (a session longer than a batch is carried until it ends);
+* ingest appends a file's lines together, so a session's rows are near each other: the sessions of a batch
+  that go on in the next batch are carried into it (a session longer than a batch is carried until it
+  ends), the others are scanned; the output is put back in rowid order at the end when carried rows were
+  stored between scanned ones;
 * inside a batch the walk order is found as `scan.walk_of` finds it (the storage order when it is already
   grouped by session with seq rising, else one lexsort of the batch);
-* a session met again after its batch was done (sessions interleaved across batches), or rowids not rising
-  from batch to batch, stops the batching: the scan then starts again over the whole table at once, which
+* a session met again after it was scanned (its rows spread over more than two batches with a batch
+  between them that does not hold it), or rowids not rising from batch to batch, stops the batching: the scan then starts again over the whole table at once, which
   is correct in any storage order.
 
 Only the user / tool rows leave the scan: one Arrow row per such event in storage order (rid,
@@ -53,9 +55,14 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> pa.Table:
     storage order."""
     with sql.timed("scan previous replies (batched)"):
         try:
-            return _concat(list(_batched(con)))
+            out = _concat(list(_batched(con)))
         except _Interleaved:
             pass
+        else:  # (a carried session's rows come after rows stored behind them: back to storage order)
+            rid = scan._np(out.column("rid"), np.int64)
+            if len(rid) > 1 and not bool(np.all(rid[1:] > rid[:-1])):
+                out = out.take(pa.array(np.argsort(rid, kind="stable")))
+            return out
     with sql.timed("scan previous replies (whole table)"):
         return _concat([_step(scan.fetch(con, "scan_boundaries"))])
 
@@ -78,29 +85,19 @@ def _batched(con: duckdb.DuckDBPyConnection) -> Iterator[pa.Table]:
         if pc.min(rid).as_py() <= last_rid:
             raise _Interleaved
         last_rid = pc.max(rid).as_py()
-        if pending is not None:  # more rows follow: scan all but the last session, which may go on
-            ready, pending = _split(pending)
+        nxt = pc.unique(rb.column("session_id"))
+        if pending is not None:  # scan the sessions that do not go on in this batch, carry the others
+            goes_on = pc.is_in(pending.column("session_id"), value_set=nxt)
+            ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
             if ready.num_rows:
                 done.append(pc.unique(ready.column("session_id").combine_chunks()))
                 yield _step(scan.walk_of(ready))
-        if done and pc.any(pc.is_in(pc.unique(rb.column("session_id")), value_set=pa.concat_arrays(done))).as_py():
+        if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise _Interleaved  # a session already scanned goes on here
         batch = pa.Table.from_batches([rb])
         pending = batch if pending is None else pa.concat_tables([pending, batch])
     if pending is not None:
         yield _step(scan.walk_of(pending))
-
-
-def _split(t: pa.Table) -> tuple[pa.Table, pa.Table]:
-    """(the rows before the last run of one session, that run); _Interleaved if that session is in both."""
-    sess = t.column("session_id").combine_chunks()
-    n = t.num_rows
-    changed = np.flatnonzero(scan._np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_))
-    start = int(changed[-1]) + 1 if len(changed) else 0
-    head, tail = t.slice(0, start), t.slice(start)
-    if start and pc.any(pc.equal(sess.slice(0, start), sess[n - 1])).as_py():
-        raise _Interleaved
-    return head, tail
 
 
 def _step(w: scan.Walk) -> pa.Table:

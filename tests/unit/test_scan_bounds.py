@@ -102,18 +102,24 @@ def test_batched_scan_equals_a_walk(con, monkeypatch, seed, order, batch):
     assert _got(con, scan_bounds.prev_replies(con)) == want
 
 
-def test_interleaved_sessions_stop_the_batches(con, monkeypatch):
-    """Two sessions alternating row by row: with 2-row batches, the batching cannot hold a session whole
-    and must give up (the caller then scans the whole table); grouped, it goes through."""
+def test_a_session_met_again_stops_the_batches(con, monkeypatch):
+    """Storage order a a | b b | a a with 2-row batches: session a is scanned when the second batch shows it
+    does not go on, then comes back; the batching must give up (the caller then scans the whole table).
+    Stored a a | a b | b b, it goes through, a carried into the second batch."""
     rows = [
         {"event_id": f"{s}{i}", "session_id": s, "seq": i, "role": "user" if i % 2 else "assistant", "ms": i * 1000,
          "dur": 0, "ts_quality": "per_message", "finish": None if i % 2 else "stop"}
-        for i in range(1, 5) for s in ("a", "b")
+        for s, i in (("a", 1), ("a", 2), ("b", 1), ("b", 2), ("a", 3), ("a", 4))
     ]  # fmt: skip
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     with pytest.raises(scan_bounds._Interleaved):
         list(scan_bounds._batched(con))
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    assert _got(con, scan_bounds.prev_replies(con)) == want  # (the whole-table scan)
     con.execute("DELETE FROM events")
-    _insert(con, sorted(rows, key=lambda e: (e["session_id"], e["seq"])))
-    assert sum(t.num_rows for t in scan_bounds._batched(con)) == 4
+    rows = sorted(rows, key=lambda e: (e["session_id"], e["seq"]))
+    _insert(con, rows)
+    assert sum(t.num_rows for t in scan_bounds._batched(con)) == 3
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    assert _got(con, scan_bounds.prev_replies(con)) == want
