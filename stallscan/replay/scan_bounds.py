@@ -78,14 +78,12 @@ def _batched(con: duckdb.DuckDBPyConnection) -> Iterator[pa.Table]:
     done: list[pa.Array] = []  # the session ids of the rows already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     last_rid = -1
-    for rb in reader:
-        if rb.num_rows == 0:
-            continue
-        rid = rb.column("rid")
+    for batch in _gather(reader):
+        rid = batch.column("rid")
         if pc.min(rid).as_py() <= last_rid:
             raise _Interleaved
         last_rid = pc.max(rid).as_py()
-        nxt = pc.unique(rb.column("session_id"))
+        nxt = pc.unique(batch.column("session_id"))
         if pending is not None:  # scan the sessions that do not go on in this batch, carry the others
             goes_on = pc.is_in(pending.column("session_id"), value_set=nxt)
             ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
@@ -94,10 +92,25 @@ def _batched(con: duckdb.DuckDBPyConnection) -> Iterator[pa.Table]:
                 yield _step(scan.walk_of(ready))
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise _Interleaved  # a session already scanned goes on here
-        batch = pa.Table.from_batches([rb])
         pending = batch if pending is None else pa.concat_tables([pending, batch])
     if pending is not None:
         yield _step(scan.walk_of(pending))
+
+
+def _gather(reader: pa.RecordBatchReader) -> Iterator[pa.Table]:
+    """The reader's record batches (DuckDB hands over about 120,000 rows at a time) as tables of at least
+    BATCH_ROWS rows, the last one smaller."""
+    parts: list[pa.RecordBatch] = []
+    rows = 0
+    for rb in reader:
+        if rb.num_rows:
+            parts.append(rb)
+            rows += rb.num_rows
+        if rows >= BATCH_ROWS:
+            yield pa.Table.from_batches(parts)
+            parts, rows = [], 0
+    if parts:
+        yield pa.Table.from_batches(parts)
 
 
 def _step(w: scan.Walk) -> pa.Table:
