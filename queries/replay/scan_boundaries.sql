@@ -1,10 +1,13 @@
--- Turn boundaries, step 1: the narrow columns the previous-reply scan reads (stallscan/replay/scan.py), one
--- row per event in storage order (no ORDER BY: the scan sorts only when sessions are not already grouped).
+-- Turn boundaries, step 1: the narrow columns the previous-reply scan reads (stallscan/replay/scan_bounds.py),
+-- one row per event in storage order (no ORDER BY: the scan sorts only when sessions are not already grouped).
 -- Input: events. status: the completion report of an assistant event from its own fields, as a code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (0-based; -1 for other roles); anchored
--- regexes, not trim(), so no reply text is copied. ts_ok / ts_end_ok: the time is trustworthy (per_message).
+-- regexes, not trim(), so no reply text is copied. ut: a user-role event or tool result (a row of
+-- turn_boundaries). t_us / t_ok: the time the gap is measured with, a reply's end or another event's start,
+-- and whether it is trustworthy (per_message and present). reply_id: a reply's event id (NULL for other rows).
 SELECT e.rowid AS rid, e.session_id, e.seq,
        e.role = 'assistant' AS reply,
+       coalesce(e.role IN ('user', 'tool'), false) AS ut,
        CASE WHEN e.role <> 'assistant' THEN -1
             WHEN e.finish_norm = 'length' THEN 0
             WHEN e.finish_norm = 'cancelled' OR regexp_matches(coalesce(e.text, ''), '^\s*Operation interrupted: ') THEN 1
@@ -14,8 +17,8 @@ SELECT e.rowid AS rid, e.session_id, e.seq,
             WHEN e.n_tool_calls > 0 THEN 3
             WHEN e.text IS NULL OR regexp_full_match(e.text, '\s*(\(empty\))?\s*') THEN 4
             ELSE 5 END::TINYINT AS status,
-       coalesce(e.ts_quality = 'per_message' AND e.ts IS NOT NULL, false) AS ts_ok,
-       coalesce(e.ts_quality = 'per_message' AND e.ts_end IS NOT NULL, false) AS ts_end_ok,
-       coalesce(epoch_us(e.ts), 0) AS ts_us,
-       coalesce(epoch_us(e.ts_end), 0) AS ts_end_us
+       CASE WHEN e.role = 'assistant' THEN e.event_id END AS reply_id,
+       coalesce(e.ts_quality = 'per_message' AND (CASE WHEN e.role = 'assistant' THEN e.ts_end ELSE e.ts END) IS NOT NULL,
+                false) AS t_ok,
+       coalesce(epoch_us(CASE WHEN e.role = 'assistant' THEN e.ts_end ELSE e.ts END), 0) AS t_us
 FROM events e

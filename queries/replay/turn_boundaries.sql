@@ -1,5 +1,5 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
--- Inputs: events, user_labels (stallscan.labels), tb_scan (stallscan/replay/boundaries.py). Parameter: threshold
+-- Inputs: events, user_labels (stallscan.labels), tb_scan (stallscan/replay/scan_bounds.py). Parameter: threshold
 -- (seconds, DOUBLE).
 -- Output: table turn_boundaries. Decision order:
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
@@ -21,16 +21,18 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
     ELSE 'none' END;
 
 -- The previous reply of each user-role event (the last assistant event of the session with a smaller seq),
--- its completion report and the gap come from stallscan/replay/scan.py (over scan_boundaries.sql's columns):
--- the Arrow table tb_scan, one row per event in storage order, read beside events by position (each row checks
--- it pairs with the event it was computed for); labels are joined here, nothing is materialised on the way.
+-- its completion report and the gap come from stallscan/replay/scan_bounds.py (over scan_boundaries.sql's
+-- columns): the Arrow table tb_scan, one row per user / tool event in storage order, read beside those events
+-- by position (each row checks it pairs with the event it was computed for); labels are joined here, nothing
+-- is materialised on the way.
 CREATE OR REPLACE TABLE turn_boundaries AS
 WITH tb_rows AS (
     SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
            s.prev_event_id, s.prev_reply_status::VARCHAR AS prev_reply_status, s.gap_raw_s
-    FROM events e POSITIONAL JOIN tb_scan s
-    WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
-      AND e.role IN ('user', 'tool')
+    FROM (SELECT rowid AS rid, event_id, session_id, seq, ts, ts_quality, role, kind, source_format, initiator
+          FROM events WHERE role IN ('user', 'tool')) e
+    POSITIONAL JOIN tb_scan s
+    WHERE CASE WHEN e.rid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
 ), d AS (
     SELECT t.*, l.origin, l.origin_rule, l.human_content, l.starts_request,
            l.origin = 'human' OR l.human_content AS is_human_turn,

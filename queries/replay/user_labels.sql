@@ -31,10 +31,16 @@ WITH reads AS (
     FROM events e LEFT JOIN reads r ON r.source_format = e.source_format AND r.kind = e.kind
     WHERE e.role IN ('user', 'tool')
 ), msgs AS (
+    -- (only the sessions where an entry reads them: a user message of a format with a `first` or `after` entry:
+    -- the window still sees every user message of such a session, whatever its format)
     SELECT event_id,
            row_number() OVER w = 1 AS is_first,
            lag(t) OVER w AS prev_text
     FROM ev WHERE role = 'user' AND kind = 'message'
+      AND session_id IN (SELECT session_id FROM ev
+                         WHERE role = 'user' AND kind = 'message'
+                           AND source_format IN (SELECT source_format FROM ul_lib
+                                                 WHERE first IS NOT NULL OR after IS NOT NULL))
     WINDOW w AS (PARTITION BY session_id ORDER BY seq)
 )
 SELECT ev.*, coalesce(msgs.is_first, false) AS is_first, msgs.prev_text

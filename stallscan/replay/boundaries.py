@@ -85,38 +85,10 @@ def replay_boundaries(
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}
 
 
-STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final")  # scan_boundaries.sql's codes
-
-
 def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
-    """Register `tb_scan`: for every event, the previous reply in its session (event id and completion report)
-    and the gap from that reply's end to the event when both times are per-message (stallscan/replay/scan.py)."""
-    import numpy as np
-    import pyarrow as pa
+    """Register `tb_scan`: for every user / tool event, in storage order, the previous reply in its session (event
+    id and completion report) and the gap from that reply's end to the event when both times are per-message
+    (stallscan/replay/scan_bounds.py, in batches of whole sessions)."""
+    from stallscan.replay.scan_bounds import prev_replies
 
-    from stallscan.replay import scan
-
-    w = scan.fetch(con, "scan_boundaries")
-    with sql.timed("scan previous replies"):
-        c = w.cols
-        prev = w.prev_where(c["reply"])  # walk positions
-        has = prev >= 0
-        p = np.maximum(prev, 0)
-        timed = has & c["ts_ok"] & c["ts_end_ok"][p]
-        gap = (c["ts_us"] - c["ts_end_us"][p]) / 1e6
-        status = np.where(has, c["status"][p], -1).astype(np.int64)
-        prev_storage = w.to_storage(w.positions_to_storage(prev))
-        rids = w.cols["rid_storage"]
-        prev_rid = np.where(prev_storage >= 0, rids[np.maximum(prev_storage, 0)], -1)
-        status = w.to_storage(status)
-        w.cols = {"rid_storage": rids}  # (free the inputs before the outputs are built)
-        del c, p, prev, has, prev_storage
-        cols = {
-            "prev_event_id": scan.take_by_rid(con, "scan_reply_ids", "event_id", prev_rid),
-            # (dictionary-encoded: a byte per event; turn_boundaries.sql reads it as VARCHAR)
-            "prev_reply_status": pa.DictionaryArray.from_arrays(
-                pa.array(status.astype(np.int8), mask=status < 0), pa.array(STATUSES)
-            ),
-            "gap_raw_s": pa.array(w.to_storage(gap), mask=~w.to_storage(timed)),
-        }
-        w.register(con, "tb_scan", cols)
+    con.register("tb_scan", prev_replies(con))

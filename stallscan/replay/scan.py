@@ -104,23 +104,6 @@ class Walk:
         con.register(name, table)
 
 
-def take_by_rid(con: duckdb.DuckDBPyConnection, name: str, column: str, rids: Int) -> pa.Array:
-    """Values of `column` of queries/replay/<name>.sql (columns rid and `column`) at the given rowids (-1: NULL),
-    found by binary search in its ascending rowids: a lookup after the scan, so the scan never holds the
-    strings."""
-    with sql.timed(f"scan take {name}"):
-        con.complete()
-        t = sql.relation(con, f"replay/{name}").to_arrow_reader(FETCH_ROWS).read_all()
-        have = _np(t.column("rid"), np.int64)
-        if len(have) > 1 and not bool(np.all(have[1:] > have[:-1])):
-            order = np.argsort(have, kind="stable")
-            t, have = t.take(pa.array(order)), have[order]
-        pos = np.searchsorted(have, np.maximum(rids, 0))
-        ok = (rids >= 0) & (pos < len(have))
-        ok[ok] = have[pos[ok]] == rids[ok]
-        return pc.take(t.column(column), pa.array(np.where(ok, pos, 0), mask=~ok))
-
-
 def seg_start(starts: Bool) -> Int:
     """Position of the first row of each row's segment (segments: runs that begin where starts is True)."""
     idx = np.arange(len(starts), dtype=np.int64)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stallscan.replay import scan_bounds
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from tests.replay_checks import reference_mismatches
@@ -95,10 +96,18 @@ def _insert(con, sessions, rnd=None):
     sessions=st.lists(st.lists(event_st, min_size=1, max_size=12), min_size=1, max_size=4),
     threshold=st.sampled_from([0.0, 0.5, 2.0, 2.5, 7.0]),
     rnd=st.one_of(st.none(), st.randoms(use_true_random=False)),
+    batch=st.sampled_from([None, 1, 2, 5]),
 )
-def test_sql_agrees_with_reference(con, sessions, threshold, rnd):
+def test_sql_agrees_with_reference(con, sessions, threshold, rnd, batch):
+    """batch: the previous-reply scan's rows per batch (small ones cut sessions across batches; a shuffled
+    storage order makes the scan fall back to the whole table)."""
     con.execute("DELETE FROM events")
     _insert(con, sessions, rnd)
     label_events(con, config={})
-    replay_boundaries(con, threshold)
+    saved = scan_bounds.BATCH_ROWS
+    scan_bounds.BATCH_ROWS = batch or saved
+    try:
+        replay_boundaries(con, threshold)
+    finally:
+        scan_bounds.BATCH_ROWS = saved
     assert reference_mismatches(con, threshold) == []

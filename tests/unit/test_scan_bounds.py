@@ -1,0 +1,125 @@
+"""The turn boundaries' previous-reply scan in batches of whole sessions (stallscan/replay/scan_bounds.py)
+against a plain walk per session, for every batch size: sessions cut across batches, a session longer than
+a batch, and storage orders the batches cannot use (sessions interleaved), where the scan must fall back to
+the whole table and still give the same rows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from stallscan.replay import scan_bounds
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+COLUMNS = (
+    "event_id, source_format, file, line, last_line, part, n_records, session_id, seq, ts, ts_end, ts_quality, "
+    "role, kind, text, n_tool_calls, finish_norm, is_sidechain"
+)
+
+
+def _sessions(seed: int) -> list[list[dict[str, object]]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(int(rng.integers(1, 6))):
+        rows = []
+        for i in range(int(rng.integers(1, 14))):
+            role = str(rng.choice(["user", "assistant", "assistant", "tool", "system"]))
+            reply = role == "assistant"
+            rows.append(
+                {
+                    "event_id": f"s{s}-{i}",
+                    "session_id": f"s{s}",
+                    "seq": (i + 1) * 2,
+                    "role": role,
+                    "ms": None if rng.random() < 0.1 else int(rng.integers(0, 5000)) + 1000 * i,
+                    "dur": int(rng.integers(0, 3000)) if reply else 0,
+                    "ts_quality": "per_message" if rng.random() < 0.85 else "per_flush",
+                    "finish": str(rng.choice(["stop", "length", "tool_calls"])) if reply else None,
+                }
+            )
+        out.append(rows)
+    return out
+
+
+def _insert(con, rows):
+    vals = []
+    for e in rows:
+        ts = T0 + timedelta(milliseconds=e["ms"]) if e["ms"] is not None else None
+        end = ts + timedelta(milliseconds=e["dur"]) if ts is not None else None
+        calls = 1 if e["finish"] == "tool_calls" else 0
+        vals.append(
+            (e["event_id"], "openai_chat", "/t", 1, 1, 0, 1, e["session_id"], e["seq"], ts, end, e["ts_quality"],
+             e["role"], "message", "ok", calls, e["finish"], False)
+        )  # fmt: skip
+    con.executemany(f"INSERT INTO events ({COLUMNS}) VALUES ({', '.join(['?'] * 18)})", vals)
+
+
+def _expected(rows):
+    """(event_id, previous reply's id, its status, gap in s) of each user / tool row, in storage order: a walk."""
+    status = {"length": "truncated", "tool_calls": "tool_calls", "stop": "final"}
+    out = []
+    for e in rows:
+        if e["role"] not in ("user", "tool"):
+            continue
+        before = [r for r in rows if r["session_id"] == e["session_id"] and r["seq"] < e["seq"]]
+        replies = sorted((r for r in before if r["role"] == "assistant"), key=lambda r: r["seq"])
+        p = replies[-1] if replies else None
+        gap = None
+        if p and e["ms"] is not None and p["ms"] is not None and "per_flush" not in (e["ts_quality"], p["ts_quality"]):
+            gap = (e["ms"] - (p["ms"] + p["dur"])) / 1000
+        out.append((e["event_id"], p and p["event_id"], p and status[p["finish"]], gap))
+    return out
+
+
+def _got(con, table):
+    ids = [r[0] for r in con.execute("SELECT rowid, event_id FROM events ORDER BY rowid").fetchall()]
+    eid = dict(con.execute("SELECT rowid, event_id FROM events").fetchall())
+    assert table.column("rid").to_pylist() == [
+        r[0] for r in con.execute("SELECT rowid FROM events WHERE role IN ('user', 'tool') ORDER BY rowid").fetchall()
+    ]
+    assert len(ids) >= table.num_rows
+    d = table.to_pydict()
+    return [
+        (eid[r], p, s, None if g is None else round(g, 6))
+        for r, p, s, g in zip(d["rid"], d["prev_event_id"], d["prev_reply_status"], d["gap_raw_s"])
+    ]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 1 << 20])
+@pytest.mark.parametrize("order", ["grouped", "interleaved"])
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_scan_equals_a_walk(con, monkeypatch, seed, order, batch):
+    sessions = _sessions(seed)
+    if order == "grouped":
+        rows = [e for s in sessions for e in s]
+    else:  # round robin over the sessions: each one's rows spread over the whole table
+        rows = [s[i] for i in range(max(map(len, sessions))) for s in sessions if i < len(s)]
+    _insert(con, rows)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", batch)
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    assert _got(con, scan_bounds.prev_replies(con)) == want
+
+
+def test_a_session_met_again_stops_the_batches(con, monkeypatch):
+    """Storage order a a | b b | a a with 2-row batches: session a is scanned when the second batch shows it
+    does not go on, then comes back; the batching must give up (the caller then scans the whole table).
+    Stored a a | a b | b b, it goes through, a carried into the second batch."""
+    rows = [
+        {"event_id": f"{s}{i}", "session_id": s, "seq": i, "role": "user" if i % 2 else "assistant", "ms": i * 1000,
+         "dur": 0, "ts_quality": "per_message", "finish": None if i % 2 else "stop"}
+        for s, i in (("a", 1), ("a", 2), ("b", 1), ("b", 2), ("a", 3), ("a", 4))
+    ]  # fmt: skip
+    _insert(con, rows)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
+    with pytest.raises(scan_bounds._Interleaved):
+        list(scan_bounds._batched(con))
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    assert _got(con, scan_bounds.prev_replies(con)) == want  # (the whole-table scan)
+    con.execute("DELETE FROM events")
+    rows = sorted(rows, key=lambda e: (e["session_id"], e["seq"]))
+    _insert(con, rows)
+    assert sum(t.num_rows for t in scan_bounds._batched(con)) == 3
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    assert _got(con, scan_bounds.prev_replies(con)) == want
