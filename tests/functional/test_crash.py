@@ -33,7 +33,8 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     return root, reference(root)
 
 
-def test_sigkill_ten_times_during_ingest(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+@pytest.mark.parametrize("kills", [3, pytest.param(10, marks=pytest.mark.slow)])  # (ten in the slow tier)
+def test_sigkill_during_ingest(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path, kills: int) -> None:
     corpus, ref = small_corpus
     n_files = sum(1 for _ in corpus.rglob("*.jsonl"))
     total = sum(p.stat().st_size for p in corpus.rglob("*.jsonl"))
@@ -41,10 +42,11 @@ def test_sigkill_ten_times_during_ingest(small_corpus: tuple[Path, dict[str, Any
     rng = random.Random(7)
     db = tmp_path / "crash.duckdb"
     progress: list[tuple[int, int]] = []
-    for kill in range(10):
+    for kill in range(kills):
         # each re-run resumes where the killed one stopped and is killed after 1-2 of its own commits;
-        # the 4th kill is an `exit` (the process leaves by itself, nothing closed), the others SIGKILL
-        action = "exit" if kill == 3 else "sleep"
+        # the 2nd (of 3) or 4th (of 10) kill is an `exit` (the process leaves by itself, nothing closed),
+        # the others SIGKILL
+        action = "exit" if kill == (1 if kills < 5 else 3) else "sleep"
         assert kill_at_commit(corpus, db, batch, rng.choice((1, 2)), action), f"kill {kill}: ingest ended first"
         progress.append(after_kill(db))
     consumed = [c for _, c in progress]
@@ -52,7 +54,7 @@ def test_sigkill_ten_times_during_ingest(small_corpus: tuple[Path, dict[str, Any
     assert all(0 < c < total for c in consumed), progress
     assert consumed == sorted(set(consumed)), progress
     assert finish(corpus, db, batch) == ref
-    print(f"\ncrash: 10 kills, progress (ok files of {n_files}, bytes of {total}): {progress}")
+    print(f"\ncrash: {kills} kills, progress (ok files of {n_files}, bytes of {total}): {progress}")
 
 
 def test_sigkill_after_the_last_commit(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:

@@ -211,7 +211,7 @@ def _full_fingerprints(con) -> dict:
     return {t: _fingerprint(con, t) for t in DERIVED}
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])  # (a second seed: slow tier)
 def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     files = _real_line_files()
     if not files:

@@ -48,7 +48,9 @@ def _change(tree: Path, what: str) -> None:
         (tree / "codex" / "rollout.jsonl").write_bytes(b"")
 
 
-@pytest.mark.parametrize("what", ["add", "change", "remove"])
+@pytest.mark.parametrize(
+    "what", ["change", pytest.param("add", marks=pytest.mark.slow), pytest.param("remove", marks=pytest.mark.slow)]
+)  # (add and remove in the slow tier: change both removes and adds a session's rows)
 def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)

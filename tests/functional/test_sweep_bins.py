@@ -106,7 +106,7 @@ def test_sweep_from_stored_cells_equals_sweep_from_rows(db, monkeypatch, by):
     assert np.array_equal(stored.thresholds, rows.thresholds)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])  # (a second seed: slow tier)
 def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     files = _real_line_files()
     if not files:
