@@ -36,7 +36,6 @@ Parts = tuple[Pairs, Pairs, np.ndarray]  # human pairs, automatic pairs, fixed (
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _POISSON_MAX = 24  # P(Poisson(1) > 24) < 1e-25: never reached by a 53-bit uniform
 _STEPS = 6  # CDF steps weights() compares against directly
-_CHUNK = 1 << 21  # (session or pair) x resample elements handled at once: about 16 MiB per int64 array
 
 
 def _cdf() -> np.ndarray:
@@ -58,13 +57,16 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def weights(keys: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """(len(keys), n_boot) Poisson(1) weights (int64): session i's weight in resample b depends only on
-    (keys[i], b, seed)."""
-    k = np.asarray(keys, dtype=np.uint64)
+def _resample_mix(n_boot: int, seed: int) -> np.ndarray:
     with np.errstate(over="ignore"):
-        rs = _mix(np.arange(n_boot, dtype=np.uint64) ^ _mix(np.array([seed], dtype=np.uint64) & _M64))
-        u = _mix(k[:, None] ^ rs[None, :]) >> np.uint64(11)  # 53 random bits
+        return _mix(np.arange(n_boot, dtype=np.uint64) ^ _mix(np.array([seed], dtype=np.uint64) & _M64))
+
+
+def _draw(k: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Poisson(1) counts (int64) of keys k in resamples r (broadcast): a uniform from splitmix64(k ^ r) read
+    off the CDF."""
+    with np.errstate(over="ignore"):
+        u = _mix(k ^ r) >> np.uint64(11)  # 53 random bits
     f = u * (1.0 / (1 << 53))
     # searchsorted(_CDF, f, "right") counts the CDF steps at or below f: the first _STEPS by comparisons into
     # a uint8 count (a third of searchsorted's time), the rare f past them (P < 0.0006) by searchsorted
@@ -78,6 +80,13 @@ def weights(keys: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     if far.any():
         w[far] = np.searchsorted(_CDF, f[far], side="right")
     return w
+
+
+def weights(keys: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(len(keys), n_boot) Poisson(1) weights (int64): session i's weight in resample b depends only on
+    (keys[i], b, seed)."""
+    k = np.asarray(keys, dtype=np.uint64)
+    return _draw(k[:, None], _resample_mix(n_boot, seed)[None, :])
 
 
 def index_keys(sess: np.ndarray) -> np.ndarray:
@@ -98,46 +107,34 @@ class Sums:
         return Sums(self.h + other.h, self.o + other.o, self.f + other.f)
 
 
-def _hist(pairs: Pairs, w: np.ndarray, nb: int) -> np.ndarray:
-    """(n_boot, nb): sum over pairs of w[session] * count, per bin."""
-    s, b, c = pairs
-    out = np.zeros((w.shape[1], nb), np.int64)
-    if not len(s):
-        return out
-    order = np.argsort(b, kind="stable")
-    s, b, c = s[order], b[order], np.asarray(c).astype(np.int64)[order]
-    step = max(1, _CHUNK // max(w.shape[1], 1))
-    for i in range(0, len(s), step):  # bounded memory: `step` pairs x n_boot at a time
-        bs = b[i : i + step]
-        contrib = w[s[i : i + step]] * c[i : i + step, None]
-        starts = np.flatnonzero(np.concatenate(([True], bs[1:] != bs[:-1])))
-        out[:, bs[starts]] += np.add.reduceat(contrib, starts, axis=0).T
-    return out
-
-
 def sums(parts: Parts, keys: np.ndarray, nb: int, n_boot: int, seed: int) -> Sums:
     """The per-resample sums of one policy's parts over its sessions (keys[i]: session i's key)."""
     return sums_many([parts], keys, nb, n_boot, seed)[0]
 
 
 def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, seed: int) -> list[Sums]:
-    """sums() of each policy over the same sessions, drawing each chunk's weights once for all of them."""
-    n = len(keys)
-    out = [
-        Sums(np.zeros((n_boot, nb), np.int64), np.zeros((n_boot, nb), np.int64), np.zeros((n_boot, 2), np.int64))
-        for _ in policies
+    """sums() of each policy over the same sessions: one pass over the resamples, each resample's weights
+    drawn once for every policy, then one weighted bincount per policy and kind over its (session, bin)
+    pairs and one matrix-vector product for the fixed counts. The weighted counts are integers held exactly
+    in float64 (far below 2**53), so they convert to the int64 sums exactly."""
+    k = np.asarray(keys, dtype=np.uint64)
+    rs = _resample_mix(n_boot, seed)
+    prepared = [
+        (
+            (gh[0], gh[1], np.asarray(gh[2], float)),
+            (go[0], go[1], np.asarray(go[2], float)),
+            np.asarray(cells[1:3], dtype=float),  # (fn, fp) x sessions
+        )
+        for gh, go, cells in policies
     ]
-    step = max(1, _CHUNK // max(n_boot, 1))
-    fixed = [np.asarray(cells[1:3], dtype=np.int64) for _, _, cells in policies]  # (fn, fp) x sessions
-    for lo in range(0, n, step):  # sessions in chunks: their weights, their pairs
-        hi = min(n, lo + step)
-        w = weights(keys[lo:hi], n_boot, seed)
-        for (gh, go, _), fx, acc in zip(policies, fixed, out):
-            for pairs, into in ((gh, acc.h), (go, acc.o)):
-                sel = slice(*np.searchsorted(pairs[0], [lo, hi]))  # pairs are sorted by session
-                into += _hist((pairs[0][sel] - lo, pairs[1][sel], pairs[2][sel]), w, nb)
-            acc.f += (fx[:, lo:hi] @ w).T
-    return out
+    out = [(np.zeros((n_boot, nb)), np.zeros((n_boot, nb)), np.zeros((n_boot, 2))) for _ in policies]
+    for r in range(n_boot):  # (a loop over resamples, vectorised over sessions and pairs)
+        w = _draw(k, rs[r]).astype(float)
+        for ((hs, hb, hn), (os_, ob, on), fixed), (h, o, f) in zip(prepared, out):
+            h[r] = np.bincount(hb, w[hs] * hn, minlength=nb)
+            o[r] = np.bincount(ob, w[os_] * on, minlength=nb)
+            f[r] = fixed @ w
+    return [Sums(*(np.rint(x).astype(np.int64) for x in sums3)) for sums3 in out]
 
 
 def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float = GAP_THRESHOLD_S) -> np.ndarray:
