@@ -22,17 +22,16 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
 
 -- The previous reply of each user-role event (the last assistant event of the session with a smaller seq),
 -- its completion report and the gap come from stallscan/replay/scan_bounds.py (over scan_boundaries.sql's
--- columns): the Arrow table tb_scan, one row per user / tool event in storage order, read beside those events
--- by position (each row checks it pairs with the event it was computed for); labels are joined here, nothing
--- is materialised on the way.
+-- columns): the Arrow table tb_scan, one row per user / tool event, joined to those events on rowid (a
+-- POSITIONAL JOIN with the filtered scan of events was not safe: on a 945-file tree the filtered scan did
+-- not come back in the scan's row order); labels are joined here, nothing is materialised on the way.
 CREATE OR REPLACE TABLE turn_boundaries AS
 WITH tb_rows AS (
     SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
            s.prev_event_id, s.prev_reply_status::VARCHAR AS prev_reply_status, s.gap_raw_s
     FROM (SELECT rowid AS rid, event_id, session_id, seq, ts, ts_quality, role, kind, source_format, initiator
           FROM events WHERE role IN ('user', 'tool')) e
-    POSITIONAL JOIN tb_scan s
-    WHERE CASE WHEN e.rid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+    JOIN tb_scan s ON s.rid = e.rid
 ), d AS (
     SELECT t.*, l.origin, l.origin_rule, l.human_content, l.starts_request,
            l.origin = 'human' OR l.human_content AS is_human_turn,

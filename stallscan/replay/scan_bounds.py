@@ -16,8 +16,7 @@ computes them with the segmented scans of `stallscan/replay/scan.py` over the na
   is correct in any storage order.
 
 Only the user / tool rows leave the scan: one Arrow row per such event in storage order (rid,
-prev_event_id, prev_reply_status, gap_raw_s), which turn_boundaries.sql reads beside those events with a
-POSITIONAL JOIN checked by rowid. Python holds one batch of narrow columns at a time plus that output
+prev_event_id, prev_reply_status, gap_raw_s), which turn_boundaries.sql joins to those events on rowid. Python holds one batch of narrow columns at a time plus that output
 (about 25 bytes and the previous reply's id per user / tool event), so the replay stays inside the
 process's memory budget (stallscan.store.db.memory_budget) at any number of events.
 """
