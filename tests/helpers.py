@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,16 @@ def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:
 def write_lines(path: Path, lines: list[str], newline_at_end: bool = True) -> Path:
     path.write_text("\n".join(lines) + ("\n" if newline_at_end else ""), encoding="utf-8")
     return path
+
+
+def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
+    """A logs folder of sample Claude Code and Codex files for the report memo tests, run from tmp_path with
+    no stallscan.toml or STALLSCAN_CONFIG of the caller's and a fixed 120-column plain terminal."""
+    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("NO_COLOR", "1")
+    src = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
+    shutil.copytree(SAMPLES / "codex", src / "codex")
+    return src

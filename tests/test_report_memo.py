@@ -22,20 +22,14 @@ from stallscan.cli import app
 from stallscan.report import memo
 from stallscan.report.registry import ReportOptions
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES, claude_line
+from tests.helpers import claude_line, report_tree
 
 FAST = ["--bootstrap", "20"]
 
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    monkeypatch.setenv("COLUMNS", "120")
-    monkeypatch.setenv("NO_COLOR", "1")
-    src = tmp_path / "logs"
-    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
-    shutil.copytree(SAMPLES / "codex", src / "codex")
+    src = report_tree(tmp_path, monkeypatch)
     return src, str(tmp_path / "r.duckdb")
 
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from stallscan import entry
 from stallscan.cli import app
 from stallscan.report import mirror
-from tests.helpers import SAMPLES, claude_line
+from tests.helpers import claude_line, report_tree
 
 FAST = ["--bootstrap", "20"]
 HEAVY = ("duckdb", "typer", "click", "pydantic", "rich", "numpy", "pyarrow", "polars")
@@ -24,13 +24,7 @@ HEAVY = ("duckdb", "typer", "click", "pydantic", "rich", "numpy", "pyarrow", "po
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    monkeypatch.setenv("COLUMNS", "120")
-    monkeypatch.setenv("NO_COLOR", "1")
-    src = tmp_path / "logs"
-    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
-    shutil.copytree(SAMPLES / "codex", src / "codex")
+    src = report_tree(tmp_path, monkeypatch)
     (src / "NOTES.txt").write_text("not a transcript\n")  # the walk leaves it out: a `note:` line
     db = str(tmp_path / "r.duckdb")
     r = CliRunner().invoke(app, ["report", str(src), "--db", db, "--format", "json", *FAST])
