@@ -194,9 +194,10 @@ def sweep_from_cells(
         n_sess = one[0][3] if one else 0
         if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
             keep = sums if sums is not None and by == "none" else {}
-            for p, (_, rec, parts, _, keys) in zip(policies, one):
-                if p not in keep:
-                    keep[p] = boot.sums(parts, keys, len(t) + 1, bootstrap, seed)
+            _fill_sums(
+                keep, [(p, x[2], x[4]) for p, x in zip(policies, one) if p not in keep], len(t) + 1, bootstrap, seed
+            )
+            for p, (_, rec, _, _, _) in zip(policies, one):
                 _interval(rec, boot.picks_from_sums(keep[p], t, a, b, current))
         done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
     for policy in policies:  # policy-major, then group: the order the report lists them in
@@ -207,6 +208,19 @@ def sweep_from_cells(
         sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
         res.recommendation[("labels", g)] = _labels_ceiling(cells, sel, g)
     return res
+
+
+def _fill_sums(
+    keep: dict[str, Sums], missing: list[tuple[str, Any, np.ndarray]], nb: int, n_boot: int, seed: int
+) -> None:
+    """keep[policy] = the per-resample sums of each missing (policy, parts, keys): policies over the same sessions
+    share one pass over the resamples (bootstrap.sums_many draws each resample's weights once for all of them)."""
+    while missing:
+        keys = missing[0][2]
+        same = [m for m in missing if np.array_equal(m[2], keys)]
+        for (p, _, _), s in zip(same, boot.sums_many([m[1] for m in same], keys, nb, n_boot, seed)):
+            keep[p] = s
+        missing = [m for m in missing if not np.array_equal(m[2], keys)]
 
 
 def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
