@@ -32,11 +32,24 @@ def tier_of(path: Path) -> str:
     return TIER_FOLDERS.get(parts[0], "functional") if len(parts) > 1 else "functional"
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def module_fixtures(item: pytest.Item) -> list[str]:
+    """The module-scoped fixtures an item uses (their names)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return sorted(name for name, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects, and before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") is None:
             item.add_marker(tier_of(Path(str(item.path))))
+        # `-n 2 --dist loadgroup` (.ci/run): the tests of a module that share a module-scoped fixture (an
+        # ingest, a Spark run) go to one worker, so the fixture runs once, not once per worker; the rest
+        # of the suite is balanced test by test
+        if item.get_closest_marker("xdist_group") is None and module_fixtures(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +64,21 @@ def sample_db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     c = connect(str(path))
     ingest_paths(c, [str(SAMPLES)])
     replay_all(c)
+    c.close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_logs/ ingested as `stallscan ingest sample_logs --db FILE` does (ingest_paths on a new file, no
+    replay), once per session (per xdist worker), closed. Tests whose subject is not the ingest copy it
+    (shutil.copy) instead of ingesting sample_logs again; nobody writes this file."""
+    from stallscan.ingest.run import ingest_paths
+    from tests.helpers import SAMPLES
+
+    path = tmp_path_factory.mktemp("sample_ingested") / "ingested.duckdb"
+    c = connect(str(path))
+    ingest_paths(c, [str(SAMPLES)])
     c.close()
     return path
 

@@ -14,6 +14,14 @@ SAMPLES = ROOT / "sample_logs"
 GOLDEN = TESTS / "golden"  # expected outputs, one folder per case
 SNAPSHOTS = TESTS / "snapshots"
 TRUTH = TESTS / "truth"
+# property tests whose every example replays a database: the default tiers draw DEFAULT_EXAMPLES of them;
+# STALLSCAN_HYPOTHESIS=full draws each test's full budget (run it with the slow tier before a release)
+DEFAULT_EXAMPLES = 25
+
+
+def examples(full: int) -> int:
+    """A property test's max_examples: `full` with STALLSCAN_HYPOTHESIS=full, else at most DEFAULT_EXAMPLES."""
+    return full if os.environ.get("STALLSCAN_HYPOTHESIS") == "full" else min(full, DEFAULT_EXAMPLES)
 
 
 def real_root() -> Path:
