@@ -39,6 +39,26 @@ def real_files(sub: str) -> list[Path]:
     return sorted(p for p in d.rglob("*.jsonl") if p.is_file())
 
 
+def memory_copy(path: Path) -> Any:
+    """A new in-memory stallscan database holding every table of the closed database at `path` (an ingest's
+    result): what ingesting the same files into a fresh `:memory:` connection leaves, without reading them
+    again. Each caller gets its own copy to replay and change."""
+    from stallscan.store.db import connect
+
+    con = connect(":memory:")
+    con.execute("ATTACH ? AS src (READ_ONLY)", [str(path)])
+    listed = "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'"
+    have = {r[0] for r in con.execute(listed, ["memory"]).fetchall()}
+    for (name,) in con.execute(listed, ["src"]).fetchall():
+        if name in have:  # (a table connect() created, and may have filled)
+            con.execute(f'DELETE FROM memory.main."{name}"')
+            con.execute(f'INSERT INTO memory.main."{name}" FROM src.main."{name}"')
+        else:
+            con.execute(f'CREATE TABLE memory.main."{name}" AS FROM src.main."{name}"')
+    con.execute("DETACH src")
+    return con
+
+
 def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:
     """One Claude Code record: a user prompt or an assistant text reply, with a unique uuid."""
     ts = f"2026-01-01T00:00:{n:02d}.000Z"
