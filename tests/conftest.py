@@ -32,24 +32,11 @@ def tier_of(path: Path) -> str:
     return TIER_FOLDERS.get(parts[0], "functional") if len(parts) > 1 else "functional"
 
 
-def module_fixtures(item: pytest.Item) -> list[str]:
-    """The module-scoped fixtures an item uses (their names)."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return []
-    return sorted(name for name, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module")
-
-
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects, and before xdist's loadgroup reads the groups
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") is None:
             item.add_marker(tier_of(Path(str(item.path))))
-        # `-n 2 --dist loadgroup` (.ci/run): the tests of a module that share a module-scoped fixture (an
-        # ingest, a Spark run) go to one worker, so the fixture runs once, not once per worker; the rest
-        # of the suite is balanced test by test
-        if item.get_closest_marker("xdist_group") is None and module_fixtures(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")
