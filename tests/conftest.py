@@ -55,6 +55,21 @@ def sample_db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def sample_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_logs/ ingested as `stallscan ingest sample_logs --db FILE` does (ingest_paths on a new file, no
+    replay), once per session (per xdist worker), closed. Tests whose subject is not the ingest copy it
+    (shutil.copy) instead of ingesting sample_logs again; nobody writes this file."""
+    from stallscan.ingest.run import ingest_paths
+    from tests.helpers import SAMPLES
+
+    path = tmp_path_factory.mktemp("sample_ingested") / "ingested.duckdb"
+    c = connect(str(path))
+    ingest_paths(c, [str(SAMPLES)])
+    c.close()
+    return path
+
+
 @pytest.fixture
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     c = connect(":memory:")

@@ -14,6 +14,14 @@ SAMPLES = ROOT / "sample_logs"
 GOLDEN = TESTS / "golden"  # expected outputs, one folder per case
 SNAPSHOTS = TESTS / "snapshots"
 TRUTH = TESTS / "truth"
+# property tests whose every example replays a database: the default tiers draw DEFAULT_EXAMPLES of them;
+# STALLSCAN_HYPOTHESIS=full draws each test's full budget (run it with the slow tier before a release)
+DEFAULT_EXAMPLES = 25
+
+
+def examples(full: int) -> int:
+    """A property test's max_examples: `full` with STALLSCAN_HYPOTHESIS=full, else at most DEFAULT_EXAMPLES."""
+    return full if os.environ.get("STALLSCAN_HYPOTHESIS") == "full" else min(full, DEFAULT_EXAMPLES)
 
 
 def real_root() -> Path:
@@ -29,6 +37,26 @@ def real_files(sub: str) -> list[Path]:
     if not d.is_dir():
         return []
     return sorted(p for p in d.rglob("*.jsonl") if p.is_file())
+
+
+def memory_copy(path: Path) -> Any:
+    """A new in-memory stallscan database holding every table of the closed database at `path` (an ingest's
+    result): what ingesting the same files into a fresh `:memory:` connection leaves, without reading them
+    again. Each caller gets its own copy to replay and change."""
+    from stallscan.store.db import connect
+
+    con = connect(":memory:")
+    con.execute("ATTACH ? AS src (READ_ONLY)", [str(path)])
+    listed = "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'"
+    have = {r[0] for r in con.execute(listed, ["memory"]).fetchall()}
+    for (name,) in con.execute(listed, ["src"]).fetchall():
+        if name in have:  # (a table connect() created, and may have filled)
+            con.execute(f'DELETE FROM memory.main."{name}"')
+            con.execute(f'INSERT INTO memory.main."{name}" FROM src.main."{name}"')
+        else:
+            con.execute(f'CREATE TABLE memory.main."{name}" AS FROM src.main."{name}"')
+    con.execute("DETACH src")
+    return con
 
 
 def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:

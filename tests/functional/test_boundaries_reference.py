@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from stallscan.replay import scan_bounds
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
+from tests.helpers import examples
 from tests.replay_checks import reference_mismatches
 
 # ---------------------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def _insert(con, sessions, rnd=None):
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     sessions=st.lists(st.lists(event_st, min_size=1, max_size=12), min_size=1, max_size=4),
     threshold=st.sampled_from([0.0, 0.5, 2.0, 2.5, 7.0]),

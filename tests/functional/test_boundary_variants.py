@@ -20,7 +20,7 @@ from stallscan.replay.boundary_variants import RULES, VARIANTS, rule_entries
 from stallscan.replay.labels import LIBRARY, label_events
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from stallscan.sweep.variants import event_errors, rule_advice
-from tests.helpers import TESTS
+from tests.helpers import TESTS, examples
 from tests.replay_checks import rows as _rows
 from tests.replay_checks import variant_mismatches
 
@@ -133,7 +133,7 @@ def _insert(con, sessions):
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     sessions=st.lists(
         st.tuples(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -111,9 +112,9 @@ def test_not_a_database_file(tmp_path):
     assert p.returncode == 5 and p.stderr.startswith(f"error: {db} is not a stallscan database")
 
 
-def test_sql_command_formats(tmp_path):
+def test_sql_command_formats(tmp_path, sample_ingested_file):
     db = str(tmp_path / "q.duckdb")
-    stallscan("ingest", str(SAMPLES), "--db", db)
+    shutil.copy(sample_ingested_file, db)
     p = stallscan(
         "sql", "SELECT source_format, count(*) AS n FROM events GROUP BY 1 ORDER BY 1", "--db", db, "--format", "csv"
     )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from tests.helpers import ROOT, SAMPLES
+from tests.helpers import ROOT
 
 SCRIPT = ROOT / "examples" / "sweep_from_parquet.py"
 NOTEBOOK = ROOT / "examples" / "sweep_from_parquet.ipynb"
@@ -36,9 +37,9 @@ def test_notebook_code_is_the_script_body():
     assert "sys.argv" not in code  # a kernel's argv holds the kernel's own arguments
 
 
-def test_script_reproduces_the_sweep(tmp_path):
+def test_script_reproduces_the_sweep(tmp_path, sample_ingested_file):
     db, out = str(tmp_path / "s.duckdb"), tmp_path / "out"
-    _cli("ingest", str(SAMPLES), "--db", db)
+    shutil.copy(sample_ingested_file, db)
     _cli("export", str(out), "--tables", "turn_boundaries", "--partition-by", "source_format", "--db", db)
     want = json.loads(_cli("sweep", "--format", "json", "--policy", "router", "--bootstrap", "0", "--db", db))
     rec = next(r for r in want["recommendations"] if r["policy"] == "router" and r["group"] == "all")

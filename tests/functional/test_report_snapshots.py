@@ -8,27 +8,22 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import ROOT, SAMPLES, SNAPSHOTS
+from tests.helpers import ROOT, SNAPSHOTS
 
 SNAP = SNAPSHOTS
 ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120", TERM="dumb")
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
+def db(tmp_path_factory, sample_ingested_file):
     path = tmp_path_factory.mktemp("snap") / "s.duckdb"
-    p = subprocess.run(
-        [sys.executable, "-m", "stallscan", "ingest", str(SAMPLES), "--db", str(path)],
-        env=ENV,
-        capture_output=True,
-        text=True,
-    )
-    assert p.returncode == 0, p.stderr
+    shutil.copy(sample_ingested_file, path)
     return path
 
 

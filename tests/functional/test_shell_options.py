@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,11 +36,10 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("shellopts") / "s.duckdb")
-    p = _cli("ingest", str(SAMPLES), "--db", path)
-    assert p.returncode == 0, p.stderr
-    return path
+def db(tmp_path_factory, sample_ingested_file) -> str:
+    path = tmp_path_factory.mktemp("shellopts") / "s.duckdb"
+    shutil.copy(sample_ingested_file, path)
+    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,8 @@ def _sessions(db: str, *extra: str) -> list[dict]:
 
 def test_ingest_lists_skipped_kinds_only_with_verbose(tmp_path):
     """At 80x40 the summary fits the screen: the knowingly skipped records are one line (their total, their
-    number of kinds, how to list them); -v lists the kinds; --json always carries them."""
+    number of kinds, how to list them); -v lists the kinds; --json always carries them. Through pipes, no
+    line of either summary ends in white space (test_piped_output_has_no_trailing_padding's ingest runs)."""
     as_json = _cli("ingest", str(SAMPLES), "--db", str(tmp_path / "j.duckdb"), "--json")
     assert as_json.returncode == 0, as_json.stderr
     con = duckdb.connect(str(tmp_path / "j.duckdb"), read_only=True)
@@ -91,6 +92,9 @@ def test_ingest_lists_skipped_kinds_only_with_verbose(tmp_path):
     assert verbose.returncode == 0, verbose.stderr
     listed = {ln.split()[0]: ln.split()[-1] for ln in verbose.stderr.splitlines() if ln.split()}
     assert {k: listed.get(k) for k in stored} == {k: f"{n:,}" for k, n in stored.items()}
+    for p in (plain, verbose):
+        assert p.stdout == ""
+        assert [ln for ln in p.stderr.splitlines() if ln != ln.rstrip()] == [], p.stderr
 
 
 # --- click's usage errors ----------------------------------------------------------------------------------
@@ -180,11 +184,11 @@ def test_sql_write_says_the_database_is_read_only_here(db, statement):
 
 def test_piped_output_has_no_trailing_padding(db, tmp_path):
     """Every command that prints a table or a summary, with stdout and stderr as pipes: no line ends in
-    white space (rich pads cells and titles to the width)."""
+    white space (rich pads cells and titles to the width). A handful run as processes whose stdout and stderr
+    are OS pipes; the others in-process, where click's captured streams are no terminal either, through the
+    same consoles (stallscan.report.streams). Ingest's summaries: test_ingest_lists_skipped_kinds_only_with_verbose."""
     ref = _sessions(db, "--harness", "claude_code")[0]["ref"]
     runs = {
-        "ingest": (["ingest", str(SAMPLES), "--db", str(tmp_path / "i.duckdb")], False),
-        "ingest -v": (["ingest", str(SAMPLES), "--db", str(tmp_path / "v.duckdb"), "--verbose"], False),
         "sql": (["sql", "SELECT kind, count(*) AS n FROM events GROUP BY ALL ORDER BY 1", "--db", db], True),
         "report": (["report", "--db", db, "--bootstrap", "0"], True),
         "report --full": (["report", "--db", db, "--bootstrap", "0", "--full"], True),
@@ -197,12 +201,18 @@ def test_piped_output_has_no_trailing_padding(db, tmp_path):
         "export": (["export", str(tmp_path / "ex"), "--db", db, "--tables", "events"], True),
         "guard status": (["guard", "status", "--scope", "project", "--project", str(tmp_path)], True),
     }
+    in_process = {"report --full", "boundaries", "sweep", "stalls", "sessions", "export", "guard status"}
     padded, failed = {}, {}
     for name, (args, prints) in runs.items():
-        p = _cli(*args)
-        if p.returncode != 0 or bool(p.stdout.strip()) != prints:
-            failed[name] = (p.returncode, p.stderr[-300:])
-        bad = [ln for ln in (p.stdout + p.stderr).splitlines() if ln != ln.rstrip()]
+        if name in in_process:
+            r = CliRunner().invoke(app, args, prog_name="stallscan", env={"COLUMNS": "80", "STALLSCAN_CONFIG": None})
+            code, out, err = r.exit_code, r.stdout, r.stderr
+        else:
+            p = _cli(*args)
+            code, out, err = p.returncode, p.stdout, p.stderr
+        if code != 0 or bool(out.strip()) != prints:
+            failed[name] = (code, err[-300:])
+        bad = [ln for ln in (out + err).splitlines() if ln != ln.rstrip()]
         if bad:
             padded[name] = bad[:3]
     assert not padded and not failed, (padded, failed)

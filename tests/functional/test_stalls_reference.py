@@ -18,6 +18,7 @@ from stallscan.replay.stall_data import load
 from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
+from tests.helpers import examples
 
 DATA = load()
 FRAGMENTS = [
@@ -222,7 +223,7 @@ def _insert(con, sessions: list[list[dict]], rnd: random.Random | None = None) -
     con.executemany("INSERT INTO events VALUES (" + ",".join(["?"] * 30) + ")", rows)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sessions=st.lists(st.one_of(session_st, scripted_st, scripted_st), min_size=1, max_size=3),
     retry_bound=st.integers(0, 4),

@@ -8,15 +8,15 @@ import pyarrow.dataset as ds
 
 from stallscan.export import export_tables
 from stallscan.ingest.run import ingest_paths
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, memory_copy
 
 
 def _rows(con, sql):
     return sorted(con.execute(sql).fetchall(), key=str)
 
 
-def test_events_roundtrip_three_readers(con, tmp_path):
-    ingest_paths(con, [str(SAMPLES)])
+def test_events_roundtrip_three_readers(sample_ingested_file, tmp_path):
+    con = memory_copy(sample_ingested_file)  # sample_logs ingested
     export_tables(con, tmp_path, ["events"], ["source_format", "date"])
     n = con.execute("SELECT count(*) FROM events").fetchone()[0]
     path = str(tmp_path / "events")
@@ -42,6 +42,7 @@ def test_events_roundtrip_three_readers(con, tmp_path):
     assert {p.name for p in (tmp_path / "events").iterdir()} == {
         f"source_format={f}" for (f,) in con.execute("SELECT DISTINCT source_format FROM events").fetchall()
     }
+    con.close()
 
 
 def test_drop_text(con, tmp_path):

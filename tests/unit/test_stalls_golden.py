@@ -9,6 +9,7 @@ stallscan.labels is installed, with the turn-boundary truth, and the reference w
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,17 +17,34 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
-from tests.helpers import TESTS
+from tests.helpers import TESTS, memory_copy
 
 GOLDEN = TESTS / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
 MODES = ["fallback", "labels"]
 
 
-def _replayed(case: str, mode: str):
-    con = connect(":memory:")
-    res = ingest_paths(con, [str(GOLDEN / case / "transcript.jsonl")])
-    assert res.rejects == 0 and res.events > 0
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """case -> its transcript ingested into a database file, once for both segmentations (each test replays
+    its own in-memory copy)."""
+    files: dict[str, Path] = {}
+
+    def get(case: str) -> Path:
+        if case not in files:
+            path = tmp_path_factory.mktemp("stalls_golden") / f"{case}.duckdb"
+            con = connect(str(path))
+            res = ingest_paths(con, [str(GOLDEN / case / "transcript.jsonl")])
+            con.close()
+            assert res.rejects == 0 and res.events > 0
+            files[case] = path
+        return files[case]
+
+    return get
+
+
+def _replayed(ingested, case: str, mode: str):
+    con = memory_copy(ingested(case))
     replay_stalls(con, segmentation=mode)
     return con
 
@@ -39,11 +57,11 @@ def _fetch(con, q):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
-def test_golden_case(case, mode):
+def test_golden_case(ingested, case, mode):
     exp = json.loads((GOLDEN / case / "expected.json").read_text(encoding="utf-8"))
     if mode not in exp.get("modes", MODES):
         pytest.skip(exp["modes_why"])
-    con = _replayed(case, mode)
+    con = _replayed(ingested, case, mode)
     kinds = {
         str(r["line"]): r["round_kind"]
         for r in _fetch(con, "SELECT e.line, r.round_kind FROM rounds r JOIN events e USING (event_id) ORDER BY e.line")
@@ -65,9 +83,9 @@ def test_golden_case(case, mode):
     con.close()
 
 
-def test_replay_is_idempotent_and_rebounds():
+def test_replay_is_idempotent_and_rebounds(ingested):
     """Replaying twice gives the same tables; another bound changes would_do, nothing else."""
-    con = _replayed("seed_three_nudges_exhausted", "fallback")
+    con = _replayed(ingested, "seed_three_nudges_exhausted", "fallback")
     first = _fetch(con, "SELECT * FROM stalls ORDER BY seq")
     replay_stalls(con, segmentation="fallback")
     assert _fetch(con, "SELECT * FROM stalls ORDER BY seq") == first
