@@ -13,7 +13,7 @@
 -- storage order, read beside events by position; each row checks it pairs with the event it was counted for)
 CREATE OR REPLACE TEMP TABLE stall_ev AS
 SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       s.turn_id, s.round_no, s.tool_rounds, s.starts_turn, s.round_in_turn, s.after_tool_round
+       s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
 FROM events e POSITIONAL JOIN stall_scan s
 WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
@@ -28,15 +28,13 @@ FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 
--- per turn: its span and start, and the session's running counts before it (read by rounds and turns)
+-- per turn: its span and start (read by turns)
 CREATE OR REPLACE TEMP TABLE stall_turn_span AS
 SELECT session_id, turn_id,
        any_value(source_format) AS source_format,
        arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
        min(seq) AS start_seq, max(seq) AS end_seq,
-       min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end,
-       min(round_no - CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS rounds_before,
-       min(tool_rounds - CASE WHEN role = 'assistant' AND n_tool_calls > 0 THEN 1 ELSE 0 END) AS tools_before
+       min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
 FROM stall_ev GROUP BY ALL;
 
 -- user messages that are a known nudge or an interrupt marker (text with leading/trailing [ \t\n\r] removed)
