@@ -8,12 +8,13 @@
 -- (`rid`, a BIGINT) rather than on event_id (a 32-character string): the tables of one replay are all
 -- read from the same `events` table.
 
--- every event with its turn (human turn starts so far) and round number (assistant events so far), counted by
--- stallscan/replay/scan.py over scan_stall_ev.sql's columns (the Arrow table stall_scan, one row per event in
--- storage order, read beside events by position; each row checks it pairs with the event it was counted for)
-CREATE OR REPLACE TEMP TABLE stall_ev AS
+-- every event with its turn (human turn starts so far) and, for a reply, its place in the turn, counted by
+-- stallscan/replay/scan.py over scan_stall_ev.sql's columns (the temp table stall_scan, one row per event in
+-- storage order, read beside events by position; each row checks it pairs with the event it was counted for).
+-- A view, not a table: each reader reads only the columns it needs (stall_scan is dropped after the rounds).
+CREATE OR REPLACE TEMP VIEW stall_ev AS
 SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
+       e.tool_calls, e.meta, s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
 FROM events e POSITIONAL JOIN stall_scan s
 WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
@@ -22,9 +23,8 @@ WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned 
 -- queries/replay/stall_turn_evidence.sql keeps each turn's first
 CREATE OR REPLACE TEMP TABLE stall_calls AS
 SELECT v.session_id, v.turn_id, v.seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
-FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(e.tool_calls) AS c
-      FROM stall_ev v JOIN events e ON e.rowid = v.rid
-      WHERE v.role = 'assistant' AND v.n_tool_calls > 0) v;
+FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(v.tool_calls) AS c
+      FROM stall_ev v WHERE v.role = 'assistant' AND v.n_tool_calls > 0) v;
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 

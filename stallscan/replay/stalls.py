@@ -100,7 +100,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts")
     _turn_numbers(con)
     sql.run(con, "replay/stall_rounds_prep")
-    con.execute("DROP TABLE stall_scan")  # (read only by stall_rounds_prep.sql: freed before the rounds)
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
@@ -115,6 +114,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
         )
     sql.run(con, "replay/stall_rounds")
+    con.execute("DROP VIEW stall_ev")
+    con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
     _walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     con.execute("DROP TABLE stall_walk_scan")
@@ -125,7 +126,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
     )
     for t in (
-        "stall_ev",
         "stall_nudges",
         "stall_prompt_hits",
         "stall_turn_span",
