@@ -67,7 +67,9 @@ GROUP BY ALL;
 -- is, and for a text-only reply the tail the signatures look at: its last tail_chars characters); text
 -- with leading/trailing [ \t\n\r] removed
 CREATE OR REPLACE TEMP TABLE stall_atext AS
-WITH a AS (
+-- (NOT MATERIALIZED: read twice, `a` is cheaper computed twice than written out with every reply's text,
+-- 1.0 -> 0.77 CPU s on 2M generated events)
+WITH a AS NOT MATERIALIZED (
     SELECT rowid AS rid, event_id, session_id, seq, source_format, ts, model, finish_reason, n_tool_calls,
            coalesce(finish_norm, CASE meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
                                                      WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
