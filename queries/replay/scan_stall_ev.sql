@@ -5,3 +5,4 @@ SELECT e.rowid AS rid, e.session_id, e.seq,
        e.role = 'assistant' AS reply,
        e.role = 'assistant' AND e.n_tool_calls > 0 AS tool_round
 FROM events e
+WHERE e.rowid >= $lo AND e.rowid < $hi

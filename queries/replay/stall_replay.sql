@@ -15,9 +15,8 @@
 --     abandoned when the delivered stall was nudged (and nothing answered), else silent_plan_as_answer;
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
 -- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
--- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the Arrow table stall_walk_scan, one row per
--- round in the storage order of rounds, read beside it by position; each row checks its pairing). in_walk: the
--- round's turn holds a stall (only those turns are walked).
+-- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
+-- round of a turn that holds a stall, joined to rounds on the rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
     SELECT r.*,
@@ -29,9 +28,7 @@ WITH g AS (
            CASE WHEN r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') THEN s.stall_index END AS stall_index,
            CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
            s.episode_nudges, s.ends_on_stall, s.delivered_nudged
-    FROM rounds r POSITIONAL JOIN stall_walk_scan s
-    WHERE CASE WHEN r.rowid = s.rid THEN true ELSE error('stall_walk_scan is not aligned with rounds') END
-      AND s.in_walk
+    FROM rounds r JOIN stall_walk_scan s ON r.rowid = s.rid
 )
 SELECT g.*,
        CASE WHEN family = 'dropped' THEN CASE WHEN stall_index <= $retry_bound THEN 're-prompt' ELSE 'deliver' END

@@ -1,7 +1,7 @@
 -- Stall replay, step 1c: per turn, the evidence that makes a wait or a first-reply plan a hand-off
 -- (intent_signatures.toml [[background]] / [[approval_mode]]): the turn's first call that starts background work
 -- (stall_bg_hits, from stall_background_match.sql), and its first event marked with a plan-approval mode (seq and
--- the entry's id; a round uses them when they came before it). Input: stall_bg_hits, stall_ev, events,
+-- the entry's id; a round uses them when they came before it). Input: stall_bg_hits, stall_ev (a view of events),
 -- stall_approval_modes.
 CREATE OR REPLACE TEMP TABLE stall_turn_evidence AS
 WITH bg AS (
@@ -9,9 +9,9 @@ WITH bg AS (
     FROM stall_bg_hits GROUP BY ALL
 ), modes AS (
     SELECT v.session_id, v.turn_id, min(v.seq) AS mode_seq, arg_min(m.id, v.seq::BIGINT * 1000 + m.ord) AS mode_id
-    FROM stall_ev v JOIN events e ON e.rowid = v.rid
-    JOIN stall_approval_modes m ON json_extract_string(e.meta, '$."' || m.meta_key || '"') = m.value
-    WHERE v.role <> 'assistant' AND e.meta IS NOT NULL
+    FROM stall_ev v
+    JOIN stall_approval_modes m ON json_extract_string(v.meta, '$."' || m.meta_key || '"') = m.value
+    WHERE v.role <> 'assistant' AND v.meta IS NOT NULL
     GROUP BY ALL
 )
 SELECT * FROM bg FULL JOIN modes USING (session_id, turn_id);

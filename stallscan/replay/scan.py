@@ -20,8 +20,9 @@ misaligned read fails loudly instead of mixing events).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -84,14 +85,18 @@ class Walk:
         """Walk-order flags: True for the rows whose rowid queries/replay/<name>.sql returns (column rid, any
         order; found by binary search in the ascending storage rowids, so no join reorders the scan)."""
         with sql.timed(f"scan mark {name}"):
-            hits = _np(sql.relation(con, f"replay/{name}").to_arrow_table().column("rid"), np.int64)
-            rids = self.cols["rid_storage"]
-            pos = np.searchsorted(rids, hits)
-            ok = pos < len(rids)
-            pos = pos[ok][rids[pos[ok]] == hits[ok]]
-            flags = np.zeros(self.n, dtype=np.bool_)
-            flags[pos] = True  # storage order
-            return flags if self.perm is None else flags[self.perm]
+            return self.mark_rids(fetch_rids(con, name))
+
+    def mark_rids(self, hits: Int) -> Bool:
+        """Walk-order flags: True for the rows whose rowid is in `hits` (any order; rowids of other rows
+        are ignored, so one list serves every batch)."""
+        rids = self.cols["rid_storage"]
+        pos = np.searchsorted(rids, hits)
+        ok = pos < len(rids)
+        pos = pos[ok][rids[pos[ok]] == hits[ok]]
+        flags = np.zeros(self.n, dtype=np.bool_)
+        flags[pos] = True  # storage order
+        return flags if self.perm is None else flags[self.perm]
 
     def take_storage(self, name: str, pos: Int) -> pa.Array:
         """Values of string column `name` at storage positions `pos` (in storage order; -1: NULL)."""
@@ -102,6 +107,11 @@ class Walk:
         """Register `name`: the fetched rowids and the given storage-order columns (numpy or Arrow arrays)."""
         table = pa.table({"rid": self.cols["rid_storage"], **columns})
         con.register(name, table)
+
+
+def fetch_rids(con: duckdb.DuckDBPyConnection, name: str) -> Int:
+    """The column rid of queries/replay/<name>.sql as numpy (for Walk.mark_rids)."""
+    return _np(sql.relation(con, f"replay/{name}").to_arrow_table().column("rid"), np.int64)
 
 
 def seg_start(starts: Bool) -> Int:
@@ -188,3 +198,117 @@ def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
         raise RuntimeError("scan columns must not hold NULL (coalesce them in the fetch query)")
     arr = col.to_numpy() if isinstance(col, pa.ChunkedArray) else col.to_numpy(zero_copy_only=False)
     return np.asarray(arr, dtype=dtype)
+
+
+# -- batches of whole sessions (the stall replay's scans; docs/replay-scan.md, "Memory by default") --
+
+
+class Interleaved(Exception):
+    """The storage order does not keep sessions together across batches: batching cannot be used."""
+
+
+def batch_rows() -> int:
+    """Rows per batch of a batched scan: $STALLSCAN_SCAN_BATCH_ROWS, else from the process's memory budget
+    (stallscan.store.db.memory_budget): about 200 bytes a row (the fetched columns, the scans' int64
+    temporaries, the output) in an eighth of it, between 2^16 and 2^22 rows (1.3 million at 2 GiB)."""
+    import os
+
+    env = os.environ.get("STALLSCAN_SCAN_BATCH_ROWS", "").strip()
+    if env:
+        return max(1, int(env))
+    from stallscan.store.db import memory_budget
+
+    return max(1 << 16, min(1 << 22, memory_budget() // 1600))
+
+
+def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> Iterator[Walk]:
+    """Walks over whole sessions of queries/replay/<name>.sql (a projection of a table with `WHERE rowid >=
+    $lo AND rowid < $hi`), read by rowid ranges of `rows` below `end`, each range a query of its own (so the
+    caller may write between two batches). The sessions of a range that go on in the next are carried into
+    it; the walks come in rising rowid order. Raises Interleaved when a session comes back after it was
+    scanned, or when carried rows would make the output go back in rowid order."""
+    done: list[pa.Array] = []  # the session ids already scanned
+    pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
+    last = -1  # the largest rowid of the walks handed out
+    for lo in range(0, end, rows):
+        with sql.timed(f"scan fetch {name}"):
+            con.complete()
+            batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
+        if not batch.num_rows:
+            continue
+        nxt = pc.unique(batch.column("session_id"))
+        if pending is not None:  # scan the sessions that do not go on in this range, carry the others
+            goes_on = pc.is_in(pending.column("session_id"), value_set=nxt)
+            ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
+            if ready.num_rows:
+                if pc.min(ready.column("rid")).as_py() <= last:
+                    raise Interleaved
+                last = pc.max(ready.column("rid")).as_py()
+                done.append(pc.unique(ready.column("session_id").combine_chunks()))
+                yield walk_of(ready)
+        if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
+            raise Interleaved  # a session already scanned goes on here
+        pending = batch if pending is None else pa.concat_tables([pending, batch])
+    if pending is not None:
+        if pending.num_rows and pc.min(pending.column("rid")).as_py() <= last:
+            raise Interleaved
+        yield walk_of(pending)
+
+
+def scan_into(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    source: str,
+    out: str,
+    step: Callable[[Walk], dict[str, Any]],
+    rows: int | None = None,
+) -> None:
+    """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
+    `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
+    when the storage order does not allow batches, over the whole table at once. `out` holds one row per
+    row of `source` in its storage order (read beside it with POSITIONAL JOIN)."""
+    end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
+
+    def part(w: Walk) -> pa.Table:
+        return pa.table({"rid": w.cols["rid_storage"], **step(w)})
+
+    try:
+        if _write(con, out, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
+            return
+    except Interleaved:
+        pass
+    with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
+        _write(con, out, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
+
+
+def scan_parts(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    out: str,
+    step: Callable[[Walk], dict[str, Any]],
+    parts: int,
+) -> None:
+    """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for the rows of
+    queries/replay/<name>.sql, run once per share of the sessions (its parameters $part of $parts: each
+    share holds whole sessions, in any order). One share's columns are in Python at a time; `out` is read
+    by joining on `rid`."""
+    parts = max(1, parts)
+
+    def part(i: int) -> pa.Table:
+        w = fetch(con, name, {"part": i, "parts": parts})
+        return pa.table({"rid": w.cols["rid_storage"], **step(w)})
+
+    _write(con, out, (part(i) for i in range(parts)))
+
+
+def _write(con: duckdb.DuckDBPyConnection, out: str, parts: Iterator[pa.Table]) -> bool:
+    """Write the parts into the temp table `out` (created by the first); False when there was none."""
+    first = True
+    for table in parts:
+        with sql.timed(f"scan write {out}"):
+            con.register("_scan_part", table)
+            head = f"CREATE OR REPLACE TEMP TABLE {out} AS" if first else f"INSERT INTO {out}"
+            con.execute(f"{head} SELECT * FROM _scan_part")
+            con.unregister("_scan_part")
+        first = False
+    return not first

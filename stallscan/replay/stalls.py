@@ -100,7 +100,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts")
     _turn_numbers(con)
     sql.run(con, "replay/stall_rounds_prep")
-    con.unregister("stall_scan")  # (read only by stall_rounds_prep.sql: its columns are freed before the rounds)
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
@@ -115,9 +114,11 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
         )
     sql.run(con, "replay/stall_rounds")
+    con.execute("DROP VIEW stall_ev")
+    con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
     _walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
-    con.unregister("stall_walk_scan")
+    con.execute("DROP TABLE stall_walk_scan")
     sql.run(con, "replay/stall_turns")
     con.execute(
         "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
@@ -125,7 +126,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
     )
     for t in (
-        "stall_ev",
         "stall_nudges",
         "stall_prompt_hits",
         "stall_turn_span",
@@ -145,18 +145,20 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
 
 
 def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
-    """Register `stall_scan`: every event's turn number (human turn starts so far in its session), round number
-    (replies so far) and tool rounds so far, as segmented running sums (stallscan/replay/scan.py); and, counted
-    inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the turn
-    (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1: none;
-    the round a nudge after it reacts to)."""
+    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and,
+    counted inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the
+    turn (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1:
+    none; the round a nudge after it reacts to): segmented running sums (stallscan/replay/scan.py) over
+    batches of whole sessions (scan.scan_into), one row per event in storage order."""
     import numpy as np
 
     from stallscan.replay import scan
 
-    w = scan.fetch(con, "scan_stall_ev")
-    starts = w.mark(con, "scan_stall_starts")
-    with sql.timed("scan stall numbers"):
+    with sql.timed("scan mark scan_stall_starts"):
+        turn_starts = scan.fetch_rids(con, "scan_stall_starts")
+
+    def step(w: scan.Walk) -> dict[str, Any]:
+        starts = w.mark_rids(turn_starts)
         reply, tool = w.cols["reply"], w.cols["tool_round"]
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         in_turn = scan.seg_cumsum(reply, tseg)
@@ -165,29 +167,29 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
         last[last < scan.seg_start(tseg)] = -1
         round_rid = np.where(last >= 0, w.cols["rid_storage"][w.positions_to_storage(last)], -1)
-        cols = {
+        return {
             "turn_id": w.to_storage(w.seg_cumsum(starts).astype(np.int32)),
-            "round_no": w.to_storage(w.seg_cumsum(reply).astype(np.int32)),
-            "tool_rounds": w.to_storage(w.seg_cumsum(tool).astype(np.int32)),
             "starts_turn": w.to_storage(starts),
             "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
             "after_tool_round": w.to_storage(tools_before > 0),
             "round_rid": w.to_storage(round_rid),
         }
-        w.register(con, "stall_scan", cols)
+
+    with sql.timed("scan stall numbers"):
+        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step)
 
 
 def _walk(con: duckdb.DuckDBPyConnection) -> None:
-    """Register `stall_walk_scan`: the bounded re-prompt walk over each turn's rounds in seq order, as segmented
-    scans (queries/replay/stall_replay.sql states the rules). An episode runs to a breaker (a tool round or a
-    final, which belongs to the episode it ends); the dropped counter restarts with each episode, the narrated
-    counter only with the turn."""
+    """The temp table `stall_walk_scan`: the bounded re-prompt walk over the rounds of each turn that holds a
+    stall, in seq order, as segmented scans over shares of the sessions (queries/replay/stall_replay.sql
+    states the rules), one row per walked round (rid: its rowid in `rounds`). An episode runs to a breaker (a tool round or a final, which
+    belongs to the episode it ends); the dropped counter restarts with each episode, the narrated counter
+    only with the turn."""
     import numpy as np
 
     from stallscan.replay import scan
 
-    w = scan.fetch(con, "scan_stall_walk")
-    with sql.timed("scan stall walk"):
+    def step(w: scan.Walk) -> dict[str, Any]:
         kind, turn = w.cols["kind"], w.cols["turn_id"]
         tstart = w.starts.copy()
         tstart[1:] |= turn[1:] != turn[:-1]
@@ -211,9 +213,12 @@ def _walk(con: duckdb.DuckDBPyConnection) -> None:
             "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart).astype(np.int32),
             "ends_on_stall": scan.seg_any(delivered & stall, estart),
             "delivered_nudged": scan.seg_any(delivered & stall & w.cols["nudged"], estart),
-            "in_walk": scan.seg_any(stall, tstart),
         }
-        w.register(con, "stall_walk_scan", {k: w.to_storage(v) for k, v in cols.items()})
+        return {k: w.to_storage(v) for k, v in cols.items()}
+
+    with sql.timed("scan stall walk"):
+        rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchone())[0]
+        scan.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan.batch_rows()))
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

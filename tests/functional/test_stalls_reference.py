@@ -9,6 +9,7 @@ blank, sentinels) are drawn at random.
 from __future__ import annotations
 
 import json
+import os
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -229,15 +230,24 @@ def _insert(con, sessions: list[list[dict]], rnd: random.Random | None = None) -
     retry_bound=st.integers(0, 4),
     narrated_bound=st.integers(0, 3),
     rnd=st.one_of(st.none(), st.randoms(use_true_random=False)),
+    batch=st.sampled_from([None, 1, 3, 8]),
 )
-def test_sql_and_reference_walk_agree(sessions, retry_bound, narrated_bound, rnd):
+def test_sql_and_reference_walk_agree(sessions, retry_bound, narrated_bound, rnd, batch):
+    """batch: the scans' batch size (STALLSCAN_SCAN_BATCH_ROWS): small ones cut sessions across batches of the
+    turn scan (carried into the next) and split the walk into several shares of the sessions."""
     con = connect(":memory:")
+    saved = os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
+    if batch is not None:
+        os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = str(batch)
     try:
         _insert(con, sessions, rnd)
         replay_stalls(con, retry_bound, narrated_bound, segmentation="fallback")
         assert disagreements(con, retry_bound, narrated_bound) == []
     finally:
         con.close()
+        os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
+        if saved is not None:
+            os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = saved
 
 
 def test_signature_regexes_agree_between_re2_and_python():

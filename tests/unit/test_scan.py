@@ -74,3 +74,38 @@ def test_rows_out_of_rowid_order_are_put_back():
     assert back.to_storage(back.seg_cumsum(back.cols["val"])).tolist() == (
         walk_of(t).to_storage(walk_of(t).seg_cumsum(walk_of(t).cols["val"])).tolist()
     )
+
+
+@pytest.mark.parametrize("order", ["grouped", "shuffled"])
+@pytest.mark.parametrize("batch", [1, 2, 7, 1000])
+def test_batched_scan_into_equals_a_walk_per_session(order, batch):
+    """scan_into over rowid ranges of `batch` rows (sessions cut across ranges, deleted rows leaving gaps in
+    rowid): one output row per table row in storage order, each the running count a plain walk gives;
+    shuffled tables take the whole-table path."""
+    import duckdb
+
+    from stallscan.replay import scan
+
+    rng = np.random.default_rng(batch)
+    con = duckdb.connect()
+    con.register("t", _table(rng, 200, 9, order))
+    con.execute(
+        "CREATE TABLE events AS SELECT session_id, seq::INTEGER AS seq, "
+        "CASE WHEN flag THEN 'assistant' ELSE 'user' END AS role, val::INTEGER AS n_tool_calls FROM t"
+    )
+    con.execute("DELETE FROM events WHERE seq % 7 = 0")  # gaps in rowid
+    kept = con.execute("SELECT rowid, session_id, seq, role = 'assistant' FROM events").fetchall()
+    want = {}
+    for sid in {r[1] for r in kept}:
+        total = 0
+        for rid, _, _, reply in sorted((r for r in kept if r[1] == sid), key=lambda r: r[2]):
+            total += reply
+            want[rid] = total
+
+    def step(w: scan.Walk) -> dict[str, np.ndarray]:
+        return {"replies": w.to_storage(w.seg_cumsum(w.cols["reply"]))}
+
+    scan.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch)
+    got = con.execute("SELECT rid, replies FROM out").fetchall()
+    assert [r[0] for r in got] == [r[0] for r in kept]  # storage order, one row each
+    assert dict(got) == want

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The stall replay alone: CPU seconds and peak RSS, this checkout and a baseline side by side.
+
+    python bench/bench_replay.py --generate-only --db /tmp/x-10m.duckdb --events 10M
+    python bench/bench_stall_replay.py /tmp/x-10m.duckdb --baseline /path/to/older/checkout
+
+Each side is a process of its own (its checkout's code and queries: PYTHONPATH and cwd) on a copy of the
+database: `label_events`, then `replay_stalls`. The sides run at the same time (on a loaded machine both
+see the same load); compare CPU seconds (`time.process_time`, every thread of the process) and peak RSS
+(`ru_maxrss`), not wall seconds. STALLSCAN_PROFILE=1 adds each side's statements, in CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+CHILD = r"""
+import os, resource, shutil, sys, time
+src = sys.argv[1]
+db = f"{src}.{os.getpid()}.duckdb"
+shutil.copyfile(src, db)
+from stallscan.store import sql
+if sql.PROFILE is not None:
+    sql.time.perf_counter = time.process_time  # the profile in CPU seconds
+from stallscan.store.db import connect
+from stallscan.replay.labels import label_events
+from stallscan.replay.stalls import replay_stalls
+try:
+    con = connect(db)
+    label_events(con)
+    sql.report("labels")
+    rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    c0 = time.process_time()
+    info = replay_stalls(con)
+    cpu = time.process_time() - c0
+    sql.report("stalls")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"RESULT cpu={cpu:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}")
+    con.close()
+finally:
+    for f in (db, db + ".wal"):
+        if os.path.exists(f):
+            os.remove(f)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("db", help="a database with events (bench_replay.py --generate-only)")
+    ap.add_argument("--baseline", help="an older checkout, run at the same time")
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", CHILD, os.path.abspath(args.db)],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": root},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, root in sides.items()
+    }
+    for name, p in procs.items():
+        out, err = p.communicate()
+        sys.stderr.write(f"-- {name} --\n{err}")
+        line = next((x for x in out.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})")
+        print(f"{name:10} {line[len('RESULT ') :]}")
+
+
+if __name__ == "__main__":
+    main()
