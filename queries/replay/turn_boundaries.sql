@@ -25,7 +25,18 @@ CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) 
 -- columns): the Arrow table tb_scan, one row per user / tool event, joined to those events on rowid (a
 -- POSITIONAL JOIN with the filtered scan of events was not safe: on a 945-file tree the filtered scan did
 -- not come back in the scan's row order); labels are joined here, nothing is materialised on the way.
-CREATE OR REPLACE TABLE turn_boundaries AS
+-- The table is declared first so that its two event-id columns are stored uncompressed: ids are unique, so
+-- DuckDB's dictionary + FSST compression gains little on them and its analysis was the largest single cost of
+-- writing the table (about 0.35 CPU s per column per 800k rows; docs/replay-scan.md, "Writing the tables").
+CREATE OR REPLACE TABLE turn_boundaries (
+    session_id VARCHAR, seq INTEGER, event_id VARCHAR USING COMPRESSION uncompressed,
+    ts TIMESTAMP WITH TIME ZONE, gap_s DOUBLE, prev_reply_status VARCHAR, initiator VARCHAR, decided_by VARCHAR,
+    decision VARCHAR, origin VARCHAR, is_human_turn BOOLEAN, "error" VARCHAR, gap_only_decision VARCHAR,
+    gap_only_error VARCHAR, header_only_decision VARCHAR, header_only_error VARCHAR, source_format VARCHAR,
+    "role" VARCHAR, kind VARCHAR, origin_rule VARCHAR, human_content BOOLEAN, starts_request BOOLEAN,
+    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, ts_quality VARCHAR, threshold DOUBLE);
+
+INSERT INTO turn_boundaries
 WITH tb_rows AS (
     SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
            s.prev_event_id, s.prev_reply_status::VARCHAR AS prev_reply_status, s.gap_raw_s

@@ -69,7 +69,14 @@ SELECT b.event_id, f.marker
 FROM turn_boundaries b
 JOIN firsts f ON f.session_id = b.session_id AND f.reply_id = coalesce(b.prev_event_id, '') AND f.first_seq <= b.seq;
 
-CREATE OR REPLACE TABLE turn_boundary_variants AS
+-- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
+CREATE OR REPLACE TABLE turn_boundary_variants (
+    event_id VARCHAR USING COMPRESSION uncompressed, session_id VARCHAR, seq INTEGER, marker_seen BOOLEAN,
+    marker_id VARCHAR, known_automatic BOOLEAN, marker_decided_by VARCHAR, marker_decision VARCHAR,
+    marker_error VARCHAR, notif_decided_by VARCHAR, notif_decision VARCHAR, notif_error VARCHAR,
+    both_decided_by VARCHAR, both_decision VARCHAR, both_error VARCHAR, threshold DOUBLE);
+
+INSERT INTO turn_boundary_variants
 WITH d AS (
     SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.starts_request, b.is_human_turn,
            b.threshold,

@@ -15,7 +15,13 @@ JOIN ul_events u ON u.session_id = q.session_id AND u.seq > q.seq AND u.role = '
                 AND u.t = q.t
 WHERE q.kind = 'queued_input' AND q.t <> '';
 
-CREATE OR REPLACE TABLE user_labels AS
+-- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql: unique ids gain little
+-- from DuckDB's dictionary + FSST compression and its analysis was the largest cost of writing this table)
+CREATE OR REPLACE TABLE user_labels (
+    event_id VARCHAR USING COMPRESSION uncompressed, origin VARCHAR, origin_rule VARCHAR, human_content BOOLEAN,
+    starts_request BOOLEAN);
+
+INSERT INTO user_labels
 SELECT u.event_id,
        coalesce(o.origin, m.m.origin,
                 CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
