@@ -257,3 +257,26 @@ def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, tmp_pa
         assert "duckdb" in runs[0][1] or "-o" in extra
         assert not sorted(runs[1][1] & set(HEAVY)) and not sorted(runs[2][1] & set(HEAVY)), extra
     assert os.path.exists(db + ".memo")
+
+
+def test_the_code_is_keyed_on_where_the_package_and_its_dependencies_are_found(tree, tmp_path, monkeypatch):
+    """Not on the whole module path: `python -m stallscan` puts the working directory in front of it, the
+    console script its own folder, PYTHONPATH adds folders; the same code is found either way. A folder in
+    front that holds another numpy is other code."""
+    src, db = tree
+    argv = ["report", str(src), "--db", db, *FAST, "--format", "json"]
+    first, imported = _script(argv, tmp_path)  # the memo hit: writes the mirror
+    assert first[0] == 0 and "duckdb" in imported
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "unrelated.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(extra), os.environ.get("PYTHONPATH")) if p))
+    served, imported = _script(argv, tmp_path)  # another folder in front of the module path
+    assert served == first and not sorted(imported & set(HEAVY))
+    libs = mirror.origins()
+    assert mirror.code_state(libs) == mirror.code_state(libs)
+    monkeypatch.syspath_prepend(str(extra))
+    assert mirror.load(db) is not None  # (in this process too: the path entry holds nothing we record)
+    (extra / "numpy").mkdir()
+    (extra / "numpy" / "__init__.py").write_text("")
+    assert mirror.found_in()[1] == str(extra) and mirror.load(db) is None

@@ -2,11 +2,12 @@
 -- offers its worst error (the gap farthest from the threshold on a log scale, as boundaries_errors.sql
 -- ranks them); sessions are ranked within their harness, and the $k picked are every harness's worst
 -- session, then every harness's second, ... (one Cline session with 31 errors no longer fills the list).
--- Input: boundary_misreads, scope_sessions, events. Parameter: $k. (An error's truth is human exactly when
--- the router read it as automatic.)
+-- Input: boundary_misreads (each error with its file, line and excerpt), scope_sessions. Parameter: $k.
+-- (An error's truth is human exactly when the router read it as automatic.)
 WITH err AS (
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
            t.origin, t.origin_rule, t.error = 'human_as_auto' AS is_human_turn, t.error, t.source_format,
+           t.file, t.line, t.excerpt,
            CASE WHEN t.gap_s IS NOT NULL
                 THEN abs(ln(greatest(t.gap_s, 0.001) / greatest(t.threshold, 0.001))) END AS far
     FROM boundary_misreads t  -- the router's errors, kept per session (report/cells_misreads.sql)
@@ -23,10 +24,10 @@ picked AS (
     ORDER BY in_harness, far DESC NULLS LAST, ts NULLS LAST, session_id
     LIMIT $k
 )
-SELECT p.session_id, p.seq, e.file, e.line, p.ts, p.gap_s, p.prev_reply_status, p.decided_by, p.decision,
+SELECT p.session_id, p.seq, p.file, p.line, p.ts, p.gap_s, p.prev_reply_status, p.decided_by, p.decision,
        p.origin, p.origin_rule, truth(p.origin, p.is_human_turn) AS truth,
        truth_note(p.origin, p.is_human_turn) AS truth_note, p.error, p.source_format AS harness,
        p.session_errors,
-       left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt
-FROM picked p JOIN events e USING (event_id)
+       p.excerpt
+FROM picked p
 ORDER BY p.in_harness, p.far DESC NULLS LAST, p.ts NULLS LAST, p.session_id;

@@ -1,6 +1,7 @@
 -- Sessions' timelines: every event with its time, gap, role, origin (and truth / truth_note:
 -- queries/store/truth_macros.sql), the router's decision, the round kind
--- and stall outcome, in session order; the excerpts of the rows shown come from report/timeline_excerpts.sql
+-- and stall outcome, in session order, each with its event's rowid; the excerpts of the rows shown come
+-- from report/timeline_excerpts.sql, by those rowids
 -- (the report keeps a few rows around what a session flags: redacting every text of a long session cost
 -- more than the rest). Inputs: events, turn_boundaries, rounds, stalls.
 -- Parameter: $sessions (VARCHAR[]: exact session ids; `show` asks for one, the report for every session it
@@ -9,10 +10,10 @@
 -- origin comes from turn_boundaries, which holds user_labels' origin and rule for every labelled event (it
 -- joins user_labels, and both have a row for every user / tool event); user_labels has no session column.
 WITH e AS (
-    SELECT session_id, event_id, seq, line, ts, role, kind, n_tool_calls, finish_reason
+    SELECT session_id, event_id, rowid AS event_rowid, seq, line, ts, role, kind, n_tool_calls, finish_reason
     FROM events WHERE list_contains($sessions::VARCHAR[], session_id)
 )
-SELECT e.session_id, e.event_id, e.seq, e.line, e.ts, b.gap_s, e.role, e.kind,
+SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.role, e.kind,
        b.origin, b.origin_rule, truth(b.origin, b.is_human_turn) AS truth,
        truth_note(b.origin, b.is_human_turn) AS truth_note, b.decided_by, b.decision, b.error,
        r.round_kind, r.signature, s.stall_index, s.outcome AS stall_outcome,

@@ -11,9 +11,13 @@ the console script (stallscan.entry) can print it having imported only os, sys a
     own put, `stallscan sql`, another program, a copy put in its place) changes the inode, size, times or a
     header; `os.utime` cannot restore st_ctime, and a checkpoint rewrites a header. The bytes are compared
     as they are (no hash: hashlib's import would cost more than the comparison);
-  * the code: every file of the package and of queries/ and duckdb's, numpy's and pyarrow's entry files,
-    by path, size, mtime_ns and ctime_ns (what the memo's code stamp and rules hash stand for), and the
-    interpreter (executable, sys.path, version);
+  * the code: the package's own location and every file of it and of queries/, duckdb's, numpy's and
+    pyarrow's entry files by path, size, mtime_ns and ctime_ns (what the memo's code stamp and rules hash
+    stand for), the module path entry each of those three is found in (so a folder put in front that
+    holds another numpy misses), and the interpreter's version. Not the whole module path: `python -m
+    stallscan` puts the working directory in front of it, the console script its own folder, and a
+    PYTHONPATH adds folders, none of which changes the code a report runs when the package and its
+    dependencies are found where they were;
   * per entry (KEEP at most, the newest first), its key: the report options that shape the data, the PATH
     arguments, the working directory, the user, STALLSCAN_CONFIG and HOME; the labels inputs as files (the
     config file the run would read and the override file it names, compared byte for byte); the listing of
@@ -45,7 +49,7 @@ TYPE_CHECKING = False  # (typing is not imported: the hit path imports os, sys a
 if TYPE_CHECKING:
     from typing import Any
 
-MAGIC = b"stallscan-memo-mirror 1 py%d.%d m%d\n" % (*sys.version_info[:2], marshal.version)
+MAGIC = b"stallscan-memo-mirror 2 py%d.%d m%d\n" % (*sys.version_info[:2], marshal.version)
 SUFFIX = ".memo"
 HEAD_BYTES = 12 * 1024  # DuckDB: main header + the two database headers
 KEEP = 8  # entries kept (one per option set and PATH set asked for; the formats share one)
@@ -54,6 +58,7 @@ FORMATS = ("json", "markdown", "html")  # the documents stored; the terminal rep
 # the report options the data depends on (`db`: the `show` commands printed name it)
 KEYED = ("db", "threshold", "retry_bound", "since", "until", "harness", "model", "limit", "bootstrap", "config")
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIBS = ("duckdb", "numpy", "pyarrow")  # the dependencies whose files the code state records
 
 
 def path_of(db: str) -> str:
@@ -133,7 +138,7 @@ def origins() -> list[str]:
     import importlib.util
 
     found = []
-    for mod in ("duckdb", "numpy", "pyarrow"):
+    for mod in LIBS:
         spec = importlib.util.find_spec(mod)
         found.append(str(spec.origin) if spec and spec.origin else "-")
     return found
@@ -145,10 +150,31 @@ def walked(walk: list[Any] | None, path: str) -> bool:
     return any(isinstance(x[1], list) and os.path.realpath(x[0]) == folder for x in walk or [])
 
 
+def found_in(mods: tuple[str, ...] = LIBS) -> list[str]:
+    """The module path entry each top-level module in `mods` is imported from (the first that holds a package
+    folder with an __init__ or a module file of the name: what the path finder looks for, by stats only, no
+    importlib), "-" when none does."""
+    import _imp  # (built in: the extension suffixes of this interpreter)
+
+    suffixes = (".py", ".pyc", *_imp.extension_suffixes())
+    out = []
+    for mod in mods:
+        where = "-"
+        for entry in sys.path:
+            folder = os.path.abspath(entry or os.curdir)
+            base = os.path.join(folder, mod)
+            if os.path.isfile(os.path.join(base, "__init__.py")) or any(os.path.isfile(base + s) for s in suffixes):
+                where = folder
+                break
+        out.append(where)
+    return out
+
+
 def code_state(libs: list[str]) -> list[Any]:
-    """The running code: the interpreter and its module path (but the script's folder or the working
-    directory in front), the package's and queries/'s files, and the files `libs` (origins()) by stat."""
-    out: list[Any] = [sys.version, sys.path[1:], list(libs)]
+    """The running code: the interpreter's version, the package's location and its and queries/'s files, the
+    files `libs` (origins()) by stat and the module path entries duckdb, numpy and pyarrow are found in
+    (found_in; not the module path itself, which differs between the console script and `python -m`)."""
+    out: list[Any] = [sys.version, PACKAGE, list(libs), found_in()]
     queries = os.path.join(PACKAGE, "queries")  # (stallscan.store.sql.queries_dir: in the wheel, else beside)
     bases = [PACKAGE] + ([] if os.path.isdir(queries) else [os.path.join(os.path.dirname(PACKAGE), "queries")])
     for base in bases:

@@ -35,7 +35,10 @@ CHANGED = "cells_changed"  # temp table: the sessions an incremental refresh sum
 def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: dict[str, Any]) -> str:
     """Bring the entry's tables (each from report/cells_<query>.sql) up to date; returns reused / incremental
     / full."""
-    inputs = {**inputs, "rules": stamps.rules_hash()}
+    statements = [sql.load(f"report/cells_{query}")[0] for query in QUERIES[entry.name]]
+    # the cells' own SQL is part of the key (stamps.rules_hash covers the replay's and the sweep's): a table
+    # whose columns changed is rebuilt, never filled by name from the new statement
+    inputs = {**inputs, "rules": stamps.rules_hash(), "cells": stamps.key_of({"sql": statements})}
     key = stamps.key_of(inputs)
     mode, since = stamps.plan(con, entry.name, key, entry.outputs)
     if mode == "reused":
@@ -47,8 +50,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
         con.execute(f"CREATE OR REPLACE TEMP TABLE {CHANGED} (session_id VARCHAR)")  # (the queries name it)
     con.execute("BEGIN TRANSACTION")
     try:
-        for table, query in zip(entry.outputs, QUERIES[entry.name]):
-            stmt = sql.load(f"report/cells_{query}")[0]
+        for table, query, stmt in zip(entry.outputs, QUERIES[entry.name], statements):
             with sql.timed(f"report/cells_{query}"):
                 if n_sessions is None:
                     con.execute(f"CREATE OR REPLACE TABLE main.{table} AS {stmt}", {"all": True})

@@ -144,7 +144,7 @@ def timeline(
     replay_boundaries(con, threshold)
     replay_stalls(con, retry_bound=retry_bound, config=config)
     rows = _timelines(con, [sid]).get(sid, [])
-    _excerpts(con, [sid], rows)
+    _excerpts(con, rows)
     for r in rows:
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
         r["gap_s"] = round(r["gap_s"], 3) if r["gap_s"] is not None else None
@@ -256,7 +256,7 @@ def focus(
 
 def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Each session's timeline rows (report/session_timeline.sql), by session id, in one statement; the
-    rows carry their event_id (private: _excerpts adds the excerpt and drops it)."""
+    rows carry their event_id and rowid (private: _excerpts adds the excerpt and drops them)."""
     cur = sql.query(con, "report/session_timeline", {"sessions": list(sids)})
     cols = [d[0] for d in cur.description]
     out: dict[str, list[dict[str, Any]]] = {}
@@ -266,12 +266,12 @@ def _timelines(con: duckdb.DuckDBPyConnection, sids: list[str]) -> dict[str, lis
     return out
 
 
-def _excerpts(con: duckdb.DuckDBPyConnection, sids: list[str], rows: list[dict[str, Any]]) -> None:
+def _excerpts(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
     """Give each row its excerpt (report/timeline_excerpts.sql), read for these rows only."""
-    ids = [r["event_id"] for r in rows]
-    got = dict(sql.query(con, "report/timeline_excerpts", {"sessions": list(sids), "events": ids}).fetchall())
+    got = dict(sql.query(con, "report/timeline_excerpts", {"rows": [r["event_rowid"] for r in rows]}).fetchall())
     for r in rows:
-        r["excerpt"] = got.get(r.pop("event_id"))
+        del r["event_id"]
+        r["excerpt"] = got.get(r.pop("event_rowid"))
 
 
 def timeline_windows(
@@ -281,7 +281,7 @@ def timeline_windows(
     the tables the report already built, all read in one statement; `skipped` counts the rows left out."""
     found = _timelines(con, sids)
     out = {sid: _window(found.get(sid, []), context, cap) for sid in dict.fromkeys(sids)}
-    _excerpts(con, list(found), [r for w in out.values() for r in w["rows"]])
+    _excerpts(con, [r for w in out.values() for r in w["rows"]])
     return out
 
 

@@ -78,8 +78,8 @@ def _put(
             "policy": pa.array(policies, pa.string()),
             "bins": pa.array(np.full(n, nb, np.int32)),
             "bin": pa.array(np.asarray(at, np.int32)),
-            "h": pa.array([c.tobytes() for c in np.ascontiguousarray(h.T.astype("<i8"))], pa.binary()),
-            "o": pa.array([c.tobytes() for c in np.ascontiguousarray(o.T.astype("<i8"))], pa.binary()),
+            "h": _blobs(h),
+            "o": _blobs(o),
         }
     )
     con.register("sweep_boot_rows", tbl)
@@ -87,6 +87,17 @@ def _put(
         sql.run(con, "sweep/sweep_boot_put", {"only_these": only_these})
     finally:
         con.unregister("sweep_boot_rows")
+
+
+def _blobs(cols: np.ndarray) -> Any:
+    """Each column of (n_boot, rows) as one blob of n_boot little-endian int64, built on the transposed
+    buffer itself (no bytes object per row: 0.4 s of the first report's 3,015 rows x 1,000 resamples)."""
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(cols.T, dtype="<i8")  # row i: column i's n_boot sums
+    n, width = data.shape
+    offsets = np.arange(n + 1, dtype=np.int64) * (width * 8)
+    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def store(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, by_policy: dict[str, Sums]) -> None:

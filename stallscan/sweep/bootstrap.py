@@ -36,6 +36,7 @@ Parts = tuple[Pairs, Pairs, np.ndarray]  # human pairs, automatic pairs, fixed (
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _POISSON_MAX = 24  # P(Poisson(1) > 24) < 1e-25: never reached by a 53-bit uniform
 _STEPS = 6  # CDF steps weights() compares against directly
+_AT_ONCE = 1 << 18  # sums_many draws every weight at once up to this many (sessions or pairs x resamples)
 
 
 def _cdf() -> np.ndarray:
@@ -119,6 +120,9 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
     in float64 (far below 2**53), so they convert to the int64 sums exactly."""
     k = np.asarray(keys, dtype=np.uint64)
     rs = _resample_mix(n_boot, seed)
+    widest = max([len(gh[0]) + len(go[0]) for gh, go, _ in policies], default=0)
+    if max(len(k), widest) * n_boot <= _AT_ONCE:
+        return _sums_at_once(policies, k, rs, nb)
     prepared = [
         (
             (gh[0], gh[1], np.asarray(gh[2], float)),
@@ -135,6 +139,27 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
             o[r] = np.bincount(ob, w[os_] * on, minlength=nb)
             f[r] = fixed @ w
     return [Sums(*(np.rint(x).astype(np.int64) for x in sums3)) for sums3 in out]
+
+
+def _sums_at_once(policies: list[Parts], k: np.ndarray, rs: np.ndarray, nb: int) -> list[Sums]:
+    """sums_many() for few sessions (a one-session change, stallscan.sweep.boot.merge): every weight drawn at
+    once as a (sessions x resamples) matrix, each pair's weighted counts as a row, the rows summed per bin,
+    instead of one pass per resample. The same integer sums (every term is an integer held exactly)."""
+    w = _draw(k[:, None], rs[None, :]).astype(float)  # (sessions, n_boot): the loop's draws, all at once
+    out = []
+    for gh, go, cells in policies:
+        binned = []
+        for sess, b, n in (gh, go):
+            order = np.argsort(b, kind="stable")
+            bins, first = np.unique(np.asarray(b)[order], return_index=True)
+            weighted = w[np.asarray(sess)[order]] * np.asarray(n, float)[order, None]  # (pairs, n_boot)
+            sums = np.zeros((nb, len(rs)))
+            if len(order):
+                sums[bins] = np.add.reduceat(weighted, first, axis=0)  # each bin's pairs summed
+            binned.append(sums.T)
+        fixed = (np.asarray(cells[1:3], dtype=float) @ w).T  # (fn, fp) per resample
+        out.append(Sums(*(np.rint(x).astype(np.int64) for x in (binned[0], binned[1], fixed))))
+    return out
 
 
 def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float = GAP_THRESHOLD_S) -> np.ndarray:

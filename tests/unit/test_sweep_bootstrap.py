@@ -5,6 +5,7 @@ same choice on the minimum-cost plateau. The weights are Poisson(1) and a sessio
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,9 +90,12 @@ def test_weights_are_poisson_one_and_per_session():
     assert abs(np.corrcoef(w[:, 0], w[:, 1])[0, 1]) < 0.05
 
 
-def test_sums_add_up_over_sessions():
+@pytest.mark.parametrize("at_once", [0, 1 << 30], ids=["per-resample", "all-at-once"])
+def test_sums_add_up_over_sessions(at_once, monkeypatch):
     """The sums of two disjoint sets of sessions add to the sums of their union (what table sweep_boot's
-    incremental update relies on), in any chunking."""
+    incremental update relies on), in any chunking, whether sums_many passes over the resamples one by one
+    (many sessions) or draws every weight at once (few: a one-session change)."""
+    monkeypatch.setattr(bootstrap, "_AT_ONCE", at_once)
     rng = np.random.default_rng(3)
     n, nb = 50, 7
     sess = np.sort(rng.integers(0, n, 400))
@@ -113,3 +117,28 @@ def test_sums_add_up_over_sessions():
     for s, b_, c in zip(sess, bins, cnt):  # plain loop over the pairs
         expect[:, b_] += w[s] * c
     assert np.array_equal(whole.h, expect) and np.array_equal(whole.f, (fixed[1:3] @ w).T)
+
+
+def test_the_two_ways_of_summing_agree_with_pairs_in_any_order():
+    """sums_many per resample and all at once: equal int64 sums, pairs unsorted, bins left empty, a session
+    with no pairs, several policies."""
+    rng = np.random.default_rng(11)
+    n, nb, n_boot = 9, 12, 64
+    keys = rng.integers(0, 2**63, n).astype(np.uint64)
+
+    def pairs(m):
+        return rng.integers(0, n - 1, m), rng.integers(0, nb // 2, m) * 2, rng.integers(1, 6, m)
+
+    policies = [(pairs(40), pairs(25), rng.integers(0, 5, (4, n))), (pairs(0), pairs(3), np.zeros((4, n)))]
+    rs = bootstrap._resample_mix(n_boot, 4)
+    once = bootstrap._sums_at_once(policies, keys, rs, nb)
+    saved = bootstrap._AT_ONCE
+    try:
+        bootstrap._AT_ONCE = 0
+        looped = bootstrap.sums_many(policies, keys, nb, n_boot, 4)
+    finally:
+        bootstrap._AT_ONCE = saved
+    for x, y in zip(once, looped):
+        assert x.h.dtype == np.int64 and x.h.shape == (n_boot, nb)
+        assert np.array_equal(x.h, y.h) and np.array_equal(x.o, y.o) and np.array_equal(x.f, y.f)
+    assert not once[1].h.any() and once[0].h[:, 1::2].sum() == 0 and once[0].h.sum() > 0
