@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     from stallscan.ingest.result import IngestResult
 
 BATCH_FILES = 2000
-# a transaction spans batches until it holds this many events (one DuckDB row group: at 1 GB of Claude, 5-8 %
-# less CPU than four, bench/bench_ingest.py; docs/benchmarks.md) or this many bytes
+# a transaction spans batches until it holds this many events (4 DuckDB row groups) or this many bytes
 # read: appends of at least a row group are written once, compressed, straight into the database file
-COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 122_880)
+COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
 COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 
