@@ -1,14 +1,16 @@
 -- Replace the rows of the batch's files from each file's start line on, then insert the new rows.
--- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates, held (hold_tail.sql: rows
+-- Inputs: batch_files (fid, file, stem, fmt, start_line) and the variable batch_from (its least start_line:
+-- `line >= batch_from` lets DuckDB skip the row groups of earlier chunks of a big file by their line ranges), fmt_events, fmt_fates, held (hold_tail.sql: rows
 -- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction with the `files` upsert,
 -- so a file's events, skips, rejects and bookkeeping land together.
 -- sessions whose rows are about to be replaced or removed (logged as changed, with `touched`, below)
 CREATE OR REPLACE TEMP TABLE removed AS
-SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line;
+SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
+WHERE e.line >= getvariable('batch_from');
 
-DELETE FROM events e USING batch_files b WHERE e.file = b.file AND e.line >= b.start_line;
-DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.start_line;
-DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line;
+DELETE FROM events e USING batch_files b WHERE e.file = b.file AND e.line >= b.start_line AND e.line >= getvariable('batch_from');
+DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.start_line AND s.line >= getvariable('batch_from');
+DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line AND r.line >= getvariable('batch_from');
 
 -- seq as the final order gives it when the session's kept rows are all in this batch's file, before this
 -- batch's rows (the usual case: a file read in order). renumber_seq.sql (run next) re-sequences only the other
@@ -57,4 +59,4 @@ WHERE f.fate = 'reject' AND (h.fid IS NULL OR f.line < h.from_line);
 
 CREATE OR REPLACE TEMP TABLE touched AS   -- from the rows just written (fmt_events may be a costly view)
 SELECT e.session_id, count(*) AS n FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
-GROUP BY e.session_id;
+WHERE e.line >= getvariable('batch_from') GROUP BY e.session_id;

@@ -48,6 +48,11 @@ def run_batches(
     stage = _Stage()
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
+    # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE run_tails (file VARCHAR, n_event_lines BIGINT, n_events BIGINT, "
+        "n_skipped BIGINT, n_rejects BIGINT, max_last INTEGER, max_last_at INTEGER, last_assist INTEGER)"
+    )
     con.execute("BEGIN TRANSACTION")
     try:
         while plans:
@@ -172,6 +177,7 @@ def _ingest_batch(
     )
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
+    con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     import pyarrow.compute as pc  # (100 ms to import: only once there is something to read)
 
     longest = pc.max(pc.binary_length(staged.column("raw"))).as_py() or 0 if staged.num_rows else 0

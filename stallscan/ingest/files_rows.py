@@ -45,7 +45,15 @@ FILES_ROW = pa.schema(
 
 
 def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:
-    stats = {r[0]: r[1:] for r in sql.query(con, "ingest/file_stats").fetchall()}
+    sql.run(con, "ingest/file_stats")
+    stats = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT file, n_lines, n_event_lines, n_skipped, n_rejects, n_events, resume_line, ctx_session, "
+            "ctx_model, ctx_turn, held FROM batch_stats"
+        ).fetchall()
+    }
+    sql.run(con, "ingest/run_tails")
     rows: list[tuple[Any, ...]] = []
     for _fid, (plan, st) in enumerate(zip(batch, states)):
         path = str(plan.path)
