@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
@@ -17,7 +18,7 @@ from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
 from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
-from stallscan.store import sql, stamps
+from stallscan.store import arrow, sql, stamps
 
 if TYPE_CHECKING:
     from stallscan.ingest.result import IngestResult
@@ -103,8 +104,9 @@ class _Stage:
     ingest transaction spans batches: registering each batch's lines would hold every batch's bytes."""
 
     def __init__(self) -> None:
-        self.empty = pa.table(
-            {"fid": pa.array([], pa.int32()), "line": pa.array([], pa.int32()), "raw": pa.array([], pa.large_binary())}
+        none = np.empty(0, np.int32)
+        self.empty = arrow.table(
+            {"fid": arrow.from_numpy(none), "line": arrow.from_numpy(none), "raw": arrow.strings([], pa.large_binary())}
         )
         self.table = self.empty  # (registering reads the schema)
 
@@ -160,18 +162,18 @@ def _ingest_batch(
     stage.table = pa.Table.from_batches(staged.to_batches(max_chunksize=STAGE_ROWS), staged.schema)
     con.register(
         "_batch_files",
-        pa.table(
+        arrow.table(
             {
-                "fid": pa.array(range(len(batch)), pa.int32()),
-                "file": [str(p.path) for p in batch],
-                "stem": [file_stem(p.path) for p in batch],
-                "fmt": [p.fmt for p in batch],
-                "start_line": pa.array([p.start_line for p in batch], pa.int32()),
-                "ctx_session": pa.array([p.ctx_session for p in batch], pa.string()),
-                "ctx_model": pa.array([p.ctx_model for p in batch], pa.string()),
-                "ctx_turn": pa.array([p.ctx_turn for p in batch], pa.string()),
-                "companion": pa.array([has_companion(p) for p in batch], pa.bool_()),
-                "more": pa.array([st.more for st in states], pa.bool_()),  # read on in a next chunk
+                "fid": arrow.from_numpy(np.arange(len(batch), dtype=np.int32)),
+                "file": arrow.strings([str(p.path) for p in batch]),
+                "stem": arrow.strings([file_stem(p.path) for p in batch]),
+                "fmt": arrow.strings([p.fmt for p in batch]),
+                "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
+                "ctx_session": arrow.strings([p.ctx_session for p in batch]),
+                "ctx_model": arrow.strings([p.ctx_model for p in batch]),
+                "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
+                "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
+                "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
             }
         ),
     )
@@ -242,7 +244,12 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     """What this run wrote: rows of the files it read, from the line each file was first read from."""
     if not run_files:
         return
-    con.register("_run_files", pa.table({"file": list(run_files), "start_line": list(run_files.values())}))
+    con.register(
+        "_run_files",
+        arrow.table(
+            {"file": arrow.strings(list(run_files)), "start_line": arrow.column(list(run_files.values()), pa.int64())}
+        ),
+    )
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
     res.events, res.lines, res.files_with_events = cast(

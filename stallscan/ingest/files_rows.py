@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from stallscan.ingest.plan import FilePlan, file_hashes
 from stallscan.ingest.reader import ReadState
-from stallscan.store import sql
+from stallscan.store import arrow, sql
 
 # a `files` row as _update_files builds it (queries/store/schema.sql, without ingested_at)
 FILES_ROW = pa.schema(
@@ -106,7 +106,7 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
     # one statement for the batch (executemany runs one INSERT per file: seconds for a batch of 500 files)
     con.register(
         "_files_rows",
-        pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW),
+        pa.Table.from_arrays([arrow.column(col, f.type) for col, f in zip(zip(*rows), FILES_ROW)], schema=FILES_ROW),
     )
     try:
         con.execute("INSERT OR REPLACE INTO files SELECT *, now() FROM _files_rows")

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest.detect import open_binary, read_some
+from stallscan.store import arrow
 
 if TYPE_CHECKING:
     import duckdb
@@ -47,10 +48,10 @@ class LineBlock:
 
     def table(self, fid: int) -> pa.Table:
         n = len(self.raw)
-        return pa.table(
+        return arrow.table(
             {
-                "fid": pa.array(np.full(n, fid, dtype=np.int32)),
-                "line": pa.array(np.arange(self.first_line, self.first_line + n, dtype=np.int32)),
+                "fid": arrow.from_numpy(np.full(n, fid, dtype=np.int32)),
+                "line": arrow.from_numpy(np.arange(self.first_line, self.first_line + n, dtype=np.int32)),
                 "raw": self.raw,
             }
         )

@@ -30,7 +30,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stallscan.store import sql
+from stallscan.store import arrow, sql
 
 FETCH_ROWS = 1 << 20  # rows per Arrow batch of a fetch
 Int = npt.NDArray[np.int64]
@@ -100,12 +100,12 @@ class Walk:
 
     def take_storage(self, name: str, pos: Int) -> pa.Array:
         """Values of string column `name` at storage positions `pos` (in storage order; -1: NULL)."""
-        idx = pa.array(pos, mask=pos < 0)
+        idx = arrow.from_numpy(pos, mask=pos < 0)
         return pc.take(self.texts[name], idx)
 
     def register(self, con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, Any]) -> None:
         """Register `name`: the fetched rowids and the given storage-order columns (numpy or Arrow arrays)."""
-        table = pa.table({"rid": self.cols["rid_storage"], **columns})
+        table = arrow.table({"rid": self.cols["rid_storage"], **columns})
         con.register(name, table)
 
 
@@ -160,7 +160,7 @@ def walk_of(table: pa.Table) -> Walk:
     rid = _np(table.column("rid"), np.int64)
     if n > 1 and not bool(np.all(rid[1:] > rid[:-1])):  # storage order is what the positional read pairs with
         # (a plain projection of events keeps it; were it lost, put the rows back in rowid order)
-        table = table.take(pa.array(np.argsort(rid, kind="stable")))
+        table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
         rid = _np(table.column("rid"), np.int64)
     sess = table.column("session_id")
     seq = _np(table.column("seq"), np.int64)
@@ -196,8 +196,7 @@ def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
     """A column without nulls as numpy (the fetch queries coalesce every column they hand over)."""
     if col.null_count:
         raise RuntimeError("scan columns must not hold NULL (coalesce them in the fetch query)")
-    arr = col.to_numpy() if isinstance(col, pa.ChunkedArray) else col.to_numpy(zero_copy_only=False)
-    return np.asarray(arr, dtype=dtype)
+    return arrow.to_numpy(col, dtype)  # (Array.to_numpy imports pandas)
 
 
 # -- batches of whole sessions (the stall replay's scans; docs/replay-scan.md, "Memory by default") --
@@ -270,7 +269,7 @@ def scan_into(
     end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
 
     def part(w: Walk) -> pa.Table:
-        return pa.table({"rid": w.cols["rid_storage"], **step(w)})
+        return arrow.table({"rid": w.cols["rid_storage"], **step(w)})
 
     try:
         if _write(con, out, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
@@ -296,7 +295,7 @@ def scan_parts(
 
     def part(i: int) -> pa.Table:
         w = fetch(con, name, {"part": i, "parts": parts})
-        return pa.table({"rid": w.cols["rid_storage"], **step(w)})
+        return arrow.table({"rid": w.cols["rid_storage"], **step(w)})
 
     _write(con, out, (part(i) for i in range(parts)))
 

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stallscan.replay import scan
-from stallscan.store import sql
+from stallscan.store import arrow, sql
 
 BATCH_ROWS = 1 << 20  # events per batch of the scan (tests set it small to cut sessions across batches)
 STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final")  # scan_boundaries.sql's codes
@@ -60,7 +60,7 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> pa.Table:
         else:  # (a carried session's rows come after rows stored behind them: back to storage order)
             rid = scan._np(out.column("rid"), np.int64)
             if len(rid) > 1 and not bool(np.all(rid[1:] > rid[:-1])):
-                out = out.take(pa.array(np.argsort(rid, kind="stable")))
+                out = out.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
             return out
     with sql.timed("scan previous replies (whole table)"):
         return _concat([_step(scan.fetch(con, "scan_boundaries"))])
@@ -126,12 +126,14 @@ def _step(w: scan.Walk) -> pa.Table:
     prev_storage = w.to_storage(prev_storage)[keep]
     status = w.to_storage(status)[keep]
     timed = w.to_storage(timed)[keep]
-    return pa.table(
+    return arrow.table(
         {
             "rid": c["rid_storage"][keep],
             "prev_event_id": w.take_storage("reply_id", prev_storage),
-            "prev_reply_status": pa.DictionaryArray.from_arrays(pa.array(status, mask=status < 0), pa.array(STATUSES)),
-            "gap_raw_s": pa.array(w.to_storage(gap)[keep], mask=~timed),
+            "prev_reply_status": pa.DictionaryArray.from_arrays(
+                arrow.from_numpy(status, mask=status < 0), arrow.strings(list(STATUSES))
+            ),
+            "gap_raw_s": arrow.from_numpy(w.to_storage(gap)[keep], mask=~timed),
         },
         schema=OUTPUT,
     )

@@ -69,60 +69,64 @@ def install(con: duckdb.DuckDBPyConnection) -> StallData:
     stall_settings from the files."""
     import pyarrow as pa  # only when the rule tables are (re)installed
 
+    from stallscan.store.arrow import column, strings, table
+
     d = load()
     tables = {
-        "stall_signatures": pa.table(
+        "stall_signatures": table(
             {
-                "ord": pa.array(range(len(d.signatures)), pa.int32()),
-                "id": [s.id for s in d.signatures],
-                "language": [s.language for s in d.signatures],
-                "kind": [s.kind for s in d.signatures],
-                "regex": [s.regex for s in d.signatures],
-                "max_chars": pa.array([s.max_chars for s in d.signatures], pa.int32()),
-                "citation": [s.citation for s in d.signatures],
-                "class": pa.array([s.cls for s in d.signatures], pa.string()),
-                "decides": pa.array([s.decides for s in d.signatures], pa.bool_()),
+                "ord": column(range(len(d.signatures)), pa.int32()),
+                "id": strings([s.id for s in d.signatures]),
+                "language": strings([s.language for s in d.signatures]),
+                "kind": strings([s.kind for s in d.signatures]),
+                "regex": strings([s.regex for s in d.signatures]),
+                "max_chars": column([s.max_chars for s in d.signatures], pa.int32()),
+                "citation": strings([s.citation for s in d.signatures]),
+                "class": strings([s.cls for s in d.signatures]),
+                "decides": column([s.decides for s in d.signatures], pa.bool_()),
                 # every match holds a non-ASCII character: stall_sig_match.sql skips ASCII-only tails
-                "non_ascii": pa.array([s.non_ascii for s in d.signatures], pa.bool_()),
+                "non_ascii": column([s.non_ascii for s in d.signatures], pa.bool_()),
             }
         ),
-        "stall_background": pa.table(
+        "stall_background": table(
             {
-                "ord": pa.array(range(len(d.background)), pa.int32()),
-                "id": pa.array([b.id for b in d.background], pa.string()),
-                "tool": pa.array([b.tool for b in d.background], pa.string()),
-                "arguments": pa.array([b.arguments for b in d.background], pa.string()),
-                "citation": pa.array([b.citation for b in d.background], pa.string()),
+                "ord": column(range(len(d.background)), pa.int32()),
+                "id": strings([b.id for b in d.background]),
+                "tool": strings([b.tool for b in d.background]),
+                "arguments": strings([b.arguments for b in d.background]),
+                "citation": strings([b.citation for b in d.background]),
             }
         ),
-        "stall_approval_modes": pa.table(
+        "stall_approval_modes": table(
             {
-                "ord": pa.array(range(len(d.approval_modes)), pa.int32()),
-                "id": pa.array([m.id for m in d.approval_modes], pa.string()),
-                "meta_key": pa.array([m.meta_key for m in d.approval_modes], pa.string()),
-                "value": pa.array([m.value for m in d.approval_modes], pa.string()),
-                "citation": pa.array([m.citation for m in d.approval_modes], pa.string()),
+                "ord": column(range(len(d.approval_modes)), pa.int32()),
+                "id": strings([m.id for m in d.approval_modes]),
+                "meta_key": strings([m.meta_key for m in d.approval_modes]),
+                "value": strings([m.value for m in d.approval_modes]),
+                "citation": strings([m.citation for m in d.approval_modes]),
             }
         ),
-        "stall_prompts": pa.table(
+        "stall_prompts": table(
             {
-                "ord": pa.array(range(len(d.prompts)), pa.int32()),
-                "id": [p.id for p in d.prompts],
-                "role": [p.role for p in d.prompts],
-                "reacts_to": pa.array([p.reacts_to for p in d.prompts], pa.string()),
-                "match": [p.match for p in d.prompts],
-                "text": [p.text for p in d.prompts],
-                "citation": [p.citation for p in d.prompts],
+                "ord": column(range(len(d.prompts)), pa.int32()),
+                "id": strings([p.id for p in d.prompts]),
+                "role": strings([p.role for p in d.prompts]),
+                "reacts_to": strings([p.reacts_to for p in d.prompts]),
+                "match": strings([p.match for p in d.prompts]),
+                "text": strings([p.text for p in d.prompts]),
+                "citation": strings([p.citation for p in d.prompts]),
             }
         ),
-        "stall_providers": pa.table(
+        "stall_providers": table(
             {
-                "ord": pa.array(range(len(d.providers)), pa.int32()),
-                "regex": [r for r, _ in d.providers],
-                "provider": [p for _, p in d.providers],
+                "ord": column(range(len(d.providers)), pa.int32()),
+                "regex": strings([r for r, _ in d.providers]),
+                "provider": strings([p for _, p in d.providers]),
             }
         ),
-        "stall_settings": pa.table({"key": ["data_version", "tail_chars"], "value": [d.version, str(d.tail_chars)]}),
+        "stall_settings": table(
+            {"key": strings(["data_version", "tail_chars"]), "value": strings([d.version, str(d.tail_chars)])}
+        ),
     }
     for name, _stall_data in tables.items():  # read by DuckDB's replacement scan (no register():
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _stall_data")  # works with a pending result)

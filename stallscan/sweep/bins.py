@@ -48,15 +48,15 @@ def refresh(con: duckdb.DuckDBPyConnection) -> str | None:
 
 
 def _compute(con: duckdb.DuckDBPyConnection) -> None:
-    import pyarrow as pa
+    from stallscan.store import arrow
 
     if stamps.one(con, "SELECT current_schema()") == "main":  # a full build: the stored sums go with the cells
         boot.drop(con)
     rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
     cells = sweep_cells(rows, _grid())
     keep = {k: v for k, v in cells.items() if k not in ("grp", "sess", "n")}
-    ids = {k: pa.array(rows[k], pa.string()) for k in ("session_id", "source_format", "model")}  # NULL: masked
-    table = pa.table({**ids, **{k: pa.array(np.asarray(v)) for k, v in keep.items()}})
+    ids = {k: arrow.strings(rows[k].tolist()) for k in ("session_id", "source_format", "model")}  # NULL: masked
+    table = arrow.table({**ids, **{k: arrow.from_numpy(np.asarray(v)) for k, v in keep.items()}})
     con.register("sweep_bins_rows", table)
     try:
         sql.run(con, "sweep/sweep_bins_cells")

@@ -67,17 +67,17 @@ def _put(
     only_these: bool,
 ) -> None:
     """Write rows (policies, bins, h and o as (n_boot, rows) columns) for key (n_boot, seed, bins)."""
-    import pyarrow as pa
+    from stallscan.store import arrow
 
     (n_boot, seed, nb), (policies, at, h, o) = key, rows
     n = len(policies)
-    tbl = pa.table(
+    tbl = arrow.table(
         {
-            "n_boot": pa.array(np.full(n, n_boot, np.int32)),
-            "seed": pa.array(np.full(n, seed, np.int64)),
-            "policy": pa.array(policies, pa.string()),
-            "bins": pa.array(np.full(n, nb, np.int32)),
-            "bin": pa.array(np.asarray(at, np.int32)),
+            "n_boot": arrow.from_numpy(np.full(n, n_boot, np.int32)),
+            "seed": arrow.from_numpy(np.full(n, seed, np.int64)),
+            "policy": arrow.strings(list(policies)),
+            "bins": arrow.from_numpy(np.full(n, nb, np.int32)),
+            "bin": arrow.from_numpy(np.asarray(at, np.int32)),
             "h": _blobs(h),
             "o": _blobs(o),
         }

@@ -1,0 +1,52 @@
+"""The report's path never imports pandas (about 0.6 s of CPU before any work of a one-session report).
+
+pyarrow imports pandas whenever it builds an array from a Python list or a numpy array (`pa.array`,
+`pa.table`) or converts one back (`to_numpy`); stallscan.store.arrow builds them from their buffers. A first
+report and then a report after one new session (the incremental derives) run in fresh interpreters with
+`-X importtime`, which lists every module imported.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT
+
+pytest.importorskip("pandas")  # (installed here: were it not, nothing could import it)
+
+
+def _report(src, db) -> tuple[set[str], str]:
+    """The top-level packages a `report SRC --format json` imported, and its stderr without the import lines."""
+    env = {k: v for k, v in os.environ.items() if k != "STALLSCAN_CONFIG"} | {"STALLSCAN_PROFILE": "1"}
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "stallscan", "report", str(src), "--format", "json", "--db", db],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    lines = r.stderr.splitlines()
+    err = "\n".join(ln for ln in lines if not ln.startswith("import time:"))
+    assert r.returncode == 0, err
+    return {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in lines if ln.startswith("import time:")}, err
+
+
+def test_first_report_and_one_new_session_import_no_pandas(tmp_path):
+    logs = ROOT / "sample_logs"
+    tree = tmp_path / "logs"
+    for d in ("claude-code", "codex", "gemini-cli", "cline", "aider"):
+        shutil.copytree(logs / d, tree / d)
+    db = str(tmp_path / "s.duckdb")
+    first, _ = _report(tree, db)
+    assert "duckdb" in first and "pyarrow" in first  # (the probe sees the imports)
+    assert "pandas" not in first
+    new = tmp_path / "new"
+    shutil.copytree(logs / "copilot-cli", new / "copilot-cli")  # one more session
+    after, err = _report(new, db)
+    assert "derive turn_boundaries (incremental)" in err and "derive stalls (incremental)" in err, err
+    assert "pandas" not in after
