@@ -108,7 +108,10 @@ def in_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> int:
     from stallscan.store import sql
 
     params = {"since": opts.since, "until": opts.until, "harness": opts.harness or None, "model": opts.model or None}
-    row = sql.query(con, "report/scope_count", params).fetchone()
+    if all(v is None for v in params.values()):  # no filter: every event
+        row = sql.query(con, "report/scope_count_all").fetchone()
+    else:
+        row = sql.query(con, "report/scope_count", params).fetchone()
     return int(row[0]) if row else 0
 
 

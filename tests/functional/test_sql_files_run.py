@@ -68,6 +68,7 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed
     cli("ingest", str(logs))
     cli("report", "--format", "json")  # one session changed: the stored bootstrap sums move (sweep_boot_delta_cells)
+    cli("report", "--since", "2000-01-01", "--format", "json")  # a filter: the scope counted by it (scope_count)
     cli("ingest", str(logs / "hermes"), "--input-format", "hermes_traj")  # a forced format (ingest/run_no_events)
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)
