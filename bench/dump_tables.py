@@ -61,8 +61,8 @@ def main() -> None:
     if args.hostile:
         h = Path(args.hostile).resolve()
         if not h.exists():
-            sys.path.insert(0, str(ROOT / "tests"))
-            from test_hostile_input import corruption_corpus
+            sys.path.insert(0, str(ROOT))  # the test module imports `tests.helpers`: the checkout's root
+            from tests.functional.test_hostile_input import corruption_corpus
 
             h.mkdir(parents=True)
             corruption_corpus(h)
