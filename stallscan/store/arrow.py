@@ -4,7 +4,7 @@
 shim whether the object is a pandas one, which imports pandas (about 0.6 s of CPU here, more than the rest
 of a one-session report). These build the same arrays from their buffers (`pa.Array.from_buffers`) and read
 them back with `np.frombuffer`, so a command that never touches pandas never imports it
-(tests/unit/test_no_pandas.py holds the report's path to that).
+(tests/functional/test_no_pandas.py holds the report's path to that).
 """
 
 from __future__ import annotations
