@@ -8,8 +8,12 @@ CREATE TABLE IF NOT EXISTS stallscan_meta (
 );
 
 -- One row per message-level event, whatever format it came from.
+-- The long texts, the tool calls and the random ids are stored uncompressed: DuckDB otherwise tries
+-- dictionary and FSST on every segment it writes and gains little on them (texts over a few KB are
+-- never compressed; hex and uuid ids barely are). Writing 1 GB Claude's 340k events into a fresh file:
+-- 1.9-2.0 s CPU instead of 3.2-3.4 s, file 658 MiB instead of 610 (+8 %; docs/benchmarks.md).
 CREATE TABLE IF NOT EXISTS events (
-    event_id       VARCHAR NOT NULL,   -- stable id: md5(file | line | part); same input path+line => same id
+    event_id       VARCHAR NOT NULL USING COMPRESSION uncompressed,  -- stable id: md5(file | line | part); same input path+line => same id
     source_format  VARCHAR NOT NULL,   -- claude_code / codex / openai_chat / ...
     file           VARCHAR NOT NULL,   -- absolute path of the file as the user gave it
     line           INTEGER NOT NULL,   -- 1-based line of the event's first record (JSON array files: element position)
@@ -23,16 +27,16 @@ CREATE TABLE IF NOT EXISTS events (
     ts_quality     VARCHAR NOT NULL,   -- per_message / per_flush / per_session / none
     role           VARCHAR NOT NULL,   -- user / assistant / tool / system
     kind           VARCHAR NOT NULL,   -- message / tool_result / queued_input / context / turn_start / turn_end / turn_aborted / compaction / system
-    text           VARCHAR,            -- visible text (text blocks joined by newlines; tool-result text for tool results)
-    tool_calls     STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[],  -- calls emitted by an assistant event
+    text           VARCHAR USING COMPRESSION uncompressed,  -- visible text (text blocks joined by newlines; tool-result text for tool results)
+    tool_calls     STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] USING COMPRESSION uncompressed,  -- calls emitted by an assistant event
     n_tool_calls   INTEGER NOT NULL,   -- length of tool_calls (0 when none)
-    tool_call_id   VARCHAR,            -- for tool results: the call they answer
+    tool_call_id   VARCHAR USING COMPRESSION uncompressed,  -- for tool results: the call they answer
     finish_reason  VARCHAR,            -- raw finish / stop reason as logged
     finish_norm    VARCHAR,            -- stop / tool_calls / length / content_filter / error / cancelled / NULL
     initiator      VARCHAR,            -- x-initiator header value when logged (user / agent), else NULL
-    message_id     VARCHAR,            -- provider message id (Claude message.id, Codex/Gemini ids)
-    record_id      VARCHAR,            -- native record id (Claude uuid, ...)
-    parent_id      VARCHAR,            -- native parent record id (Claude parentUuid, ...)
+    message_id     VARCHAR USING COMPRESSION uncompressed,  -- provider message id (Claude message.id, Codex/Gemini ids)
+    record_id      VARCHAR USING COMPRESSION uncompressed,  -- native record id (Claude uuid, ...)
+    parent_id      VARCHAR USING COMPRESSION uncompressed,  -- native parent record id (Claude parentUuid, ...)
     turn_id        VARCHAR,            -- harness turn id when logged (Codex turn_id, ...)
     model          VARCHAR,            -- model that wrote the reply (or the session's model)
     is_sidechain   BOOLEAN NOT NULL,   -- sub-agent / sidechain conversation (Claude isSidechain, agent files)
