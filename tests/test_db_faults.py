@@ -1,6 +1,9 @@
 """Errors that pointed the wrong way (issue 24): a full disk was reported as a damaged database (the
 ROLLBACK's own error masked "No space left on device"), a zeroed header got the hint to ingest the
-database as a transcript, a zeroed block went unnoticed. Each through a real process.
+database as a transcript, a zeroed block went unnoticed. Through a real process where the process is the
+subject (the full disk: DuckDB's and pyarrow's writes; `report`, which the console script's entry serves
+before typer; `check`'s exit code with JSON on stdout); the other commands on a damaged database run
+in-process through typer's CliRunner (the same typer app and error handling, no interpreter start-up).
 
 The full disk is a real one: a 3 MB tmpfs mounted for the test (root with CAP_SYS_ADMIN, as in the CI
 container), so DuckDB's and pyarrow's own writes fail with ENOSPC exactly as on a full disk; a
@@ -19,7 +22,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from typer.testing import CliRunner
 
+from stallscan.cli import app
 from tests.helpers import SAMPLES
 
 SAFETY = 300  # seconds: a safety net against a hang, never the assertion
@@ -30,6 +35,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=SAFETY
     )
+
+
+def _in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The typer app as the console script runs it for every command but `report`, without a new process."""
+    r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={"NO_COLOR": "1", "COLUMNS": "200"})
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def _big_transcript(path: Path, mb: int) -> None:
@@ -188,7 +199,7 @@ def test_zeroed_block_in_events_is_found_by_check(tmp_path, good_db):
     assert "checksum" in next(t["error"] for t in out["tables"] if t["table"] == "events")
     assert "damaged" in p.stderr and "stallscan ingest PATH --db" in p.stderr
     # a command that reads the block says the same (never "a fresh --db if the file is damaged")
-    q = _cli("sql", "SELECT max(length(text)) FROM events", "--db", str(db))
+    q = _in_process("sql", "SELECT max(length(text)) FROM events", "--db", str(db))
     assert q.returncode == 6 and "is damaged" in q.stderr and "Traceback" not in q.stderr, q.stderr
 
 
@@ -196,7 +207,7 @@ def test_zeroed_block_in_events_is_found_by_check(tmp_path, good_db):
 def test_zeroed_header_is_a_damaged_database_not_a_transcript(tmp_path, good_db, at):
     db = _copy(good_db, tmp_path / "hdr.duckdb", at)
     for args in (("report",), ("sessions",), ("ingest", str(SAMPLES / "codex")), ("check",)):
-        p = _cli(*args, "--db", str(db))
+        p = (_cli if args[0] == "report" else _in_process)(*args, "--db", str(db))
         assert p.returncode == 6, (args, p.returncode, p.stderr)
         assert "is damaged" in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
         assert "stallscan ingest " + str(db) not in p.stderr  # never: ingest the database as a transcript

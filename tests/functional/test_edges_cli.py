@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from stallscan.cli import app
 from tests.helpers import SAMPLES, real_root
 
 
@@ -24,6 +26,15 @@ def cli(*args, cwd=None, home=None, columns="80"):
     return subprocess.run(
         [sys.executable, "-m", "stallscan", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
     )
+
+
+def in_process(*args, columns="80"):
+    """The typer app run in this process (CliRunner), for checks of a command's output whose subject is not the
+    process: the same app, rendering and exit codes, without an interpreter start-up each. (`report` stays a
+    real process where its output is the subject: the console script serves a memo hit before typer.)"""
+    env = {"TZ": "UTC", "NO_COLOR": "1", "COLUMNS": columns, "TERM": "dumb", "STALLSCAN_DB": None}
+    r = CliRunner().invoke(app, list(args), prog_name="stallscan", env=env)
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -134,22 +145,22 @@ def test_terminal_fits_80_columns(any_db):
     assert len(full.stdout.splitlines()) > len(p.stdout.splitlines())
     _check_width(full.stdout)
     for args in (["boundaries", "--errors-only"], ["stalls"], ["sessions"], ["sweep", "--bootstrap", "50"]):
-        q = cli(*args, "--db", any_db)
+        q = in_process(*args, "--db", any_db)
         assert q.returncode == 0, (args, q.stderr)
         _check_width(q.stdout)
     # numbers are never cut: every count of `sessions` and every gap of `boundaries` is printed whole
-    rows = json.loads(cli("sessions", "--db", any_db, "--format", "json", "--sort", "misread", "--desc").stdout)
-    table = cli("sessions", "--db", any_db, "--sort", "misread", "--desc").stdout.splitlines()
+    rows = json.loads(in_process("sessions", "--db", any_db, "--format", "json", "--sort", "misread", "--desc").stdout)
+    table = in_process("sessions", "--db", any_db, "--sort", "misread", "--desc").stdout.splitlines()
     for r in rows["sessions"]:
         line = next(x for x in table if x.startswith(r["ref"] + " "))
         counts = (r[k] for k in ("turns", "silent", "requests", "misread"))
         assert re.search(r"\b" + r"\s+".join(f"{n:,}" for n in counts) + r"\b", line), line
-    text = cli("boundaries", "--errors-only", "--db", any_db).stdout
-    for d in json.loads(cli("boundaries", "--errors-only", "--db", any_db, "--json").stdout)["decisions"]:
+    text = in_process("boundaries", "--errors-only", "--db", any_db).stdout
+    for d in json.loads(in_process("boundaries", "--errors-only", "--db", any_db, "--json").stdout)["decisions"]:
         if d["gap_s"] is not None:
             assert f"{d['gap_s']:.2f}" in text
     top = rows["sessions"][0]["ref"]
-    q = cli("show", top, "--db", any_db)
+    q = in_process("show", top, "--db", any_db)
     assert q.returncode == 0, q.stderr
     _check_width(q.stdout)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from stallscan.replay import scan_bounds
@@ -44,6 +45,7 @@ def _sessions(seed: int) -> list[list[dict[str, object]]]:
 
 
 def _insert(con, rows):
+    """The rows in one bulk insert (an Arrow table; executemany runs one statement a row)."""
     vals = []
     for e in rows:
         ts = T0 + timedelta(milliseconds=e["ms"]) if e["ms"] is not None else None
@@ -53,7 +55,9 @@ def _insert(con, rows):
             (e["event_id"], "openai_chat", "/t", 1, 1, 0, 1, e["session_id"], e["seq"], ts, end, e["ts_quality"],
              e["role"], "message", "ok", calls, e["finish"], False)
         )  # fmt: skip
-    con.executemany(f"INSERT INTO events ({COLUMNS}) VALUES ({', '.join(['?'] * 18)})", vals)
+    names = [c.strip() for c in COLUMNS.split(",")]
+    batch = pa.table({n: list(col) for n, col in zip(names, zip(*vals))})  # noqa: F841 (read by the SQL below)
+    con.execute(f"INSERT INTO events ({COLUMNS}) SELECT * FROM batch")
 
 
 def _expected(rows):
