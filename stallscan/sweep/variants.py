@@ -38,16 +38,17 @@ WHAT = {
 
 
 def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
-    """turn_boundary_variants exists and was built from the current turn_boundaries (same rows, threshold)."""
-    if not sql.has_table(con, "turn_boundary_variants", schema=None, temporary=None):
+    """turn_boundary_variants exists and was built from the current turn_boundaries: its stored rows
+    (turn_boundary_variants_marked; the others are turn_boundaries' own) are rows of it, at its threshold."""
+    if not all(
+        sql.has_table(con, t, schema=None, temporary=None)
+        for t in ("turn_boundary_variants", "turn_boundary_variants_marked")
+    ):
         return False
-    return bool(
-        _one(
-            con,
-            "SELECT (SELECT count(*) FROM turn_boundaries) = (SELECT count(*) FROM turn_boundary_variants) "
-            "AND (SELECT count(*) FROM turn_boundaries b ANTI JOIN turn_boundary_variants v "
-            "     ON v.event_id = b.event_id AND v.threshold = b.threshold) = 0",
-        )
+    return not _one(
+        con,
+        "SELECT count(*) FROM turn_boundary_variants_marked v ANTI JOIN turn_boundaries b "
+        "ON b.event_id = v.event_id AND b.threshold = v.threshold",
     )
 
 
