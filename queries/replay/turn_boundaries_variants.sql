@@ -3,7 +3,10 @@
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
--- Output: table turn_boundary_variants, one row per turn_boundaries row:
+-- Output: view turn_boundary_variants, one row per turn_boundaries row (columns below), over the table
+-- turn_boundary_variants_marked: the same columns for the rows a variant rule can change (a marker seen, or a
+-- known automatic record); every other row is the router's own (no marker, not known automatic: each variant
+-- decides it by the router's step, decision and error), so it is read from turn_boundaries, not stored twice.
 --   marker_seen      a user-role record with a marker since the previous assistant reply (in seq order, the
 --                    record itself included): a marker-labelled record, a marker event kind, or a previous
 --                    reply whose completion report is a marker status (cancelled)
@@ -70,13 +73,13 @@ FROM turn_boundaries b
 JOIN firsts f ON f.session_id = b.session_id AND f.reply_id = coalesce(b.prev_event_id, '') AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
-CREATE OR REPLACE TABLE turn_boundary_variants (
+CREATE OR REPLACE TABLE turn_boundary_variants_marked (
     event_id VARCHAR USING COMPRESSION uncompressed, session_id VARCHAR, seq INTEGER, marker_seen BOOLEAN,
     marker_id VARCHAR, known_automatic BOOLEAN, marker_decided_by VARCHAR, marker_decision VARCHAR,
     marker_error VARCHAR, notif_decided_by VARCHAR, notif_decision VARCHAR, notif_error VARCHAR,
     both_decided_by VARCHAR, both_decision VARCHAR, both_error VARCHAR, threshold DOUBLE);
 
-INSERT INTO turn_boundary_variants
+INSERT INTO turn_boundary_variants_marked
 WITH d AS (
     SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.starts_request, b.is_human_turn,
            b.threshold,
@@ -116,7 +119,26 @@ SELECT event_id, session_id, seq, marker_seen, marker_id, known_automatic,
        notif_decided_by, notif_decision, boundary_error(starts_request, is_human_turn, notif_decision) AS notif_error,
        both_decided_by, both_decision, boundary_error(starts_request, is_human_turn, both_decision) AS both_error,
        threshold
-FROM dec;
+FROM dec
+WHERE marker_id IS NOT NULL OR known_automatic;
+
+-- every row: a marked row as stored, any other as the router decided it (for such a row each variant's CASE
+-- above gives the router's decided_by and decision, so boundary_error gives the router's error)
+CREATE OR REPLACE VIEW turn_boundary_variants AS
+SELECT b.event_id, b.session_id, b.seq,
+       coalesce(m.marker_seen, false) AS marker_seen, m.marker_id, coalesce(m.known_automatic, false) AS known_automatic,
+       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.marker_decided_by END AS marker_decided_by,
+       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.marker_decision END AS marker_decision,
+       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.marker_error END AS marker_error,
+       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.notif_decided_by END AS notif_decided_by,
+       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.notif_decision END AS notif_decision,
+       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.notif_error END AS notif_error,
+       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.both_decided_by END AS both_decided_by,
+       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.both_decision END AS both_decision,
+       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.both_error END AS both_error,
+       CASE WHEN m.event_id IS NULL THEN b.threshold ELSE m.threshold END AS threshold
+FROM turn_boundaries b
+LEFT JOIN turn_boundary_variants_marked m USING (event_id);
 
 DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;

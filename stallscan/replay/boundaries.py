@@ -77,7 +77,7 @@ def replay_boundaries(
         "turn_boundaries",
         inputs,
         compute,
-        ("turn_boundaries", "turn_boundary_variants"),
+        ("turn_boundaries", "turn_boundary_variants_marked"),  # (turn_boundary_variants: a view over both)
         upstream=("user_labels",),
     )
     decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())

@@ -1,7 +1,8 @@
 """Rule variants of the router's turn-boundary order (production path: queries/replay/turn_boundaries_variants.sql).
 
-`replay_variants(con)` (re)creates the table `turn_boundary_variants` from `turn_boundaries` (at its
-threshold), one row per row of it: for each variant the step that decided, the decision and the error.
+`replay_variants(con)` (re)creates the view `turn_boundary_variants` over `turn_boundaries` (at its
+threshold), one row per row of it: for each variant the step that decided, the decision and the error
+(stored only for the rows a variant rule can change: table `turn_boundary_variants_marked`).
 
     marker-aware         a user message after an interrupt / abort / cancel marker, or one that starts a new
                          harness turn (Codex task_started), is a new human turn
@@ -86,8 +87,16 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
 
 def replay_variants(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
     """(Re)create `turn_boundary_variants` from `turn_boundaries` (which must exist: replay_boundaries builds
-    both); returns error counts per variant."""
+    both); returns error counts per variant. It is a view: the rows a variant rule can change (a marker seen,
+    a known automatic record) are stored in table `turn_boundary_variants_marked`, the others are the
+    router's rows of turn_boundaries (each variant decides them as the router does)."""
     load_rules(con)
+    stored = con.execute(  # (a database written before the view: the table it replaces)
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = 'turn_boundary_variants'"
+    ).fetchone()
+    if stored and stored[0]:
+        con.execute("DROP TABLE turn_boundary_variants")
     sql.run(con, "replay/turn_boundaries_variants")
     return variant_errors(con)
 

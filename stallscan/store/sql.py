@@ -117,13 +117,17 @@ def relation(
 def has_table(
     con: duckdb.DuckDBPyConnection, name: str, schema: str | None = "main", temporary: bool | None = False
 ) -> bool:
-    """Whether table `name` exists: in `schema` of the current database (schema=None: in any schema of any
-    attached database); temporary=False: a stored table only, True: a temporary one only, None: either."""
+    """Whether table (or view) `name` exists: in `schema` of the current database (schema=None: in any schema of
+    any attached database); temporary=False: a stored table only, True: a temporary one only, None: either."""
     where = ["table_name = $name"]
     if schema is not None:
         where += ["schema_name = $schema", "database_name = current_database()"]
     if temporary is not None:
         where.append("temporary" if temporary else "NOT temporary")
     params: dict[str, Any] = {"name": name} | ({"schema": schema} if schema is not None else {})
-    row = con.execute(f"SELECT count(*) FROM duckdb_tables() WHERE {' AND '.join(where)}", params).fetchone()
+    named = (
+        "(SELECT database_name, schema_name, table_name, temporary FROM duckdb_tables() UNION ALL "
+        "SELECT database_name, schema_name, view_name, temporary FROM duckdb_views() WHERE NOT internal)"
+    )
+    row = con.execute(f"SELECT count(*) FROM {named} WHERE {' AND '.join(where)}", params).fetchone()
     return bool(row and row[0])

@@ -31,7 +31,7 @@ from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 from stallscan.sweep import bootstrap as boot
 from stallscan.sweep import plateau
-from stallscan.sweep.bootstrap import Pairs, Sums
+from stallscan.sweep.bootstrap import Pairs, Parts, Sums
 from stallscan.sweep.cells import (
     ALL_POLICIES,
     CELL_COLUMNS,
@@ -197,8 +197,12 @@ def sweep_from_cells(
             _fill_sums(
                 keep, [(p, x[2], x[4]) for p, x in zip(policies, one) if p not in keep], len(t) + 1, bootstrap, seed
             )
+            picked: dict[int, np.ndarray] = {}  # (policies sharing their sums share their picks)
             for p, (_, rec, _, _, _) in zip(policies, one):
-                _interval(rec, boot.picks_from_sums(keep[p], t, a, b, current))
+                s = keep[p]
+                if id(s) not in picked:
+                    picked[id(s)] = boot.picks_from_sums(s, t, a, b, current)
+                _interval(rec, picked[id(s)])
         done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
     for policy in policies:  # policy-major, then group: the order the report lists them in
         for g in groups:
@@ -214,13 +218,30 @@ def _fill_sums(
     keep: dict[str, Sums], missing: list[tuple[str, Any, np.ndarray]], nb: int, n_boot: int, seed: int
 ) -> None:
     """keep[policy] = the per-resample sums of each missing (policy, parts, keys): policies over the same sessions
-    share one pass over the resamples (bootstrap.sums_many draws each resample's weights once for all of them)."""
+    share one pass over the resamples (bootstrap.sums_many draws each resample's weights once for all of them),
+    and policies with the very same parts (a rule variant that decides every event as the router does: no
+    marker, no known automatic record) share one set of sums, computed once."""
     while missing:
         keys = missing[0][2]
         same = [m for m in missing if np.array_equal(m[2], keys)]
-        for (p, _, _), s in zip(same, boot.sums_many([m[1] for m in same], keys, nb, n_boot, seed)):
-            keep[p] = s
+        distinct: list[Parts] = []
+        slot = []
+        for _, parts, _ in same:
+            j = next((i for i, d in enumerate(distinct) if _same_parts(d, parts)), len(distinct))
+            if j == len(distinct):
+                distinct.append(parts)
+            slot.append(j)
+        computed = boot.sums_many(distinct, keys, nb, n_boot, seed)
+        for (p, _, _), j in zip(same, slot):
+            keep[p] = computed[j]
         missing = [m for m in missing if not np.array_equal(m[2], keys)]
+
+
+def _same_parts(x: Parts, y: Parts) -> bool:
+    """Whether two policies' bootstrap parts are equal (the same pairs and counts, the same fixed counts)."""
+    return all(np.array_equal(a, b) for px, py in zip(x[:2], y[:2]) for a, b in zip(px, py)) and np.array_equal(
+        x[2], y[2]
+    )
 
 
 def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:

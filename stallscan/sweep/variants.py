@@ -18,7 +18,7 @@ from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import SINGLE, VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
-from stallscan.sweep.cells import policy_split
+from stallscan.sweep.cells import policy_split, sweep_cells
 
 if TYPE_CHECKING:
     from stallscan.sweep.cells import SweepResult
@@ -38,16 +38,17 @@ WHAT = {
 
 
 def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
-    """turn_boundary_variants exists and was built from the current turn_boundaries (same rows, threshold)."""
-    if not sql.has_table(con, "turn_boundary_variants", schema=None, temporary=None):
+    """turn_boundary_variants exists and was built from the current turn_boundaries: its stored rows
+    (turn_boundary_variants_marked; the others are turn_boundaries' own) are rows of it, at its threshold."""
+    if not all(
+        sql.has_table(con, t, schema=None, temporary=None)
+        for t in ("turn_boundary_variants", "turn_boundary_variants_marked")
+    ):
         return False
-    return bool(
-        _one(
-            con,
-            "SELECT (SELECT count(*) FROM turn_boundaries) = (SELECT count(*) FROM turn_boundary_variants) "
-            "AND (SELECT count(*) FROM turn_boundaries b ANTI JOIN turn_boundary_variants v "
-            "     ON v.event_id = b.event_id AND v.threshold = b.threshold) = 0",
-        )
+    return not _one(
+        con,
+        "SELECT count(*) FROM turn_boundary_variants_marked v ANTI JOIN turn_boundaries b "
+        "ON b.event_id = v.event_id AND b.threshold = v.threshold",
     )
 
 
@@ -72,10 +73,17 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
     return cols
 
 
-def event_errors(rows: dict[str, np.ndarray], policy: str, threshold: float, t: np.ndarray | None = None) -> np.ndarray:
+def event_errors(
+    rows: dict[str, np.ndarray],
+    policy: str,
+    threshold: float,
+    t: np.ndarray | None = None,
+    flags: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """Per row (or per cell: rows of sweep_cells, binned against the sorted grid `t`): does `policy` at
-    `threshold` get it wrong (either kind)?"""
-    by_gap, fixed_human = policy_split(rows, policy)
+    `threshold` get it wrong (either kind)? flags: the rows' sweep_cells when already made (their policy
+    flags are read, not made again for each policy and threshold)."""
+    by_gap, fixed_human = policy_split(rows if flags is None else flags, policy)
     if "bin" in rows:  # a gap >= t[k] iff its bin (the number of thresholds <= gap) is > k
         k = int(np.searchsorted(t, threshold)) if t is not None else -1
         if t is None or k >= len(t) or t[k] != threshold:
@@ -99,8 +107,9 @@ def _split(
     human: np.ndarray,
     router_err: np.ndarray,
     t: np.ndarray | None,
+    flags: dict[str, np.ndarray] | None,
 ) -> dict[str, Any]:
-    err = event_errors(rows, policy, threshold, t)
+    err = event_errors(rows, policy, threshold, t, flags)
     return {
         "threshold": float(threshold),
         "errors": _n(rows, err),
@@ -126,14 +135,15 @@ def compare_variants(
         if rr is None or rr["threshold"] is None:
             continue
         t = res.thresholds
-        r_best = event_errors(part, ROUTER, rr["threshold"], t)
-        r_ref = event_errors(part, ROUTER, reference, t)
+        flags = None if "n" in part else sweep_cells(part, np.zeros(0))  # (rows: their policy flags, made once)
+        r_best = event_errors(part, ROUTER, rr["threshold"], t, flags)
+        r_ref = event_errors(part, ROUTER, reference, t, flags)
         for v in VARIANTS:
             rv = res.recommendation.get((v, g))
             if rv is None or rv["threshold"] is None:
                 continue
-            best = _split(part, v, rv["threshold"], human, r_best, t)
-            ref = _split(part, v, reference, human, r_ref, t)
+            best = _split(part, v, rv["threshold"], human, r_best, t, flags)
+            ref = _split(part, v, reference, human, r_ref, t, flags)
             out.append(
                 {
                     "policy": v,

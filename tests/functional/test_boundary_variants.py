@@ -211,7 +211,11 @@ def test_advice_when_no_rule_helps():
 def test_variants_rebuilt_when_stale(golden_db):
     """A turn_boundaries replayed at another threshold without the variants (e.g. by an older build) is
     noticed: the sweep rebuilds turn_boundary_variants rather than mixing thresholds."""
-    golden_db.execute("UPDATE turn_boundary_variants SET threshold = 99")
+    golden_db.execute("UPDATE turn_boundary_variants_marked SET threshold = 99")  # (the rows the view stores)
+    assert {r[0] for r in golden_db.execute("SELECT DISTINCT threshold FROM turn_boundary_variants").fetchall()} == {
+        2.0,
+        99,
+    }
     res = run_sweep(golden_db, np.array([2.0]), policies=ALL_POLICIES, bootstrap=0)
     assert {r[0] for r in golden_db.execute("SELECT DISTINCT threshold FROM turn_boundary_variants").fetchall()} == {
         2.0

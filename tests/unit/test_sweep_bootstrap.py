@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.sweep import bootstrap
-from stallscan.sweep.core import _point
+from stallscan.sweep.cells import sweep_cells
+from stallscan.sweep.core import _fill_sums, _point, _sweep_one, sweep_from_cells
 
 
 def loop_picks(parts, keys, t, a, b, n_boot, seed):
@@ -142,3 +144,41 @@ def test_the_two_ways_of_summing_agree_with_pairs_in_any_order():
         assert x.h.dtype == np.int64 and x.h.shape == (n_boot, nb)
         assert np.array_equal(x.h, y.h) and np.array_equal(x.o, y.o) and np.array_equal(x.f, y.f)
     assert not once[1].h.any() and once[0].h[:, 1::2].sum() == 0 and once[0].h.sum() > 0
+
+
+def test_policies_with_the_same_decisions_share_sums_and_keep_their_own_intervals():
+    """A rule variant that decides every event as the router does shares the router's bootstrap sums (computed
+    once); every policy's interval still equals the one its own bootstrap gives (one policy at a time)."""
+    rng = np.random.default_rng(7)
+    n = 400
+    rows = {
+        "human": rng.random(n) < 0.4,
+        "decided_by": rng.choice(np.array(["gap", "gap", "header", "completion", "first"], dtype=object), n),
+        "decided_human": rng.random(n) < 0.5,
+        "gap_s": np.round(rng.random(n) * 12, 1),
+        "first_in_session": rng.random(n) < 0.1,
+        "session_id": np.array([f"s{i:03d}" for i in rng.integers(0, 60, n)], dtype=object),
+        "grp": np.array(["all"] * n, dtype=object),
+    }
+    notif = np.where(rng.random(n) < 0.3, "notification", rows["decided_by"])
+    rows |= {
+        "marker_decided_by": rows["decided_by"].copy(),  # the router's decisions, row for row
+        "marker_decided_human": rows["decided_human"].copy(),
+        "notif_decided_by": notif,
+        "notif_decided_human": np.where(notif == "notification", False, rows["decided_human"]),
+        "both_decided_by": notif.copy(),  # the same decisions as notif
+        "both_decided_human": np.where(notif == "notification", False, rows["decided_human"]),
+    }
+    t = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
+    policies = ("router", *VARIANTS)
+    res = sweep_from_cells(sweep_cells(rows, t), t, 1.0, 2.0, "none", policies, 37, 3)
+    for p in policies:
+        alone = _sweep_one(rows, t, p, "all", 1.0, 2.0, 37, 3)[1]
+        assert res.recommendation[(p, "all")]["interval"] == alone["interval"], p
+        assert res.recommendation[(p, "all")]["bootstrap"] == 37
+    keep: dict[str, bootstrap.Sums] = {}
+    parts = [(p, *_point(rows, t, p, "all", 1.0, 2.0)[2:5:2]) for p in policies]
+    _fill_sums(keep, [(p, x, k) for p, x, k in parts], len(t) + 1, 37, 3)
+    assert keep["marker-aware"] is keep["router"] and keep["marker+notification"] is keep["notification-aware"]
+    assert keep["router"] is not keep["notification-aware"]
+    assert not np.array_equal(keep["router"].h, keep["notification-aware"].h)
