@@ -2,17 +2,22 @@
 plain-Python reference on generated sessions is in tests/functional/test_boundaries_reference.py.
 
 Golden expectations are written by hand from the router's decision order (x-initiator header, then the
-completion report, then the gap)."""
+completion report, then the gap). The cases of one threshold share databases (tests/golden_groups.py): each
+reads only its own file's rows."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
+from stallscan.store.db import connect
+from tests.golden_groups import ingest_group, problems_by_file, session_groups
 from tests.helpers import TESTS
 from tests.replay_checks import reference_mismatches
 from tests.replay_checks import rows as _rows
@@ -21,16 +26,40 @@ GOLDEN = TESTS / "golden" / "boundaries"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 
 
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    """case -> (connection, its `events.file`, the reference's mismatches naming it): the cases of one threshold
+    ingested together in groups (tests/golden_groups.py), each group labelled and replayed at it once."""
+    by_threshold: dict[float, dict[str, Path]] = {}
+    for case in CASES:
+        threshold = json.loads((GOLDEN / case / "expected.json").read_text(encoding="utf-8"))["threshold"]
+        by_threshold.setdefault(threshold, {})[case] = GOLDEN / case / "transcript.jsonl"
+    out: dict[str, tuple[Any, str, list[str]]] = {}
+    cons = []
+    for threshold, transcripts in by_threshold.items():
+        for cases in session_groups(transcripts):
+            con = connect(":memory:")
+            cons.append(con)
+            files = ingest_group(con, tmp_path_factory.mktemp("boundaries"), {c: transcripts[c] for c in cases})
+            label_events(con, config={})
+            replay_boundaries(con, threshold)
+            problems = problems_by_file(con, reference_mismatches(con, threshold))
+            out |= {c: (con, f, problems[f]) for c, f in files.items()}
+    yield out
+    for con in cons:
+        con.close()
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_golden(con, case):
-    folder = GOLDEN / case
-    expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
-    res = ingest_paths(con, [str(folder / "transcript.jsonl")])
-    assert res.rejects == 0
-    label_events(con, config={})
-    replay_boundaries(con, expected["threshold"])
+def test_golden(replayed, case):
+    expected = json.loads((GOLDEN / case / "expected.json").read_text(encoding="utf-8"))
+    con, file, problems = replayed[case]
+    assert con.execute("SELECT DISTINCT threshold FROM turn_boundaries").fetchall() == [(expected["threshold"],)]
     got = _rows(
-        con, "SELECT e.line, t.*, t.origin_rule FROM turn_boundaries t JOIN events e USING (event_id) ORDER BY e.line"
+        con,
+        "SELECT e.line, t.*, t.origin_rule FROM turn_boundaries t JOIN events e USING (event_id) WHERE e.file = ? "
+        "ORDER BY e.line",
+        [file],
     )
     assert [g["line"] for g in got] == [d["line"] for d in expected["decisions"]], case
     for g, want in zip(got, expected["decisions"]):
@@ -39,7 +68,7 @@ def test_golden(con, case):
                 assert g[key] == pytest.approx(value, abs=1e-6), (case, want["line"], key)
             else:
                 assert g[key] == value, (case, want["line"], key, g[key])
-    assert reference_mismatches(con, expected["threshold"]) == []
+    assert problems == []
 
 
 def test_golden_cases_cover_the_issue():

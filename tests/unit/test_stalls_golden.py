@@ -5,99 +5,56 @@ exact nudge texts of synthetic_prompts.md, sample_logs/README.md), never from st
 "why" says which markers decide. Every case is checked with the fallback turn segmentation and, when
 stallscan.labels is installed, with the turn-boundary truth, and the reference walk must agree.
 
-The cases share databases: each transcript is ingested as <case>.jsonl beside others whose sessions it does not
-share (the replay keeps sessions apart; `groups` puts transcripts naming the same session id in different
-databases), so a handful of ingests and replays serve them all. Each test reads only its own file's rows.
+The cases share databases (tests/golden_groups.py): each transcript is ingested as <case>.jsonl beside others
+whose sessions it does not share, so three ingests and six replays serve them all; each test reads only its
+own file's rows and the disagreements naming its sessions or events.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
+from tests.golden_groups import ingest_group, problems_by_file, session_groups
 from tests.helpers import TESTS, memory_copy
 
 GOLDEN = TESTS / "golden" / "stalls"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "expected.json").is_file())
 MODES = ["fallback", "labels"]
-SESSION_KEYS = ("sessionId", "session_id", "conversation_id")  # record fields naming a session (else: the stem)
-
-
-def _named_sessions(case: str) -> set[str]:
-    """The session ids a transcript's records name (a transcript naming none is keyed by its file's stem)."""
-    names: set[str] = set()
-    for line in (GOLDEN / case / "transcript.jsonl").read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            names |= {str(rec[k]) for k in SESSION_KEYS if rec.get(k) is not None}
-    return names
-
-
-def groups() -> list[list[str]]:
-    """The cases in groups of transcripts naming no common session id (first fit, in case order)."""
-    out: list[tuple[list[str], set[str]]] = []
-    for case in CASES:
-        names = _named_sessions(case)
-        slot = next((g for g in out if not g[1] & names), None)
-        if slot is None:
-            out.append(([], set()))
-            slot = out[-1]
-        slot[0].append(case)
-        slot[1].update(names)
-    return [g[0] for g in out]
 
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
-    """case -> (the database file its group was ingested into, its file path as `events.file` holds it),
-    each group ingested once, for both segmentations (they replay in-memory copies)."""
+    """case -> (the database file its group was ingested into, its `events.file`): each group ingested once,
+    for both segmentations (they replay in-memory copies)."""
     where: dict[str, tuple[Path, str]] = {}
-    for i, cases in enumerate(groups()):
+    for i, cases in enumerate(session_groups({c: GOLDEN / c / "transcript.jsonl" for c in CASES})):
         folder = tmp_path_factory.mktemp(f"stalls_golden_{i}")
-        for case in cases:
-            shutil.copy(GOLDEN / case / "transcript.jsonl", folder / f"{case}.jsonl")
         path = folder.parent / f"{folder.name}.duckdb"
         con = connect(str(path))
-        res = ingest_paths(con, [str(folder)])
-        files = dict(con.execute("SELECT file, count(DISTINCT session_id) FROM events GROUP BY file").fetchall())
-        shared = con.execute("SELECT session_id FROM events GROUP BY session_id HAVING count(DISTINCT file) > 1")
-        assert shared.fetchall() == [], "two transcripts of one group share a session: see groups()"
+        files = ingest_group(con, folder, {c: GOLDEN / c / "transcript.jsonl" for c in cases})
         con.close()
-        assert res.rejects == 0 and sorted(Path(f).stem for f in files) == sorted(cases)
-        assert all(n > 0 for n in files.values())
-        where |= {Path(f).stem: (path, f) for f in files}
+        where |= {c: (path, f) for c, f in files.items()}
     return where
 
 
 @pytest.fixture(scope="module")
 def replayed(ingested):
     """(database file, mode) -> a connection holding that group replayed in that mode, and the reference walk's
-    disagreements with it by file (`events.file`): those naming the file's sessions or events, and to every
-    file those naming none of the group's."""
+    disagreements with it by `events.file` (tests/golden_groups.py: problems_by_file)."""
     cons: dict[tuple[Path, str], tuple[Any, dict[str, list[str]]]] = {}
 
     def get(path: Path, mode: str):
         if (path, mode) not in cons:
             con = memory_copy(path)
             replay_stalls(con, segmentation=mode)
-            problems = disagreements(con, limit=0)
-            keys: dict[str, set[str]] = {}
-            for file, session, event in con.execute("SELECT file, session_id, event_id FROM events").fetchall():
-                keys.setdefault(file, set()).update((f"{session}:", repr(session), event))
-            named = {f: [p for p in problems if any(k in p for k in ks)] for f, ks in keys.items()}
-            loose = [p for p in problems if not any(p in ps for ps in named.values())]
-            cons[(path, mode)] = (con, {f: ps + loose for f, ps in named.items()})
+            cons[(path, mode)] = (con, problems_by_file(con, disagreements(con, limit=0)))
         return cons[(path, mode)]
 
     yield get
