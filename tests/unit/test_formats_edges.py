@@ -4,11 +4,13 @@ do not crash, empty documents are empty, and every record is accounted (event, s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from stallscan.ingest.detect import detect_format
 from stallscan.ingest.run import ingest_paths
+from stallscan.store.db import connect
 from tests.helpers import SAMPLES
 
 
@@ -264,41 +266,57 @@ def test_aider_without_input_history_and_bad_bytes(con, tmp_path):
     assert acct(con, f) == (8, 4, 3, 1, 4, "ok")
 
 
-@pytest.mark.parametrize(
-    "sub, fmt",
-    [
-        ("cline/1777073160794", None),
-        ("gemini-cli", "gemini_cli"),
-        ("gemini-cli-doc", "gemini_cli_json"),
-        ("gemini-cli-checkpoint", "gemini_cli_history"),
-        ("copilot-cli", "copilot_cli"),
-        ("openhands", "openhands"),
-        ("swe-agent", "swe_agent"),
-        ("hermes-trajectory", "hermes_traj"),
-        ("aider", None),
-        ("opencode", "opencode"),
-        ("otlp", "otlp"),
-        ("litellm", "litellm"),
-        ("phoenix", "phoenix_spans"),
-        ("opencode-run", "opencode_run"),
-    ],
-)
-def test_samples_ingest_cleanly(con, sub, fmt):
+SAMPLE_FORMATS = [
+    ("cline/1777073160794", None),
+    ("gemini-cli", "gemini_cli"),
+    ("gemini-cli-doc", "gemini_cli_json"),
+    ("gemini-cli-checkpoint", "gemini_cli_history"),
+    ("copilot-cli", "copilot_cli"),
+    ("openhands", "openhands"),
+    ("swe-agent", "swe_agent"),
+    ("hermes-trajectory", "hermes_traj"),
+    ("aider", None),
+    ("opencode", "opencode"),
+    ("otlp", "otlp"),
+    ("litellm", "litellm"),
+    ("phoenix", "phoenix_spans"),
+    ("opencode-run", "opencode_run"),
+]
+
+
+@pytest.fixture(scope="module")
+def samples():
+    """These sample folders ingested together, once (each file is detected and accounted on its own), and the
+    ingest's result. Tests only read it."""
+    con = connect(":memory:")
+    res = ingest_paths(con, [str(SAMPLES / sub) for sub, _ in SAMPLE_FORMATS])
+    yield con, res
+    con.close()
+
+
+@pytest.mark.parametrize("sub, fmt", SAMPLE_FORMATS)
+def test_samples_ingest_cleanly(samples, sub, fmt):
+    con, res = samples
     d = SAMPLES / sub
-    res = ingest_paths(con, [str(d)])
-    assert res.rejects == 0 and res.unrecognized == []
-    for path, n_lines, n_ev, n_sk, n_rj, f in con.execute(
-        "SELECT path, n_lines, n_event_lines, n_skipped, n_rejects, source_format FROM files"
-    ).fetchall():
+    assert [p for p in res.unrecognized if Path(p).is_relative_to(d)] == []
+    assert con.execute("SELECT count(*) FROM rejects WHERE starts_with(file, ?)", [f"{d}/"]).fetchone() == (0,)
+    files = con.execute(
+        "SELECT path, n_lines, n_event_lines, n_skipped, n_rejects, source_format FROM files WHERE starts_with(path, ?)",
+        [f"{d}/"],
+    ).fetchall()
+    assert files
+    for path, n_lines, n_ev, n_sk, n_rj, f in files:
         assert n_lines == n_ev + n_sk + n_rj and n_lines > 0, path
         if fmt:
             assert f == fmt
 
 
-def test_sample_aider_reflection_and_input_times(con):
-    ingest_paths(con, [str(SAMPLES / "aider")])
+def test_sample_aider_reflection_and_input_times(samples):
+    con, _ = samples
     rows = con.execute(
-        "SELECT line, role, meta->>'aider_block', ts::VARCHAR, ts_quality FROM events WHERE role = 'user' ORDER BY line"
+        "SELECT line, role, meta->>'aider_block', ts::VARCHAR, ts_quality FROM events WHERE role = 'user' "
+        "AND starts_with(file, ?) ORDER BY line",
+        [f"{SAMPLES / 'aider'}/"],
     ).fetchall()
     assert rows == [
         (7, "user", "human", "2025-12-03 14:44:06.503685+00", "per_message"),
