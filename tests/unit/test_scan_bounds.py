@@ -12,12 +12,30 @@ import pyarrow as pa
 import pytest
 
 from stallscan.replay import scan_bounds
+from stallscan.store import sql
+from stallscan.store.db import connect
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 COLUMNS = (
     "event_id, source_format, file, line, last_line, part, n_records, session_id, seq, ts, ts_end, ts_quality, "
     "role, kind, text, n_tool_calls, finish_norm, is_sidechain"
 )
+
+
+@pytest.fixture(scope="module")
+def shared():
+    c = connect(":memory:")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def con(shared):
+    """One connection for the module (a stallscan connect costs more than most cases here), with a new empty
+    `events` table for each test: dropped, then made by the schema file as connect() makes it."""
+    shared.execute("DROP TABLE events")
+    sql.run(shared, "store/schema")
+    return shared
 
 
 def _sessions(seed: int) -> list[list[dict[str, object]]]:
