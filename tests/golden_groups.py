@@ -52,7 +52,7 @@ def ingest_group(con: Any, folder: Path, transcripts: dict[str, Path]) -> dict[s
     res = ingest_paths(con, [str(folder)])
     assert res.rejects == 0
     shared = con.execute("SELECT session_id FROM events GROUP BY session_id HAVING count(DISTINCT file) > 1")
-    assert shared.fetchall() == [], "two transcripts of one group share a session: see session_groups()"
+    assert shared.fetchall() == [], "two transcripts of one group share a session: add its field to SESSION_KEYS"
     files = {Path(f).stem: f for (f,) in con.execute("SELECT DISTINCT file FROM events").fetchall()}
     assert sorted(files) == sorted(transcripts), "a transcript without events"
     return files
