@@ -1,6 +1,6 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), stall_atext (the walked replies' event_id
--- and excerpt, by session_id and seq).
+-- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), stall_atext (the walked replies' event_id,
+-- ts and excerpt, by session_id and seq).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
 -- Walk per turn, in round order:
@@ -20,7 +20,7 @@
 -- round of a turn that holds a stall, joined to rounds_narrow on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, r.*, a.excerpt,
+    SELECT a.event_id, a.ts, r.*, a.excerpt,
            r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') AS is_stall,
            CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
                 WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,

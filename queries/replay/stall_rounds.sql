@@ -1,8 +1,8 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
--- rounds_narrow: every column of the view `rounds` but the reply's event_id and excerpt (a 32-character id per
--- row and up to 240 characters of text: writing them was about a third of this table's cost), which the view
--- (queries/replay/stall_rounds_view.sql) reads from the reply's own event; readers that need neither read
--- rounds_narrow.
+-- rounds_narrow: the columns of the view `rounds` but those it reads or computes from the reply's own event
+-- (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt; a
+-- 32-character id per row and up to 240 characters of text were about a third of this table's cost); readers
+-- that need none of them read rounds_narrow.
 -- Input: stall_ev, stall_turn_evidence, stall_atext, stall_text, stall_nudges, stall_tail_matches (steps 1-2), stall_signatures,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
@@ -71,10 +71,10 @@ WITH a AS (   -- a reply's turn and place in it (counted by the scan, stall_ev);
         ELSE 'final' END AS round_kind
     FROM bb
 )
-SELECT c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGER AS turn_id,
+SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
        c.round_in_turn::INTEGER AS round_in_turn, c.model,
        coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.finish_reason, c.finish_eff, c.n_tool_calls, c.text_chars, c.after_tool_round,
+       c.finish_reason, c.n_tool_calls, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
