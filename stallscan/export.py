@@ -299,6 +299,12 @@ def connect_parquet(
         drop = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall() if r[0] in PSEUDO_COLUMNS]
         exclude = f"EXCLUDE ({', '.join(drop)})" if drop else ""
         con.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * {exclude} FROM {src}")
+    # the stored columns of rounds, which the stall sections read under that name (stallscan.replay.stalls: a
+    # replay stores rounds_narrow and reads the view rounds over it and events)
+    con.execute(
+        "CREATE OR REPLACE VIEW rounds_narrow AS "
+        "SELECT * EXCLUDE (event_id, ts, finish_eff, text_chars, excerpt) FROM rounds"
+    )
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):
             con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})

@@ -1,5 +1,6 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds, stall_walk_scan (stallscan/replay/stalls.py).
+-- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), stall_atext (the walked replies' event_id,
+-- ts and excerpt, by session_id and seq).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
 -- Walk per turn, in round order:
@@ -16,10 +17,10 @@
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
 -- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
 -- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
--- round of a turn that holds a stall, joined to rounds on the rowid; only those turns are walked).
+-- round of a turn that holds a stall, joined to rounds_narrow on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT r.*,
+    SELECT a.event_id, a.ts, r.*, a.excerpt,
            r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') AS is_stall,
            CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
                 WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,
@@ -28,7 +29,8 @@ WITH g AS (
            CASE WHEN r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') THEN s.stall_index END AS stall_index,
            CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
            s.episode_nudges, s.ends_on_stall, s.delivered_nudged
-    FROM rounds r JOIN stall_walk_scan s ON r.rowid = s.rid
+    FROM rounds_narrow r JOIN stall_walk_scan s ON r.rowid = s.rid
+    JOIN stall_atext a ON a.session_id = r.session_id AND a.seq = r.seq
 )
 SELECT g.*,
        CASE WHEN family = 'dropped' THEN CASE WHEN stall_index <= $retry_bound THEN 're-prompt' ELSE 'deliver' END

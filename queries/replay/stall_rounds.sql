@@ -1,4 +1,8 @@
--- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind.
+-- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
+-- rounds_narrow: the columns of the view `rounds` but those it reads or computes from the reply's own event
+-- (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt; a
+-- 32-character id per row and up to 240 characters of text were about a third of this table's cost); readers
+-- that need none of them read rounds_narrow.
 -- Input: stall_ev, stall_turn_evidence, stall_atext, stall_text, stall_nudges, stall_tail_matches (steps 1-2), stall_signatures,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
@@ -30,7 +34,7 @@ FROM (SELECT DISTINCT model FROM stall_atext WHERE model IS NOT NULL) m
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
-CREATE OR REPLACE TABLE rounds AS
+CREATE OR REPLACE TABLE rounds_narrow AS
 WITH a AS (   -- a reply's turn and place in it (counted by the scan, stall_ev); narrow, so the small side of the join
     SELECT rid, turn_id, round_in_turn, after_tool_round FROM stall_ev WHERE role = 'assistant'
 ), b AS (
@@ -67,15 +71,14 @@ WITH a AS (   -- a reply's turn and place in it (counted by the scan, stall_ev);
         ELSE 'final' END AS round_kind
     FROM bb
 )
-SELECT c.event_id, c.session_id, c.source_format, c.seq, c.ts, c.turn_id::INTEGER AS turn_id,
+SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
        c.round_in_turn::INTEGER AS round_in_turn, c.model,
        coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.finish_reason, c.finish_eff, c.n_tool_calls, c.text_chars, c.after_tool_round,
+       c.finish_reason, c.n_tool_calls, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
            WHEN 'narrated_intent' THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
-       c.sig_hits, c.veto_hits, c.wait_hits, c.vetoed, c.background, c.approval_mode, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted,
-       c.excerpt
+       c.sig_hits, c.veto_hits, c.wait_hits, c.vetoed, c.background, c.approval_mode, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted
 FROM c LEFT JOIN stall_model_provider mp USING (model);

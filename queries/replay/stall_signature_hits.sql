@@ -1,9 +1,9 @@
 -- Per narrated-intent signature: text-only rounds it matched, rounds it decided (recorded as the round's
 -- signature), matches vetoed by a done / question / statement signature or by a wait after background
 -- work, matches outside the after-a-tool-round window, and decided rounds the harness itself answered with a stall nudge (its own verdict agreed).
--- Harness-judged stalls appear as signature 'nudge:<id>'. Input: rounds, stall_signatures, stall_scope.
-WITH r AS (SELECT * FROM rounds WHERE session_id IN (SELECT session_id FROM stall_scope)),
-m AS (SELECT unnest(sig_hits || veto_hits || wait_hits) AS id, event_id, after_tool_round, round_kind,
+-- Harness-judged stalls appear as signature 'nudge:<id>'. Input: rounds_narrow, stall_signatures, stall_scope.
+WITH r AS (SELECT * FROM rounds_narrow WHERE session_id IN (SELECT session_id FROM stall_scope)),
+m AS (SELECT unnest(sig_hits || veto_hits || wait_hits) AS id, after_tool_round, round_kind,
              vetoed OR (len(wait_hits) > 0 AND background IS NOT NULL) AS vetoed FROM r)
 SELECT s.id, s.kind, s.language,
        (SELECT count(*) FROM m WHERE m.id = s.id) AS matched,

@@ -1,9 +1,12 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_turn_span (per turn of stall_ev), rounds, stall_walk (the rounds of turns with a stall, with outcomes).
+-- Input: stall_turn_span (per turn of stall_ev, with its last reply's event_id), rounds_narrow, stall_walk (the
+-- rounds of turns with a stall, with outcomes). The delivered round is the turn's last (highest seq: unique
+-- inside a session), found in stall_walk by its seq.
 CREATE OR REPLACE TABLE turns AS
 WITH ev AS (
-    SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end
+    SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end,
+           last_reply_id
     FROM stall_turn_span
 ), rd AS (
     SELECT r.*, w.outcome AS delivered_outcome
@@ -15,17 +18,17 @@ WITH ev AS (
                                   AND nudge_id IS NOT NULL) AS n_nudged,
                  arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
                  arg_max(provider, seq) AS provider,
-                 arg_max(event_id, seq) AS delivered_event_id,
+                 max(seq) AS delivered_seq,
                  arg_max(round_kind, seq) AS delivered_round_kind,
                  arg_max(finish_reason, seq) AS delivered_finish
-          FROM rounds GROUP BY ALL) r
-    LEFT JOIN stall_walk w ON w.event_id = r.delivered_event_id
+          FROM rounds_narrow GROUP BY ALL) r
+    LEFT JOIN stall_walk w ON w.session_id = r.session_id AND w.seq = r.delivered_seq
 )
 SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provider, 'unknown') AS provider,
        ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
        coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(rd.n_tool_calls, 0)::INTEGER AS n_tool_calls,
        coalesce(rd.n_stalls, 0)::INTEGER AS n_stalls, coalesce(rd.n_nudged, 0)::INTEGER AS n_nudged,
-       rd.delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
+       ev.last_reply_id AS delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
        CASE WHEN rd.n_rounds IS NULL THEN 'no_reply'
             WHEN rd.delivered_outcome IS NOT NULL THEN rd.delivered_outcome
             WHEN rd.delivered_round_kind = 'final' THEN 'answered'

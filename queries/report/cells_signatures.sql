@@ -1,10 +1,10 @@
 -- Per session and signature id (table signature_cells, stallscan.report.summary_cells), for the "Stalls" section's
 -- signature table: rounds it matched (of them vetoed, and outside the after-a-tool-round window), rounds it
 -- decided (of them outside the window, and ones the harness itself answered with a stall nudge).
--- Input: rounds; cells_changed (session_id: the sessions to summarise when not $all).
+-- Input: rounds_narrow (the stored columns of rounds); cells_changed (session_id: the sessions to summarise when not $all).
 -- Parameter: $all (BOOLEAN: every session, for a full build).
 WITH r AS (
-    SELECT * FROM rounds WHERE $all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed)
+    SELECT * FROM rounds_narrow WHERE $all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed)
 ), m AS (
     SELECT session_id, unnest(sig_hits || veto_hits || wait_hits) AS id, after_tool_round,
            vetoed OR (len(wait_hits) > 0 AND background IS NOT NULL) AS vetoed

@@ -2,7 +2,8 @@
 
 Core API (no CLI here):
   replay_stalls(con, retry_bound=3, narrated_bound=2) -> ReplayInfo
-      (re)creates the tables `rounds`, `stalls`, `turns` from `events` (idempotent);
+      (re)creates the tables `rounds_narrow` (read through the view `rounds`), `stalls`, `turns` from `events`
+      (idempotent);
   list_stalls(con, ...) / silent_rates(con) / recovery(con) / bound_sweep(con, bounds) -> plain rows.
 
 The production replay is SQL (queries/replay/stall_*.sql); stallscan/replay/stalls_ref.py walks one session in
@@ -77,13 +78,14 @@ def replay_stalls(
         "stalls",
         inputs,
         lambda c: _compute(c, retry_bound, narrated_bound, used),
-        ("rounds", "stalls", "turns"),
+        ("rounds_narrow", "stalls", "turns"),  # (rounds: a view over rounds_narrow and events)
         upstream=upstream,
     )
+    _rounds_view(con)
     counts = cast(
         "tuple[int, int, int, str | None]",
         con.execute(
-            "SELECT (SELECT count(*) FROM rounds), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+            "SELECT (SELECT count(*) FROM rounds_narrow), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
             "(SELECT any_value(data_version) FROM stall_replay_info)"
         ).fetchone(),
     )
@@ -91,8 +93,28 @@ def replay_stalls(
     return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
 
 
+def _rounds_view(con: duckdb.DuckDBPyConnection) -> None:
+    """The view `rounds` (queries/replay/stall_rounds_view.sql) in the current schema when it is not there: a
+    database written before it holds a table of that name, dropped first. Nothing written when it is there
+    (a replay that reuses its tables leaves the database as it was)."""
+    kinds = {
+        r[0]
+        for r in con.execute(
+            "SELECT 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() AND table_name = 'rounds' UNION ALL "
+            "SELECT 'view' FROM duckdb_views() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() AND view_name = 'rounds'"
+        ).fetchall()
+    }
+    if "view" in kinds:
+        return
+    if "table" in kinds:
+        con.execute("DROP TABLE rounds")
+    sql.run(con, "replay/stall_rounds_view")
+
+
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
-    """(Re)create `rounds`, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    """(Re)create `rounds_narrow`, `stalls`, `turns` (in the schema the search path names) from `events`."""
     data = stall_data.install(con)
     if used == "labels":
         sql.run(con, "replay/stall_turn_starts_labels")
@@ -182,7 +204,7 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 def _walk(con: duckdb.DuckDBPyConnection) -> None:
     """The temp table `stall_walk_scan`: the bounded re-prompt walk over the rounds of each turn that holds a
     stall, in seq order, as segmented scans over shares of the sessions (queries/replay/stall_replay.sql
-    states the rules), one row per walked round (rid: its rowid in `rounds`). An episode runs to a breaker (a tool round or a final, which
+    states the rules), one row per walked round (rid: its rowid in `rounds_narrow`). An episode runs to a breaker (a tool round or a final, which
     belongs to the episode it ends); the dropped counter restarts with each episode, the narrated counter
     only with the turn."""
     import numpy as np

@@ -1,0 +1,94 @@
+"""`rounds` is a view: the stored table rounds_narrow and each reply's own event (queries/replay/stall_rounds_view.sql).
+
+* one row per assistant event, each with its own event's id (the view finds the reply by session_id and seq);
+* a database holding an older `rounds` table gets the view in its place;
+* after events of one file are removed and the database checkpointed (DuckDB then renumbers the rowids of
+  the rows stored after them), the rounds of the other files still show their own events: the incremental
+  replay's rounds equal a full replay's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay.stalls import replay_stalls
+from stallscan.store import stamps
+from stallscan.store.db import connect
+from tests.helpers import SAMPLES
+from tests.replay_checks import fingerprint, real_line_files, replay_all
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(SAMPLES)])
+    yield con
+    con.close()
+
+
+def _kinds(con, name: str) -> set[str]:
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT 'table' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $n UNION ALL "
+            "SELECT 'view' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $n",
+            {"n": name},
+        ).fetchall()
+    }
+
+
+def test_one_row_per_reply_with_its_own_event(db):
+    replay_stalls(db)
+    assert _kinds(db, "rounds") == {"view"}
+    assert _kinds(db, "rounds_narrow") == {"table"}
+    pairs = db.execute(
+        "SELECT r.event_id, e.event_id FROM rounds r FULL JOIN (SELECT * FROM events WHERE role = 'assistant') e "
+        "USING (event_id)"
+    ).fetchall()
+    assert pairs, "sample_logs hold replies"
+    assert all(a is not None and a == b for a, b in pairs)  # every reply once, no round without its reply
+
+
+def test_an_older_rounds_table_is_replaced_by_the_view(db):
+    replay_stalls(db)
+    want = fingerprint(db, "rounds")
+    db.execute("DROP VIEW rounds")
+    db.execute("CREATE TABLE rounds AS SELECT 1 AS stale")  # as a database written before the view holds
+    stamps.forget(db, "stalls")
+    replay_stalls(db)
+    assert _kinds(db, "rounds") == {"view"}
+    assert fingerprint(db, "rounds") == want
+
+
+def test_rounds_follow_their_events_after_a_delete_and_checkpoint(tmp_path, monkeypatch):
+    files = real_line_files()
+    if not files:
+        pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
+    monkeypatch.chdir(tmp_path)
+    from stallscan.replay import derive
+
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # replay incrementally however many sessions changed
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
+    for i, f in enumerate(big):
+        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(corpus)])
+    replay_all(con)
+    lines = big[0].read_bytes().splitlines(keepends=True)
+    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))  # the first file's events: fewer
+    ingest_paths(con, [str(corpus)])
+    con.execute("CHECKPOINT")
+    replay_all(con)
+    assert stamps.get(con, "stalls")["mode"] == "incremental"
+    got = {t: fingerprint(con, t) for t in ("rounds", "stalls", "turns")}
+    fresh = connect(str(tmp_path / "fresh.duckdb"))
+    ingest_paths(fresh, [str(corpus)])
+    replay_all(fresh)
+    assert got == {t: fingerprint(fresh, t) for t in ("rounds", "stalls", "turns")}
+    con.close()
+    fresh.close()
