@@ -151,12 +151,12 @@ def test_no_change_counter_no_memo(tmp_path):
 
 
 # The console script (stallscan.entry) serves a memo hit before typer loads: what it prints and writes is
-# byte for byte what the typer command prints and writes, and anything it is not sure of goes to the command.
+# byte for byte what the typer command prints and writes (run here in-process), and anything it is not sure of
+# goes to the command.
 ENTRY = (
     "import os, sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.entry import main\ntry:\n    main()\n"
     "finally:\n    open(os.environ['TYPER_MARK'], 'w').write(str('typer' in sys.modules))"
 )
-TYPER = "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\napp(prog_name='stallscan')"
 
 
 def _run(code: str, argv: list[str], cwd) -> tuple[int, str, str]:
@@ -164,6 +164,13 @@ def _run(code: str, argv: list[str], cwd) -> tuple[int, str, str]:
     env["TYPER_MARK"] = str(cwd / "typer-loaded")
     r = subprocess.run([sys.executable, "-c", code.format(argv=argv)], capture_output=True, text=True, cwd=cwd, env=env)
     return r.returncode, r.stdout, r.stderr
+
+
+def _typer(argv: list[str]) -> tuple[int, str, str]:
+    """The typer command on argv, in this process (the tree fixture set the directory and the environment the
+    console script's process gets): the output the console script must equal."""
+    r = CliRunner().invoke(app, argv, prog_name="stallscan")
+    return r.exit_code, r.stdout, r.stderr
 
 
 def _typer_loaded(cwd) -> bool:
@@ -174,7 +181,7 @@ def _typer_loaded(cwd) -> bool:
 def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]
-    assert _run(TYPER, [*base, "--format", "json"], tmp_path)[0] == 0  # ingests, builds and memoises
+    assert _typer([*base, "--format", "json"])[0] == 0  # ingests, builds and memoises
     state = _files(db)
     cases = [
         ["--format", "json"],
@@ -187,21 +194,21 @@ def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path
     ]
     for extra in cases:
         argv = [*base, *extra]
-        by_typer = _run(TYPER, argv, tmp_path)
+        by_typer = _typer(argv)
         served = _run(ENTRY, argv, tmp_path)
         assert not _typer_loaded(tmp_path), (extra, served[2])  # answered before typer was imported
         assert served == by_typer and by_typer[0] == 0, extra
         assert by_typer[2].startswith("ingested 0 file(s)") and by_typer[1], extra
     for name in ("r.md", "r.txt", "r.json"):  # -o: the same file and the same stderr lines
         out = tmp_path / name
-        by_typer = _run(TYPER, [*base, "-o", str(out)], tmp_path)
+        by_typer = _typer([*base, "-o", str(out)])
         written = out.read_bytes()
         out.unlink()
         served = _run(ENTRY, [*base, "-o", str(out)], tmp_path)
         assert served == by_typer and out.read_bytes() == written and not _typer_loaded(tmp_path), name
         assert "wrote " in served[2]
     if os.path.exists("/dev/full") and os.access("/dev/full", os.W_OK):  # a write that fails: disk full
-        by_typer = _run(TYPER, [*base, "-o", "/dev/full"], tmp_path)
+        by_typer = _typer([*base, "-o", "/dev/full"])
         served = _run(ENTRY, [*base, "-o", "/dev/full"], tmp_path)
         assert served == by_typer and by_typer[0] != 0 and "error:" in served[2] and not _typer_loaded(tmp_path)
     assert _files(db) == state  # neither wrote the database
@@ -213,8 +220,8 @@ def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree
     src, db = tree
     (src / "NOTES.txt").write_text("not a transcript\n")
     base = ["report", str(src), "--db", db, *FAST, "--format", "json"]
-    assert _run(TYPER, base, tmp_path)[0] == 0
-    by_typer = _run(TYPER, base, tmp_path)
+    assert _typer(base)[0] == 0
+    by_typer = _typer(base)
     served = _run(ENTRY, base, tmp_path)
     assert not _typer_loaded(tmp_path), served[2]
     assert served == by_typer and "note: left out 1 file(s)" in served[2] and ".txt 1" in served[2]
@@ -223,7 +230,7 @@ def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree
 def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]
-    assert _run(TYPER, [*base, "--format", "json"], tmp_path)[0] == 0
+    assert _typer([*base, "--format", "json"])[0] == 0
     for extra in (
         ["--format", "json", "--limit", "-1"],  # the command's error, not a guess
         ["--format", "yaml"],
@@ -232,7 +239,7 @@ def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
         ["-o", str(tmp_path / "missing" / "r.md")],
     ):
         handed = _run(ENTRY, [*base, *extra], tmp_path)
-        by_typer = _run(TYPER, [*base, *extra], tmp_path)
+        by_typer = _typer([*base, *extra])
         assert _typer_loaded(tmp_path) and handed == by_typer, extra  # the command ran, as it runs alone
     # a transcript that grew: read by the command, the new state memoised, then served again
     log = sorted((src / "codex").rglob("*.jsonl"))[0]

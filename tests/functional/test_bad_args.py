@@ -3,23 +3,21 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from stallscan.ingest.run import ingest_paths
-from stallscan.store.db import connect
 from tests.helpers import SAMPLES
 
 TRANSCRIPT = SAMPLES / "hermes" / "normal_session.jsonl"
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
+def db(tmp_path_factory, sample_ingested_file):
     path = tmp_path_factory.mktemp("bad") / "b.duckdb"
-    con = connect(path)
-    ingest_paths(con, [str(SAMPLES)])
-    con.close()
+    shutil.copy(sample_ingested_file, path)  # sample_logs ingested
     return str(path)
 
 

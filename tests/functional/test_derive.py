@@ -22,7 +22,7 @@ from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES, claude_line, write_lines
+from tests.helpers import SAMPLES, claude_line, memory_copy, write_lines
 from tests.replay_checks import fingerprint as _fingerprint
 from tests.replay_checks import grow as _grow
 from tests.replay_checks import real_line_files as _real_line_files
@@ -38,11 +38,13 @@ def _stamp(con, name) -> dict:
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
+def db(tmp_path, monkeypatch, sample_ingested_file):
+    """sample_logs ingested into a file of this test's own (a copy of the session's ingest: the subject here
+    is what the replay derives and reuses after an ingest, not the ingest)."""
     monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")
     con = connect(str(tmp_path / "d.duckdb"))
-    ingest_paths(con, [str(SAMPLES)])
     yield con
     con.close()
 
@@ -166,12 +168,11 @@ def test_no_change_counter_means_no_reuse(con):
     assert _stamp(con, "stalls")["n_full"] == 2
 
 
-def test_bare_connection_with_only_events(tmp_path):
+def test_bare_connection_with_only_events(tmp_path, sample_ingested_file):
     """Spark's per-session replay: a fresh in-memory connection holding only an `events` table."""
     import duckdb
 
-    src = connect(":memory:")
-    ingest_paths(src, [str(SAMPLES)])
+    src = memory_copy(sample_ingested_file)  # sample_logs ingested
     src.execute(f"COPY events TO '{tmp_path / 'e.parquet'}' (FORMAT parquet)")
     bare = duckdb.connect()
     bare.execute(f"CREATE TABLE events AS SELECT * FROM '{tmp_path / 'e.parquet'}'")
@@ -180,13 +181,14 @@ def test_bare_connection_with_only_events(tmp_path):
     assert bare.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'derive_stamps'").fetchone()[0] == 0
 
 
-def test_report_cli_repeat_reuses(tmp_path, monkeypatch):
+def test_report_cli_repeat_reuses(tmp_path, monkeypatch, sample_ingested_file):
     from typer.testing import CliRunner
 
     from stallscan.cli import app
 
     monkeypatch.chdir(tmp_path)
     dbp = str(tmp_path / "r.duckdb")
+    shutil.copy(sample_ingested_file, dbp)  # sample_logs ingested, never replayed: the first report derives
     r = CliRunner()
     first = r.invoke(app, ["report", str(SAMPLES), "--db", dbp, "--format", "json", "--bootstrap", "50"])
     assert first.exit_code == 0, first.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +16,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.report.headline import add_provider, headline
 from stallscan.report.timeline import resolve_session, session_refs
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES, real_root
+from tests.helpers import memory_copy, real_root
 
 
 def _ingest(tmp_path_factory, name, paths):
@@ -28,8 +29,10 @@ def _ingest(tmp_path_factory, name, paths):
 
 @pytest.fixture(scope="module", params=["sample", "real"])
 def db(request, tmp_path_factory):
-    if request.param == "sample":
-        return _ingest(tmp_path_factory, "sample", [SAMPLES])
+    if request.param == "sample":  # sample_logs ingested: the session's ingest, copied
+        path = tmp_path_factory.mktemp("sample") / "h.duckdb"
+        shutil.copy(request.getfixturevalue("sample_ingested_file"), path)
+        return str(path)
     root = real_root()
     if not root.is_dir():
         pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
@@ -162,12 +165,11 @@ def test_extension_point_adds_lines():
         mod.PROVIDERS.remove(extra)
 
 
-def test_sample_headline_counts_the_readme_cases():
+def test_sample_headline_counts_the_readme_cases(sample_ingested_file):
     """sample_logs/README.md documents continue_prompts L18 (automatic read as human, 13.8 s) and L22 (human
     read as automatic, 0.9 s): both are among the misread turns the headline counts; the silent figure
     counts the same endings the stalls section lists."""
-    con = connect(":memory:")
-    ingest_paths(con, [str(SAMPLES)])
+    con = memory_copy(sample_ingested_file)  # sample_logs ingested
     from stallscan.report.build import build_report
     from stallscan.report.registry import ReportOptions
 

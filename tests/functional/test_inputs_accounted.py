@@ -34,8 +34,9 @@ def stallscan(*args: str, cwd: Path | None = None, home: Path | None = None) -> 
 
 
 def _ingested(db: Path) -> None:
-    p = stallscan("ingest", str(SAMPLES / "claude-code"), "--db", str(db), "--json")
-    assert p.returncode == 0, p.stderr
+    """A set-up step (the ingest is not the subject): in this process."""
+    code, _, err = _in_process("ingest", str(SAMPLES / "claude-code"), "--db", str(db), "--json")
+    assert code == 0, err
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 from stallscan.store.redact import count_leaks, install, leaks_sql, patterns, redact_sql, version
-from tests.helpers import SAMPLES, claude_line, write_lines
+from tests.helpers import claude_line, memory_copy, write_lines
 
 RNG = random.Random(42)
 
@@ -143,9 +143,8 @@ def test_secrets_in_ingested_transcripts_are_found_and_masked(tmp_path):
     assert PLANTED["openai_key"] not in masked_args and pw not in masked_args
 
 
-def test_sample_logs_have_no_false_leaks():
-    con = connect(":memory:")
-    ingest_paths(con, [str(SAMPLES)])
+def test_sample_logs_have_no_false_leaks(sample_ingested_file):
+    con = memory_copy(sample_ingested_file)  # sample_logs ingested
     assert count_leaks(con, "events", "text") == {}
 
 

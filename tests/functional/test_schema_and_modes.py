@@ -8,13 +8,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import duckdb
@@ -25,7 +24,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.store import db as dbmod
 from stallscan.store.db import connect
 from stallscan.store.errors import SchemaError
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, memory_copy
 from tests.hostile import snapshot
 
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200")
@@ -42,30 +41,19 @@ def cli(*args, umask=None, env=None):
     )
 
 
-@functools.cache
-def fresh_snapshot() -> dict:
-    """sample_logs ingested afresh (once per test process: ingest is deterministic)."""
-    con = connect(":memory:")
-    ingest_paths(con, [str(SAMPLES)])
+@pytest.fixture(scope="module")
+def fresh(sample_ingested_file) -> dict:
+    """The snapshot of sample_logs ingested afresh into a new database (the session's ingest: deterministic)."""
+    con = memory_copy(sample_ingested_file)
     out = snapshot(con)
     con.close()
     return out
 
 
-@functools.cache
-def _ingested_samples() -> bytes:
-    """The bytes of a database holding sample_logs, ingested once per test process (make_old_db copies it)."""
-    with tempfile.TemporaryDirectory(prefix="stallscan-old-db-") as folder:
-        path = Path(folder) / "samples.duckdb"
-        con = connect(path)
-        ingest_paths(con, [str(SAMPLES)])
-        con.close()
-        return path.read_bytes()
-
-
-def make_old_db(path: Path, version: str | None, drop_column: str | None = "meta") -> None:
-    """A database as an older stallscan left it: its version stamp, and events without a column."""
-    path.write_bytes(_ingested_samples())
+def make_old_db(path: Path, ingested: Path, version: str | None, drop_column: str | None = "meta") -> None:
+    """A database as an older stallscan left it: its version stamp, and events without a column (`ingested`:
+    a database holding sample_logs, the session's, copied)."""
+    shutil.copy(ingested, path)
     raw = duckdb.connect(str(path))
     if version is None:
         raw.execute("DROP TABLE stallscan_meta")
@@ -77,9 +65,9 @@ def make_old_db(path: Path, version: str | None, drop_column: str | None = "meta
     raw.close()
 
 
-def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path):
+def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path, sample_ingested_file, fresh):
     db = tmp_path / "old.duckdb"
-    make_old_db(db, str(SCHEMA_VERSION - 1), "meta")
+    make_old_db(db, sample_ingested_file, str(SCHEMA_VERSION - 1), "meta")
     for args in (["ingest", str(SAMPLES)], ["report", "--format", "json"], ["sql", "SELECT count(*) FROM events"]):
         p = cli(*args, "--db", str(db))
         assert p.returncode == 5, (args, p.returncode, p.stderr)
@@ -95,7 +83,7 @@ def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path):
     assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
         SCHEMA_VERSION
     )
-    assert snapshot(con) == fresh_snapshot()
+    assert snapshot(con) == fresh
     con.close()
 
 
@@ -107,23 +95,23 @@ def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path):
         (str(SCHEMA_VERSION), "tokens_out", "events lacks tokens_out"),  # current stamp, drifted table
     ],
 )
-def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why):
+def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why, sample_ingested_file, fresh):
     db = tmp_path / "old.duckdb"
-    make_old_db(db, version, drop)
+    make_old_db(db, sample_ingested_file, version, drop)
     for ro in (False, True):
         with pytest.raises(SchemaError, match=why) as info:
             connect(db, read_only=ro)
         assert info.value.exit_code == 5 and "--rebuild" in info.value.hint
     con = connect(db, rebuild=True)
     ingest_paths(con, [str(SAMPLES)])
-    assert snapshot(con) == fresh_snapshot()
+    assert snapshot(con) == fresh
     con.close()
 
 
-def test_rebuild_drops_derived_tables_too(tmp_path):
+def test_rebuild_drops_derived_tables_too(tmp_path, sample_ingested_file):
     db = tmp_path / "d.duckdb"
+    shutil.copy(sample_ingested_file, db)  # sample_logs ingested
     con = connect(db)
-    ingest_paths(con, [str(SAMPLES)])
     con.execute("CREATE TABLE user_labels AS SELECT 'stale' AS origin")
     con.close()
     con = connect(db, rebuild=True)
@@ -135,9 +123,9 @@ def test_rebuild_drops_derived_tables_too(tmp_path):
     con.close()
 
 
-def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
+def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch, sample_ingested_file):
     db = tmp_path / "m.duckdb"
-    make_old_db(db, str(SCHEMA_VERSION - 1), drop_column=None)
+    make_old_db(db, sample_ingested_file, str(SCHEMA_VERSION - 1), drop_column=None)
     before = None
     raw = duckdb.connect(str(db), read_only=True)
     before = snapshot(raw)
@@ -151,17 +139,17 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch):
     assert snapshot(con) == before
     con.close()
     # a migration that leaves a table short of a column is not enough: still refused
-    make_old_db(tmp_path / "n.duckdb", str(SCHEMA_VERSION - 1), drop_column="meta")
+    make_old_db(tmp_path / "n.duckdb", sample_ingested_file, str(SCHEMA_VERSION - 1), drop_column="meta")
     with pytest.raises(SchemaError, match="events lacks meta"):
         connect(tmp_path / "n.duckdb")
 
 
-def test_newer_and_current_databases(tmp_path):
+def test_newer_and_current_databases(tmp_path, sample_ingested_file):
     """A current database opens again (read-write and read-only) with its rows and stamp; one stamped by a
     newer schema is refused with exit code 5, both ways, and left as it was."""
     db = tmp_path / "c.duckdb"
+    shutil.copy(sample_ingested_file, db)  # sample_logs ingested
     con = connect(db)
-    ingest_paths(con, [str(SAMPLES)])
     before = snapshot(con)
     con.close()
     for read_only in (False, True):  # current: opens twice, same rows, same stamp

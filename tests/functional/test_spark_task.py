@@ -8,11 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stallscan.ingest.run import ingest_paths
 from stallscan.spark import task
 from stallscan.spark.job import sweep_from_arrow
 from stallscan.sweep.core import POLICIES, run_sweep, thresholds_grid
-from tests.helpers import SAMPLES
+from tests.helpers import memory_copy
 
 
 def _tables(union: pa.Table, name: str) -> pa.Table:
@@ -20,9 +19,8 @@ def _tables(union: pa.Table, name: str) -> pa.Table:
     return pa.Table.from_struct_array(part)
 
 
-def test_groups_of_whole_sessions_equal_the_whole_replay_and_cells_finish_the_same_sweep(con):
-    ingest_paths(con, [str(SAMPLES)])
-    con.execute("SELECT 1").fetchall()  # completes the result ingest left pending
+def test_groups_of_whole_sessions_equal_the_whole_replay_and_cells_finish_the_same_sweep(sample_ingested_file):
+    con = memory_copy(sample_ingested_file)  # sample_logs ingested
     events = con.sql("SELECT * FROM events").to_arrow_table()
     grid = np.unique(thresholds_grid())
     params = task.TaskParams(thresholds=grid.tolist(), by="source_format")
@@ -49,3 +47,4 @@ def test_groups_of_whole_sessions_equal_the_whole_replay_and_cells_finish_the_sa
     local = run_sweep(con, grid, 1.0, 3.0, by="source_format", bootstrap=100, seed=7)
     assert spark_like.recommendation == local.recommendation
     assert len(local.recommendation) > 3
+    con.close()
