@@ -128,6 +128,23 @@ def real_line_files() -> list[Path]:
     return [f for f in files if f.stat().st_size > 0]
 
 
+def shrink_corpus(tmp_path: Path, files: list[Path], con: duckdb.DuckDBPyConnection) -> Path:
+    """The three largest real files copied to tmp_path/c, ingested and replayed into `con`; then the first
+    one cut to its first third and ingested again (its events fewer: a delete), the replay left to the caller.
+    Returns the corpus folder."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
+    for i, f in enumerate(big):
+        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
+    ingest_paths(con, [str(corpus)])
+    replay_all(con)
+    lines = big[0].read_bytes().splitlines(keepends=True)
+    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))
+    ingest_paths(con, [str(corpus)])
+    return corpus
+
+
 def split_plan(files: list[Path], rng: random.Random, steps: int) -> tuple[list[dict[Path, int]], dict]:
     """For each step, how many lines of each file exist by then (files appear and grow at random)."""
     lines = {f: f.read_bytes().splitlines(keepends=True) for f in files}

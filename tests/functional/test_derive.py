@@ -27,6 +27,7 @@ from tests.replay_checks import fingerprint as _fingerprint
 from tests.replay_checks import grow as _grow
 from tests.replay_checks import real_line_files as _real_line_files
 from tests.replay_checks import replay_all as _replay_all
+from tests.replay_checks import shrink_corpus
 
 DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
@@ -250,17 +251,8 @@ def test_incremental_after_a_file_shrinks(tmp_path, monkeypatch):
     from stallscan.replay import derive
 
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
-    for i, f in enumerate(big):
-        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
     con = connect(str(tmp_path / "d.duckdb"))
-    ingest_paths(con, [str(corpus)])
-    _replay_all(con)
-    lines = big[0].read_bytes().splitlines(keepends=True)
-    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))
-    ingest_paths(con, [str(corpus)])
+    shrink_corpus(tmp_path, files, con)
     _replay_all(con)
     assert _stamp(con, "user_labels")["mode"] in ("incremental", "reused")
     assert _stamp(con, "stalls")["mode"] == "incremental"

@@ -16,7 +16,7 @@ from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
 from tests.helpers import SAMPLES
-from tests.replay_checks import fingerprint, real_line_files, replay_all
+from tests.replay_checks import fingerprint, real_line_files, replay_all, shrink_corpus
 
 
 @pytest.fixture
@@ -71,17 +71,8 @@ def test_rounds_follow_their_events_after_a_delete_and_checkpoint(tmp_path, monk
     from stallscan.replay import derive
 
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # replay incrementally however many sessions changed
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    big = sorted(files, key=lambda f: f.stat().st_size)[-3:]
-    for i, f in enumerate(big):
-        (corpus / f"f{i}.jsonl").write_bytes(f.read_bytes())
     con = connect(str(tmp_path / "d.duckdb"))
-    ingest_paths(con, [str(corpus)])
-    replay_all(con)
-    lines = big[0].read_bytes().splitlines(keepends=True)
-    (corpus / "f0.jsonl").write_bytes(b"".join(lines[: len(lines) // 3]))  # the first file's events: fewer
-    ingest_paths(con, [str(corpus)])
+    corpus = shrink_corpus(tmp_path, files, con)  # the first file's events: fewer
     con.execute("CHECKPOINT")
     replay_all(con)
     assert stamps.get(con, "stalls")["mode"] == "incremental"
