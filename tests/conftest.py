@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from stallscan.store.db import connect
+from tests.helpers import FIRST_MODULES
 
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
@@ -25,19 +26,6 @@ os.environ["COLUMNS"] = "120"
 
 TESTS = Path(__file__).resolve().parent
 TIER_FOLDERS = {"unit": "unit", "slow": "slow"}  # first folder below tests/ -> tier; the rest: functional
-# Modules run first, longest first: `pytest -n 2 --dist loadfile --no-loadscope-reorder` (.ci/run) hands modules to
-# the workers in collection order, so none of these starts last while the other worker sits idle (xdist's
-# default order, most tests first, put the one-test modules below at the end of the run). The rest keep
-# pytest's order (functional, real, top-level, then the many short unit modules that even out the tail).
-FIRST = (
-    "functional/test_spark.py",  # a JVM, the whole corpus
-    "test_ingest_splits.py",
-    "test_report_memo.py",
-    "functional/test_browser.py",  # chromium
-    "functional/test_guard_property.py",
-    "functional/test_sql_files_run.py",
-    "functional/test_spark_task.py",
-)
 
 
 def tier_of(path: Path) -> str:
@@ -50,8 +38,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") is None:
             item.add_marker(tier_of(Path(str(item.path))))
-    rank = {TESTS / name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(Path(str(item.path)).resolve(), len(FIRST)))  # (stable: the rest as collected)
+    rank = {TESTS / name: i for i, name in enumerate(FIRST_MODULES)}
+    items.sort(
+        key=lambda item: rank.get(Path(str(item.path)).resolve(), len(FIRST_MODULES))
+    )  # (stable: the rest as collected)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,19 @@ SAMPLES = ROOT / "sample_logs"
 GOLDEN = TESTS / "golden"  # expected outputs, one folder per case
 SNAPSHOTS = TESTS / "snapshots"
 TRUTH = TESTS / "truth"
+# Modules run first (tests/conftest.py sorts them to the front), longest first: `pytest -n 2 --dist loadfile --no-loadscope-reorder` (.ci/run) hands modules to
+# the workers in collection order, so none of these starts last while the other worker sits idle (xdist's
+# default order, most tests first, put the one-test modules below at the end of the run). The rest keep
+# pytest's order (functional, real, top-level, then the many short unit modules that even out the tail).
+FIRST_MODULES = (
+    "functional/test_spark.py",  # a JVM, the whole corpus
+    "test_ingest_splits.py",
+    "test_report_memo.py",
+    "functional/test_browser.py",  # chromium
+    "functional/test_guard_property.py",
+    "functional/test_sql_files_run.py",
+    "functional/test_spark_task.py",
+)
 # property tests whose every example replays a database: the default tiers draw DEFAULT_EXAMPLES of them;
 # STALLSCAN_HYPOTHESIS=full draws each test's full budget (run it with the slow tier before a release)
 DEFAULT_EXAMPLES = 25

@@ -185,3 +185,11 @@ def test_the_cycle_checker_sees_a_lazy_circle(tmp_path):
     assert _cycle(_graph(pkg)) is not None  # lazy imports count: b -> c -> b
     (pkg / "replay" / "c.py").write_text("")
     assert _cycle(_graph(pkg)) is None
+
+
+def test_first_modules_exist():
+    """Each module tests/conftest.py sorts to the front exists: a renamed one would silently run in collection
+    order again, at the end of a worker."""
+    from tests.helpers import FIRST_MODULES, TESTS
+
+    assert [name for name in FIRST_MODULES if not (TESTS / name).is_file()] == []
