@@ -1,6 +1,6 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), stall_atext (the walked replies' event_id,
--- ts and excerpt, by session_id and seq).
+-- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), events (the walked replies' event_id, ts and
+-- excerpt, by session_id and seq: computed as the view `rounds` computes them, queries/replay/stall_rounds_view.sql).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
 -- Walk per turn, in round order:
@@ -20,7 +20,10 @@
 -- round of a turn that holds a stall, joined to rounds_narrow on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, a.ts, r.*, a.excerpt,
+    SELECT a.event_id, a.ts, r.*,
+           CASE WHEN length(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))) <= 240
+                THEN trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))
+                ELSE '…' || right(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13)), 239) END AS excerpt,
            r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') AS is_stall,
            CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
                 WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,
@@ -30,7 +33,7 @@ WITH g AS (
            CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
            s.episode_nudges, s.ends_on_stall, s.delivered_nudged
     FROM rounds_narrow r JOIN stall_walk_scan s ON r.rowid = s.rid
-    JOIN stall_atext a ON a.session_id = r.session_id AND a.seq = r.seq
+    JOIN events a ON a.session_id = r.session_id AND a.seq = r.seq AND a.role = 'assistant'
 )
 SELECT g.*,
        CASE WHEN family = 'dropped' THEN CASE WHEN stall_index <= $retry_bound THEN 're-prompt' ELSE 'deliver' END

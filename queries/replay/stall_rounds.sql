@@ -3,21 +3,23 @@
 -- (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt; a
 -- 32-character id per row and up to 240 characters of text were about a third of this table's cost); readers
 -- that need none of them read rounds_narrow.
--- Input: stall_ev, stall_turn_evidence, stall_atext, stall_text, stall_nudges, stall_tail_matches (steps 1-2), stall_signatures,
+-- Input: stall_ev, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
+-- stall_signatures, stall_settings,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
 -- (`decides`) matched (the last sentence decides), no wait signature did in a turn that started background work
 -- before it, and, with no tool round before it in the turn, the turn is not in a plan-approval mode
 -- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
--- The signature hits of a reply (its tail's matches, stall_tail_matches, a signature with max_chars only when
--- the reply's whole text is no longer), in signature order (list_sort on (ord, id): no ordered aggregate)
+-- The signature hits of the replies with one tail and capped length (stall_tail_caps: the tail's matches,
+-- stall_tail_matches, a signature with max_chars only when the reply's whole text is no longer), in signature order
+-- (list_sort on (ord, id): no ordered aggregate)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
 WITH m AS (
-    SELECT t.rid, m.ord, m.id, m.kind, s.decides
-    FROM stall_text t JOIN stall_tail_matches m USING (tail) JOIN stall_signatures s ON s.id = m.id
-    WHERE s.max_chars IS NULL OR t.n_chars <= s.max_chars
+    SELECT c.tail, c.cap, m.ord, m.id, m.kind, s.decides
+    FROM stall_tail_caps c JOIN stall_tail_matches m USING (tail) JOIN stall_signatures s ON s.id = m.id
+    WHERE s.max_chars IS NULL OR c.cap <= s.max_chars
 )
-SELECT m.rid,
+SELECT m.tail, m.cap,
        list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind = 'intent')), lambda x: x[2]) AS sig_hits,
        list_transform(list_sort(list((m.ord, m.id)) FILTER (WHERE m.kind NOT IN ('intent', 'wait'))), lambda x: x[2])
            AS veto_hits,
@@ -26,30 +28,50 @@ SELECT m.rid,
        count(*) FILTER (WHERE m.kind IN ('question', 'statement')) > 0
            OR (count(*) FILTER (WHERE m.kind = 'done') > 0
                AND NOT coalesce(bool_or(m.kind = 'intent' AND m.decides), false)) AS vetoed
-FROM m GROUP BY m.rid;
+FROM m GROUP BY m.tail, m.cap;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
 SELECT m.model, arg_min(p.provider, p.ord) AS provider
-FROM (SELECT DISTINCT model FROM stall_atext WHERE model IS NOT NULL) m
+FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NOT NULL) m
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
+-- Every join below looks a reply up in a table smaller than the replies, which is the side to build the hash table
+-- on; the row estimate of a positional scan (stall_ev) is about 0, so the optimizer would build on the replies
+-- (at 2M generated events, 2.3 against 3.0 CPU s). Reset after the statement.
+SET disabled_optimizers = 'build_side_probe_side';
+
 CREATE OR REPLACE TABLE rounds_narrow AS
-WITH a AS (   -- a reply's turn and place in it (counted by the scan, stall_ev); narrow, so the small side of the join
-    SELECT rid, turn_id, round_in_turn, after_tool_round FROM stall_ev WHERE role = 'assistant'
+WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_ev), and its own fields
+    SELECT rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, turn_id, round_in_turn,
+           after_tool_round,
+           finish_norm,
+           -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four)
+           json_extract_string(meta, ['phase', 'provider', 'model_provider', 'providerId']) AS mk,
+           CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
+    FROM stall_ev WHERE role = 'assistant'
+), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
+    SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
+           coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)
+               AS finish_eff,
+           coalesce(finish_reason, 'phase=' || mk[1]) AS finish_evidence,
+           coalesce(mk[2], mk[3], mk[4]) AS meta_provider,
+           n_tool_calls = 0 AND coalesce(stripped, '') = '' AS blank,
+           stall_tail(stripped) AS tail, stall_cap(stripped) AS cap
+    FROM x0
 ), b AS (
-    SELECT x.* EXCLUDE (tail), a.turn_id, a.round_in_turn, a.after_tool_round,
+    SELECT x.* EXCLUDE (tail, cap), st.sentinel_kind,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
            coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed,
            CASE WHEN ev.bg_seq < x.seq THEN ev.bg_id END AS background,
            CASE WHEN ev.mode_seq < x.seq THEN ev.mode_id END AS approval_mode,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
            coalesce(n.interrupted, false) AS interrupted
-    FROM stall_atext x
-    JOIN a USING (rid)
-    LEFT JOIN stall_sig_hits h USING (rid)
+    FROM x
+    LEFT JOIN stall_sentinels st USING (rid)
+    LEFT JOIN stall_sig_hits h ON h.tail = x.tail AND h.cap = x.cap
     LEFT JOIN stall_nudges n USING (rid)
-    LEFT JOIN stall_turn_evidence ev ON ev.session_id = x.session_id AND ev.turn_id = a.turn_id
+    LEFT JOIN stall_turn_evidence ev ON ev.session_id = x.session_id AND ev.turn_id = x.turn_id
 ), bb AS (
     SELECT b.*, len(sig_hits) > 0 AND NOT vetoed AND (len(wait_hits) = 0 OR background IS NULL)
                 AND (after_tool_round OR approval_mode IS NULL) AS by_text
@@ -82,3 +104,5 @@ SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
        c.sig_hits, c.veto_hits, c.wait_hits, c.vetoed, c.background, c.approval_mode, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted
 FROM c LEFT JOIN stall_model_provider mp USING (model);
+
+RESET disabled_optimizers;

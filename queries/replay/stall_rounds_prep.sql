@@ -14,7 +14,8 @@
 -- A view, not a table: each reader reads only the columns it needs (stall_scan is dropped after the rounds).
 CREATE OR REPLACE TEMP VIEW stall_ev AS
 SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       e.tool_calls, e.meta, s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
+       e.tool_calls, e.meta, e.model, e.finish_reason, e.finish_norm, e.text,
+       s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
 FROM events e POSITIONAL JOIN stall_scan s
 WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
@@ -64,43 +65,52 @@ FROM (SELECT e.rowid AS rid, e.seq, e.kind, s.round_rid
 LEFT JOIN stall_prompt_hits h USING (rid)
 GROUP BY ALL;
 
--- every reply's own fields: its finish, provider, and what its text says (length, excerpt, the sentinel it
--- is, and for a text-only reply the tail the signatures look at: its last tail_chars characters); text
--- with leading/trailing [ \t\n\r] removed
-CREATE OR REPLACE TEMP TABLE stall_atext AS
--- (NOT MATERIALIZED: read twice, `a` is cheaper computed twice than written out with every reply's text,
--- 1.0 -> 0.77 CPU s on 2M generated events)
-WITH a AS NOT MATERIALIZED (
-    SELECT rowid AS rid, event_id, session_id, seq, source_format, ts, model, finish_reason, n_tool_calls,
-           coalesce(finish_norm, CASE meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
-                                                     WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
-           coalesce(finish_reason, 'phase=' || (meta ->> 'phase')) AS finish_evidence,
-           coalesce(meta ->> 'provider', meta ->> 'model_provider', meta ->> 'providerId') AS meta_provider,
-           trim(text, chr(32) || chr(9) || chr(10) || chr(13)) AS stripped
-    FROM events WHERE role = 'assistant'
-)
-SELECT a.* EXCLUDE (stripped), length(a.stripped) AS text_chars, coalesce(a.stripped, '') = '' AS blank,
-       CASE WHEN length(a.stripped) <= 240 THEN a.stripped ELSE '…' || right(a.stripped, 239) END AS excerpt,
-       CASE WHEN a.n_tool_calls = 0 AND coalesce(a.stripped, '') <> ''
-            THEN right(a.stripped, (SELECT value::INTEGER FROM stall_settings WHERE key = 'tail_chars')) END AS tail,
-       s.sentinel_kind
-FROM a LEFT JOIN (
-    SELECT a.rid, arg_min(p.reacts_to, p.ord) AS sentinel_kind
-    FROM a JOIN stall_prompts p ON p.role = 'sentinel'
-     AND CASE p.match WHEN 'exact' THEN a.stripped = p.text
-                      WHEN 'prefix' THEN starts_with(a.stripped, p.text)
-                      ELSE contains(a.stripped, p.text) END
-    GROUP BY a.rid) s USING (rid);
+-- A reply's own fields (its finish, provider, what its text says) are computed where the rounds are written
+-- (queries/replay/stall_rounds.sql, from stall_ev): no table of every reply is written here. Its text matters only
+-- for a text-only reply (n_tool_calls = 0: a reply with tool calls is a tool_round whatever it says), with
+-- leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost of trim on a text that
+-- neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a reply).
+CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
+    CASE WHEN starts_with(t, chr(32)) OR starts_with(t, chr(9)) OR starts_with(t, chr(10)) OR starts_with(t, chr(13))
+           OR ends_with(t, chr(32)) OR ends_with(t, chr(9)) OR ends_with(t, chr(10)) OR ends_with(t, chr(13))
+         THEN trim(t, chr(32) || chr(9) || chr(10) || chr(13)) ELSE t END;
 
--- the text-only replies, with their tails, and their distinct tails (ascii: the tail holds no character above
--- U+007F, so a signature whose every match holds one, stall_signatures.non_ascii, cannot match it; min_chars:
--- the shortest whole text with that tail, for the signatures' max_chars). The signatures run once per distinct
--- tail (queries/replay/stall_sig_match.sql): replies that end alike (short finals, a harness's canned phrases)
+-- the text-only replies that are an assistant-side sentinel (few: a table of those only)
+CREATE OR REPLACE TEMP TABLE stall_sentinels AS
+SELECT a.rid, arg_min(p.reacts_to, p.ord) AS sentinel_kind
+FROM (SELECT rowid AS rid, stall_strip(text) AS stripped FROM events WHERE role = 'assistant' AND n_tool_calls = 0) a
+JOIN stall_prompts p ON p.role = 'sentinel'
+ AND CASE p.match WHEN 'exact' THEN a.stripped = p.text
+                  WHEN 'prefix' THEN starts_with(a.stripped, p.text)
+                  ELSE contains(a.stripped, p.text) END
+GROUP BY a.rid;
+
+-- The tails the signatures look at: a text-only reply's last tail_chars characters when it is not blank, and its
+-- length capped one above the largest max_chars (cap: the signature hits of a reply depend on its tail and on
+-- whether its length is within each max_chars, so on (tail, cap) only). stall_tails: the distinct tails (ascii: the
+-- tail holds no character above U+007F, so a signature whose every match holds one, stall_signatures.non_ascii,
+-- cannot match it; min_chars: the shortest whole text with that tail, as far as any max_chars can tell). The
+-- signatures run once per distinct tail (queries/replay/stall_sig_match.sql) and their hits are gathered once per
+-- (tail, cap) (queries/replay/stall_rounds.sql): replies that end alike (short finals, a harness's canned phrases)
 -- cost one match each.
-CREATE OR REPLACE TEMP TABLE stall_text AS
-SELECT rid, text_chars AS n_chars, tail FROM stall_atext WHERE tail IS NOT NULL;
+-- stall_tail(s) / stall_cap(s): the tail and capped length of a stripped text (tail NULL: blank), their limits
+-- read once into variables (a scalar subquery at each use costs a cross product with every reply)
+SET VARIABLE stall_tail_chars = (SELECT value::INTEGER FROM stall_settings WHERE key = 'tail_chars');
+
+SET VARIABLE stall_cap = (SELECT coalesce(max(max_chars) + 1, 0) FROM stall_signatures);
+
+CREATE OR REPLACE TEMP MACRO stall_tail(s) AS
+    CASE WHEN coalesce(s, '') <> '' THEN right(s, getvariable('stall_tail_chars')) END;
+
+CREATE OR REPLACE TEMP MACRO stall_cap(s) AS least(length(s), getvariable('stall_cap'));
+
+CREATE OR REPLACE TEMP TABLE stall_tail_caps AS
+SELECT stall_tail(stripped) AS tail, stall_cap(stripped) AS cap
+FROM (SELECT stall_strip(text) AS stripped FROM events WHERE role = 'assistant' AND n_tool_calls = 0)
+WHERE coalesce(stripped, '') <> ''
+GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE stall_tails AS
-SELECT tail, min(n_chars) AS min_chars, strlen(tail) = length(tail) AS ascii FROM stall_text GROUP BY tail;
+SELECT tail, min(cap) AS min_chars, strlen(tail) = length(tail) AS ascii FROM stall_tail_caps GROUP BY tail;
 
 CREATE OR REPLACE TEMP TABLE stall_tail_matches (tail VARCHAR, ord INTEGER, id VARCHAR, kind VARCHAR);

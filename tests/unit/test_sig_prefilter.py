@@ -50,7 +50,8 @@ def test_library_flags() -> None:
 
 def test_sql_skip_matches_regex_alone() -> None:
     """stall_sig_match.sql with the skips, run once per distinct tail, gives every reply the signatures that its
-    regex alone gives on its tail (a signature with max_chars only when the reply's whole text is no longer)."""
+    regex alone gives on its tail (a signature with max_chars only when the reply's whole text is no longer), read
+    the way queries/replay/stall_rounds.sql reads them: by the reply's tail and capped length."""
     con = duckdb.connect()
     data = stall_data.install(con)
     tails = [
@@ -64,33 +65,47 @@ def test_sql_skip_matches_regex_alone() -> None:
         "\u212aelvin: let me know",
         "Let me now run the tests.",
     ]
-    # the same tails again on replies longer than hermes_trailing_continue's max_chars (400): one distinct tail,
-    # two verdicts
-    rows = [(i, len(t), t) for i, t in enumerate(tails)] + [(100 + i, 500, t) for i, t in enumerate(tails)]
-    con.execute("CREATE TEMP TABLE stall_atext (rid BIGINT, text_chars BIGINT, tail VARCHAR)")
-    con.executemany("INSERT INTO stall_atext VALUES (?, ?, ?)", rows)
+    # each tail as a short reply, as a reply of exactly 400 characters ending with it (hermes_trailing_continue's
+    # max_chars), and as a 500-character reply with the same last 400 characters: one distinct tail, two verdicts;
+    # stray blanks around the text are not part of it
+    full = [("-" * 398 + ". ")[len(t) - 400 :] + t for t in tails]
+    texts = [(i, t) for i, t in enumerate(tails)] + [(100 + i, f) for i, f in enumerate(full)]
+    texts += [(200 + i, " \n" + "x" * 100 + f + "\t") for i, f in enumerate(full)]
+    con.execute("CREATE TABLE events (rid BIGINT, role VARCHAR, n_tool_calls INTEGER, text VARCHAR)")
+    con.executemany("INSERT INTO events VALUES (?, 'assistant', 0, ?)", texts)
     prep = sql.load("replay/stall_rounds_prep")
-    for name in ("stall_text AS", "stall_tails AS", "stall_tail_matches ("):
+    steps = (
+        "MACRO stall_strip",
+        "VARIABLE stall_tail_chars",
+        "VARIABLE stall_cap",
+        "MACRO stall_tail",
+        "MACRO stall_cap",
+    )
+    for name in (*steps, "stall_tail_caps AS", "stall_tails AS"):
         con.execute(next(s for s in prep if name in s))
-    assert con.execute("SELECT count(*) FROM stall_tails").fetchone() == (len(tails),)
+    con.execute(next(s for s in prep if "stall_tail_matches (" in s))
+    assert con.execute("SELECT count(*) FROM stall_tails").fetchone() == (2 * len(tails),)
     for i, sig in enumerate(data.signatures):
         params = {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars}
         sql.run(con, "replay/stall_sig_match", params)
     con.execute(next(s for s in sql.load("replay/stall_rounds") if "stall_sig_hits AS" in s))
     got = set(
         con.execute(
-            "SELECT rid, unnest(coalesce(sig_hits, []) || coalesce(veto_hits, []) || coalesce(wait_hits, [])) "
-            "FROM stall_sig_hits"
+            "SELECT e.rid, unnest(coalesce(h.sig_hits, []) || coalesce(h.veto_hits, []) || coalesce(h.wait_hits, [])) "
+            "FROM events e JOIN stall_sig_hits h "
+            "ON h.tail = stall_tail(stall_strip(e.text)) AND h.cap = stall_cap(stall_strip(e.text))"
         ).fetchall()
     )
+    stripped = {rid: t.strip(" \t\n\r") for rid, t in texts}
     want = {
         (rid, sig.id)
-        for rid, n_chars, t in rows
+        for rid, t in stripped.items()
         for sig in data.signatures
-        if (sig.max_chars is None or n_chars <= sig.max_chars)
-        and con.execute("SELECT regexp_matches(?, ?)", [t, sig.regex]).fetchone() == (True,)
+        if (sig.max_chars is None or len(t) <= sig.max_chars)
+        and con.execute("SELECT regexp_matches(?, ?)", [t[-400:], sig.regex]).fetchone() == (True,)
     }
     assert got == want
     assert any(sig in {"zh_trailing_intent", "ja_trailing_intent", "ko_trailing_intent"} for _, sig in got)
     assert (8, "hermes_trailing_continue") in got
-    assert (108, "hermes_trailing_continue") not in got
+    assert (108, "hermes_trailing_continue") in got
+    assert (208, "hermes_trailing_continue") not in got
