@@ -39,11 +39,17 @@ SELECT session_id, turn_id,
        min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
 FROM stall_ev GROUP BY ALL;
 
+-- Texts are compared with leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost
+-- of trim on a text that neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a text).
+CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
+    CASE WHEN starts_with(t, chr(32)) OR starts_with(t, chr(9)) OR starts_with(t, chr(10)) OR starts_with(t, chr(13))
+           OR ends_with(t, chr(32)) OR ends_with(t, chr(9)) OR ends_with(t, chr(10)) OR ends_with(t, chr(13))
+         THEN trim(t, chr(32) || chr(9) || chr(10) || chr(13)) ELSE t END;
+
 -- user messages that are a known nudge or an interrupt marker (text with leading/trailing [ \t\n\r] removed)
 CREATE OR REPLACE TEMP TABLE stall_prompt_hits AS
 SELECT u.rid, p.id, p.ord, p.role AS prompt_role, p.reacts_to
-FROM (SELECT rowid AS rid, trim(text, chr(32) || chr(9) || chr(10) || chr(13)) AS stripped
-      FROM events WHERE role = 'user' AND kind <> 'tool_result') u
+FROM (SELECT rowid AS rid, stall_strip(text) AS stripped FROM events WHERE role = 'user' AND kind <> 'tool_result') u
 JOIN stall_prompts p ON p.role IN ('nudge', 'interrupt')
  AND CASE p.match WHEN 'exact' THEN u.stripped = p.text
                   WHEN 'prefix' THEN starts_with(u.stripped, p.text)
@@ -67,15 +73,8 @@ GROUP BY ALL;
 
 -- A reply's own fields (its finish, provider, what its text says) are computed where the rounds are written
 -- (queries/replay/stall_rounds.sql, from stall_ev): no table of every reply is written here. Its text matters only
--- for a text-only reply (n_tool_calls = 0: a reply with tool calls is a tool_round whatever it says), with
--- leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost of trim on a text that
--- neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a reply).
-CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
-    CASE WHEN starts_with(t, chr(32)) OR starts_with(t, chr(9)) OR starts_with(t, chr(10)) OR starts_with(t, chr(13))
-           OR ends_with(t, chr(32)) OR ends_with(t, chr(9)) OR ends_with(t, chr(10)) OR ends_with(t, chr(13))
-         THEN trim(t, chr(32) || chr(9) || chr(10) || chr(13)) ELSE t END;
-
--- the text-only replies that are an assistant-side sentinel (few: a table of those only)
+-- for a text-only reply (n_tool_calls = 0: a reply with tool calls is a tool_round whatever it says).
+-- The text-only replies that are an assistant-side sentinel (few: a table of those only)
 CREATE OR REPLACE TEMP TABLE stall_sentinels AS
 SELECT a.rid, arg_min(p.reacts_to, p.ord) AS sentinel_kind
 FROM (SELECT rowid AS rid, stall_strip(text) AS stripped FROM events WHERE role = 'assistant' AND n_tool_calls = 0) a
