@@ -18,7 +18,7 @@
 --     notif:  header -> notification (continuation) -> first -> completion -> gap / no_time
 --     both:   header -> notification -> first -> marker -> completion -> gap / no_time
 
--- decision vs truth, as in turn_boundaries.sql (defined again so this file runs on a reopened database)
+-- decision vs truth, as the view turn_boundaries computes each policy's error (queries/replay/turn_boundaries_view.sql)
 CREATE OR REPLACE TEMP MACRO boundary_error(starts_request, is_human, decision) AS CASE
     WHEN NOT starts_request THEN 'not_request'
     WHEN decision IS NULL THEN NULL

@@ -1,4 +1,5 @@
-"""The router's turn-boundary decision, replayed (production path: queries/replay/turn_boundaries.sql).
+"""The router's turn-boundary decision, replayed (production path: queries/replay/turn_boundaries.sql
+and turn_boundaries_view.sql).
 
 `replay_boundaries(con, threshold=2.0)` (re)creates the view `turn_boundaries`, one row per user-role
 event (and tool result) of `events` (stored: table `turn_boundaries_narrow`, the columns the decisions are
