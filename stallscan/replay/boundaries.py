@@ -84,8 +84,12 @@ def replay_boundaries(
         ("turn_boundaries_narrow", "turn_boundary_variants_marked"),
         upstream=("user_labels",),
     )
-    decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
-    errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
+    rows = con.execute(  # (one pass over the view for both counts)
+        'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries '
+        'GROUP BY GROUPING SETS ((decided_by), ("error")) ORDER BY ALL'
+    ).fetchall()
+    decided = {r[0]: r[3] for r in rows if r[2] == 1}  # (GROUPING: bit 0 set = "error" not grouped)
+    errors = {r[1]: r[3] for r in rows if r[2] == 2}
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}
 
 
