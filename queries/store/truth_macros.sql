@@ -4,7 +4,7 @@
 --   truth_note(origin, is_human_turn): 'human action in an automatic envelope' (a person's click inside a
 --       harness text, e.g. Cline's "[TASK RESUMPTION]" after the person resumed the task), 'human feedback in
 --       a tool result' (a person's words inside a tool result); NULL when envelope and truth agree.
--- is_human_turn (turn_boundaries) = origin 'human' or human content (replay/turn_boundaries.sql).
+-- is_human_turn (turn_boundaries) = origin 'human' or human content (replay/turn_boundaries_view.sql).
 CREATE OR REPLACE TEMP MACRO truth(origin, is_human_turn) AS
     CASE WHEN origin IS NULL THEN NULL
          WHEN is_human_turn THEN 'human'

@@ -1,7 +1,9 @@
-"""The router's turn-boundary decision, replayed (production path: queries/replay/turn_boundaries.sql).
+"""The router's turn-boundary decision, replayed (production path: queries/replay/turn_boundaries.sql
+and turn_boundaries_view.sql).
 
-`replay_boundaries(con, threshold=2.0)` (re)creates the table `turn_boundaries`, one row per user-role
-event (and tool result) of `events`:
+`replay_boundaries(con, threshold=2.0)` (re)creates the view `turn_boundaries`, one row per user-role
+event (and tool result) of `events` (stored: table `turn_boundaries_narrow`, the columns the decisions are
+computed from; the view, queries/replay/turn_boundaries_view.sql, computes the rest):
 
     session_id, seq, event_id, ts   the event
     gap_s              seconds from the end of the previous assistant reply to this event; NULL when the
@@ -70,6 +72,7 @@ def replay_boundaries(
         _prev_replies(c)
         sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold)})
         c.unregister("tb_scan")
+        _view(c)
         replay_variants(c)  # the rule variants beside the router order (turn_boundary_variants)
 
     derive.run(
@@ -77,12 +80,29 @@ def replay_boundaries(
         "turn_boundaries",
         inputs,
         compute,
-        ("turn_boundaries", "turn_boundary_variants_marked"),  # (turn_boundary_variants: a view over both)
+        # (turn_boundaries: a view over turn_boundaries_narrow; turn_boundary_variants: a view over it and the marked rows)
+        ("turn_boundaries_narrow", "turn_boundary_variants_marked"),
         upstream=("user_labels",),
     )
-    decided = dict(con.execute("SELECT decided_by, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
-    errors = dict(con.execute("SELECT error, count(*) FROM turn_boundaries GROUP BY ALL ORDER BY 1").fetchall())
+    rows = con.execute(  # (one pass over the view for both counts)
+        'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries '
+        'GROUP BY GROUPING SETS ((decided_by), ("error")) ORDER BY ALL'
+    ).fetchall()
+    decided = {r[0]: r[3] for r in rows if r[2] == 1}  # (GROUPING: bit 0 set = "error" not grouped)
+    errors = {r[1]: r[3] for r in rows if r[2] == 2}
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}
+
+
+def _view(con: duckdb.DuckDBPyConnection) -> None:
+    """The view `turn_boundaries` in the current schema (a database written before it holds a table of that
+    name: dropped first)."""
+    stored = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = 'turn_boundaries'"
+    ).fetchone()
+    if stored and stored[0]:
+        con.execute("DROP TABLE turn_boundaries")
+    sql.run(con, "replay/turn_boundaries_view")
 
 
 def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:

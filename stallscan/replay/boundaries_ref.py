@@ -1,6 +1,6 @@
 """Reference implementation of the router's turn-boundary decision: plain Python over one session.
 
-Slow and obvious on purpose. The production path is queries/replay/turn_boundaries.sql; tests check that the
+Slow and obvious on purpose. The production path is queries/replay/turn_boundaries*.sql; tests check that the
 two agree on every real file and on generated sessions. Input: the session's events as dicts (columns
 of the `events` table) and their origin labels (columns of `user_labels`, keyed by event_id).
 """

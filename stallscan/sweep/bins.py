@@ -74,7 +74,11 @@ def load_cells(con: duckdb.DuckDBPyConnection, by: str) -> dict[str, np.ndarray]
 
 ENTRY = registry.register(
     registry.Derived(
-        TABLE, (TABLE,), ("turn_boundaries", "turn_boundary_variants"), lambda con, _: refresh(con), export=False
+        TABLE,
+        (TABLE,),
+        ("turn_boundaries", "turn_boundary_variants_marked"),  # (what sweep_bins_input.sql reads)
+        lambda con, _: refresh(con),
+        export=False,
     )
 )
 

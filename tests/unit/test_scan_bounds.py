@@ -5,7 +5,9 @@ the whole table and still give the same rows."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -145,3 +147,20 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     assert sum(t.num_rows for t in scan_bounds._batched(con)) == 3
     want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
     assert _got(con, scan_bounds.prev_replies(con)) == want
+
+
+def test_reply_status_cases(con):
+    """scan_boundaries.sql's completion report of a reply, on texts around each anchored pattern: leading
+    whitespace (RE2's \\s is [\\t\\n\\f\\r ]: a vertical tab or a no-break space is not), the pattern later in
+    the text, a text that only starts like it. Cases: tests/unit/cases/reply_status.json, each
+    [text, finish_norm, n_tool_calls, status] with the status read from the rule (stallscan/replay/boundaries.py)."""
+    cases = json.loads((Path(__file__).parent / "cases" / "reply_status.json").read_text(encoding="utf-8"))
+    con.executemany(
+        f"INSERT INTO events ({COLUMNS}) VALUES (?, 'openai_chat', 'f', 1, 1, 0, 1, 's', ?, ?, ?, 'per_message', "
+        "'assistant', 'message', ?, ?, ?, false)",
+        [[f"r{i}", i + 1, T0, T0, text, n, finish] for i, (text, finish, n, _) in enumerate(cases)],
+    )
+    got = con.execute(f"SELECT seq, status FROM ({sql.load('replay/scan_boundaries')[0]}) ORDER BY seq").fetchall()
+    assert [(repr(c[0]), scan_bounds.STATUSES[s]) for c, (_, s) in zip(cases, got)] == [
+        (repr(c[0]), c[3]) for c in cases
+    ]

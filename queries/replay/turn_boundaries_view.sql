@@ -1,0 +1,54 @@
+-- The view `turn_boundaries`: turn_boundaries_narrow (queries/replay/turn_boundaries.sql) with the decisions
+-- computed from its columns, in the column order of the table the view replaced. Plain SQL (no stallscan
+-- macro), so the view reads in any DuckDB that opens the database. Decision order (the router's):
+--   1. header:     an x-initiator value (user -> human, agent -> continuation)
+--   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
+--   3. completion: previous reply not final (empty / truncated / cancelled / failed / tool_calls) -> continuation
+--   4. gap:        after a final reply, gap_s >= threshold -> human, else continuation
+--      no_time:    after a final reply but no trustworthy gap (gap_raw_s NULL or negative) -> human
+-- gap-only: ignores completion reports (NULL when the log gives no gap); header-only: NULL when no header.
+-- Each policy's error: not_request for a record that is not a model request of its own (not judged), NULL
+-- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
+CREATE OR REPLACE VIEW turn_boundaries AS
+WITH d AS (
+    SELECT n.*,
+           CASE WHEN n.gap_raw_s >= 0 THEN n.gap_raw_s END AS gap_s,
+           ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'][n.prev_status] AS prev_reply_status,
+           n.origin = 'human' OR n.human_content AS is_human_turn,
+           CASE WHEN n.initiator IN ('user', 'agent') THEN 'header'
+                WHEN n.prev_status IS NULL THEN 'first'
+                WHEN n.prev_status <> 6 THEN 'completion'
+                WHEN n.gap_raw_s IS NULL OR n.gap_raw_s < 0 THEN 'no_time'
+                ELSE 'gap' END AS decided_by
+    FROM turn_boundaries_narrow n
+), p AS (
+    SELECT d.*,
+           CASE decided_by WHEN 'header' THEN (CASE initiator WHEN 'user' THEN 'human' ELSE 'continuation' END)
+                           WHEN 'first' THEN 'human'
+                           WHEN 'completion' THEN 'continuation'
+                           WHEN 'no_time' THEN 'human'
+                           ELSE (CASE WHEN gap_s >= threshold THEN 'human' ELSE 'continuation' END) END AS decision,
+           CASE WHEN prev_status IS NULL THEN 'human'
+                WHEN gap_s IS NOT NULL THEN (CASE WHEN gap_s >= threshold THEN 'human' ELSE 'continuation' END)
+                END AS gap_only_decision,
+           CASE initiator WHEN 'user' THEN 'human' WHEN 'agent' THEN 'continuation' END AS header_only_decision
+    FROM d
+)
+SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decided_by, decision, origin,
+       is_human_turn,
+       CASE WHEN NOT starts_request THEN 'not_request' WHEN decision IS NULL THEN NULL
+            WHEN is_human_turn AND decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND decision = 'human' THEN 'auto_as_human' ELSE 'none' END AS "error",
+       gap_only_decision,
+       CASE WHEN NOT starts_request THEN 'not_request' WHEN gap_only_decision IS NULL THEN NULL
+            WHEN is_human_turn AND gap_only_decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND gap_only_decision = 'human' THEN 'auto_as_human' ELSE 'none' END
+           AS gap_only_error,
+       header_only_decision,
+       CASE WHEN NOT starts_request THEN 'not_request' WHEN header_only_decision IS NULL THEN NULL
+            WHEN is_human_turn AND header_only_decision = 'continuation' THEN 'human_as_auto'
+            WHEN NOT is_human_turn AND header_only_decision = 'human' THEN 'auto_as_human' ELSE 'none' END
+           AS header_only_error,
+       source_format, "role", kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
+       ts_quality, threshold
+FROM p;
