@@ -18,11 +18,13 @@ import duckdb
 import pytest
 
 from stallscan.store.db import connect
+from tests.child_bytecode import share_bytecode
 from tests.helpers import FIRST_MODULES
 
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
 os.environ["COLUMNS"] = "120"
+share_bytecode()  # the child processes compile each module once per run, not once each
 
 TESTS = Path(__file__).resolve().parent
 TIER_FOLDERS = {"unit": "unit", "slow": "slow"}  # first folder below tests/ -> tier; the rest: functional

@@ -19,7 +19,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stall_rules import load
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.helpers import ROOT
+from tests.helpers import ROOT, memory_copy
 
 NUDGE = nudge_text()
 BIN = Path(sys.executable).parent
@@ -146,12 +146,19 @@ def _after_evidence(r: dict, data) -> bool:
     return reacts.get(r["nudge_id"]) in ("narrated", "no_tool", "dropped")
 
 
-def agreement(roots: list[Path], tmp: Path, every_text_round: bool = False) -> dict[str, Counter]:
+def agreement(
+    roots: list[Path], tmp: Path, every_text_round: bool = False, ingested: Path | None = None
+) -> dict[str, Counter]:
     """{file: Counter(agree=, disagree=, after=, skipped_tool_round=)} plus the disagreements under key '_bad'.
-    every_text_round: judge every text-only reply (each place a turn could have ended), not only turn ends."""
+    every_text_round: judge every text-only reply (each place a turn could have ended), not only turn ends.
+    ingested: a closed database holding `roots` ingested (ingest_paths, format auto), copied instead of
+    ingesting them again."""
     data = load()
-    con = connect(":memory:")
-    ingest_paths(con, [str(r) for r in roots], fmt="auto")
+    if ingested is None:
+        con = connect(":memory:")
+        ingest_paths(con, [str(r) for r in roots], fmt="auto")
+    else:
+        con = memory_copy(ingested)
     replay_stalls(con, segmentation="fallback")
     src = (
         "(SELECT event_id FROM rounds WHERE n_tool_calls = 0)"

@@ -196,17 +196,42 @@ def raw_tool_messages(path: Path) -> set[str]:
     return ids
 
 
-@pytest.mark.parametrize("path", real_files("claude-code") or [None], ids=lambda p: p.name if p else "absent")
-def test_real_files_tool_messages_are_whole(path):
-    if path is None:
+@pytest.fixture(scope="module")
+def real_claude():
+    """Every real Claude Code file ingested together (as a user's folder is) and replayed, once for the module."""
+    files = real_files("claude-code")
+    if not files:
         pytest.skip("real data absent (../shared/data/real or $STALLSCAN_REAL_DATA)")
     con = connect(":memory:")
-    ingest_paths(con, [str(path)])
-    check(con)
+    ingest_paths(con, [str(p) for p in files])
+    replay_stalls(con)
+    assert con.execute("SELECT count(DISTINCT file) FROM events").fetchone()[0] > 30  # (most files hold events)
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("path", real_files("claude-code") or [None], ids=lambda p: p.name if p else "absent")
+def test_real_files_tool_messages_are_whole(path, real_claude):
+    """check()'s conditions, and no tool-using message split, on each real file's rows (real_claude skips when
+    the real data is absent)."""
+    con, f = real_claude, str(path)
+    assert con.execute(
+        "SELECT count(*) FROM rounds JOIN events e USING (event_id) WHERE e.file = ? "
+        "AND round_kind IN ('dropped_tool_call', 'narrated_intent')",
+        [f],
+    ).fetchone() == (0,)
+    unpaired = con.execute(
+        "SELECT r.line FROM events r WHERE r.file = ? AND r.kind = 'tool_result' AND r.tool_call_id NOT IN "
+        "(SELECT unnest(list_transform(tool_calls, lambda c: c.id)) FROM events a WHERE a.role = 'assistant' "
+        " AND a.file = r.file)",
+        [f],
+    ).fetchall()
+    assert unpaired == []
     tool_msgs = raw_tool_messages(path)
     split = con.execute(
-        "SELECT message_id, line FROM events WHERE role = 'assistant' AND n_tool_calls = 0 AND list_contains(?, message_id)",
-        [sorted(i for i in tool_msgs if i)],
+        "SELECT message_id, line FROM events WHERE file = ? AND role = 'assistant' AND n_tool_calls = 0 "
+        "AND list_contains(?, message_id)",
+        [f, sorted(i for i in tool_msgs if i)],
     ).fetchall()
     assert split == [], "lines of a tool-using reply became a text-only event"
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from tests.helpers import SAMPLES, real_root
+from tests.helpers import SAMPLES
 
 
 def cli(*args, cwd=None, home=None, columns="80"):
@@ -28,11 +28,13 @@ def cli(*args, cwd=None, home=None, columns="80"):
     )
 
 
-def in_process(*args, columns="80"):
+def in_process(*args, columns="80", home=None):
     """The typer app run in this process (CliRunner), for checks of a command's output whose subject is not the
     process: the same app, rendering and exit codes, without an interpreter start-up each. (`report` stays a
     real process where its output is the subject: the console script serves a memo hit before typer.)"""
     env = {"TZ": "UTC", "NO_COLOR": "1", "COLUMNS": columns, "TERM": "dumb", "STALLSCAN_DB": None}
+    if home is not None:
+        env["HOME"] = str(home)
     r = CliRunner().invoke(app, list(args), prog_name="stallscan", env=env)
     return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
@@ -48,16 +50,19 @@ def sample_db(tmp_path_factory, sample_ingested_file):
 def any_db(request, sample_db, tmp_path_factory):
     if request.param == "sample":
         return sample_db
-    if not real_root().is_dir():
-        pytest.skip(f"real transcripts not found at {real_root()}: set STALLSCAN_REAL_DATA")
-    db = tmp_path_factory.mktemp("edges_real") / "r.duckdb"
-    assert cli("ingest", str(real_root()), "--db", str(db)).returncode == 0
+    db = tmp_path_factory.mktemp("edges_real") / "r.duckdb"  # the real files ingested: the session's, copied
+    shutil.copy(request.getfixturevalue("real_ingested_file"), db)
     return str(db)
 
 
-def test_missing_database_is_exit_3_and_never_created(tmp_path):
+def test_missing_database_is_exit_3_and_never_created(tmp_path, monkeypatch):
+    """report (the console script looks for a memo first) and sql as processes; the rest in-process."""
+    monkeypatch.chdir(tmp_path)
     for args in (["report"], ["stalls"], ["boundaries"], ["sweep"], ["sessions"], ["show", "x"], ["sql", "SELECT 1"]):
-        p = cli(*args, cwd=tmp_path, home=tmp_path)
+        if args[0] in ("report", "sql"):
+            p = cli(*args, cwd=tmp_path, home=tmp_path)
+        else:
+            p = in_process(*args, home=tmp_path)
         assert p.returncode == 3, (args, p.stderr)
         lines = p.stderr.strip().splitlines()
         assert lines[0].startswith("error: no database at stallscan.duckdb"), p.stderr
@@ -176,12 +181,14 @@ def test_sections_on_request(sample_db):
 
 
 def test_sessions_sorts_and_prints_refs_show_accepts(sample_db):
-    rows = json.loads(cli("sessions", "--db", sample_db, "--json", "--sort", "turns", "--desc").stdout)["sessions"]
+    rows = json.loads(in_process("sessions", "--db", sample_db, "--json", "--sort", "turns", "--desc").stdout)
+    rows = rows["sessions"]
     turns = [r["turns"] for r in rows]
     assert turns == sorted(turns, reverse=True)
     for r in rows:
         assert set(r) >= {"session_id", "ref", "harness", "start", "turns", "silent", "requests", "misread"}
-    misread = json.loads(cli("boundaries", "--db", sample_db, "--errors-only", "--json").stdout)["decisions"]
+    misread = json.loads(in_process("boundaries", "--db", sample_db, "--errors-only", "--json").stdout)["decisions"]
     assert sum(r["misread"] for r in rows) == len(misread)
     for r in rows[:5]:
-        assert json.loads(cli("show", r["ref"], "--db", sample_db, "--json").stdout)["session_id"] == r["session_id"]
+        shown = in_process("show", r["ref"], "--db", sample_db, "--json")
+        assert json.loads(shown.stdout)["session_id"] == r["session_id"]

@@ -5,6 +5,7 @@ present (skipped, saying why, when absent), and a two-prompt corpus (sample_logs
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from stallscan.cli import app
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES, real_root
+from tests.helpers import SAMPLES
 
 TWO_PROMPTS = SAMPLES / "hermes" / "normal_session.jsonl"
 
@@ -26,11 +27,11 @@ def _ingest(tmp_path_factory, name, paths):
 
 
 @pytest.fixture(scope="module")
-def real_db(tmp_path_factory):
-    root = real_root()
-    if not root.is_dir():
-        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
-    return _ingest(tmp_path_factory, "real", [root])
+def real_db(tmp_path_factory, real_ingested_file):
+    """The real files ingested: the session's ingest, copied (skips when they are absent)."""
+    path = tmp_path_factory.mktemp("real") / "f.duckdb"
+    shutil.copy(real_ingested_file, path)
+    return str(path)
 
 
 @pytest.fixture(scope="module")

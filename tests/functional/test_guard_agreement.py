@@ -23,19 +23,19 @@ from tests.guard_helpers import SAMPLES, _real_root, _report, agreement
 
 
 @pytest.mark.parametrize("every", [False, True], ids=["turn_ends", "every_text_round"])
-def test_guard_agrees_with_replay_on_sample_logs(tmp_path, every):
-    res = agreement([SAMPLES], tmp_path, every)
+def test_guard_agrees_with_replay_on_sample_logs(tmp_path, every, sample_ingested_file):
+    res = agreement([SAMPLES], tmp_path, every, ingested=sample_ingested_file)  # (the session's ingest)
     _report(res, SAMPLES)
     assert not res["_bad"], sorted(res["_bad"])[:20]
     assert sum(c["agree"] for f, c in res.items() if f != "_bad") > 0
 
 
 @pytest.mark.parametrize("every", [False, True], ids=["turn_ends", "every_text_round"])
-def test_guard_agrees_with_replay_on_every_real_file(tmp_path, every):
+def test_guard_agrees_with_replay_on_every_real_file(tmp_path, every, request):
     root = _real_root()
     if not root.is_dir():
         pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
-    res = agreement([root], tmp_path, every)
+    res = agreement([root], tmp_path, every, ingested=request.getfixturevalue("real_ingested_file"))
     _report(res, root)
     assert not res["_bad"], sorted(res["_bad"])[:20]
     agreed: Counter[str] = Counter()

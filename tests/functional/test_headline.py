@@ -12,19 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from stallscan.cli import app
-from stallscan.ingest.run import ingest_paths
 from stallscan.report.headline import add_provider, headline
 from stallscan.report.timeline import resolve_session, session_refs
 from stallscan.store.db import connect
-from tests.helpers import memory_copy, real_root
-
-
-def _ingest(tmp_path_factory, name, paths):
-    db = tmp_path_factory.mktemp(name) / "h.duckdb"
-    con = connect(db)
-    ingest_paths(con, [str(p) for p in paths])
-    con.close()
-    return str(db)
+from tests.helpers import memory_copy
 
 
 @pytest.fixture(scope="module", params=["sample", "real"])
@@ -33,10 +24,9 @@ def db(request, tmp_path_factory):
         path = tmp_path_factory.mktemp("sample") / "h.duckdb"
         shutil.copy(request.getfixturevalue("sample_ingested_file"), path)
         return str(path)
-    root = real_root()
-    if not root.is_dir():
-        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
-    return _ingest(tmp_path_factory, "real", [root])
+    path = tmp_path_factory.mktemp("real") / "h.duckdb"  # the real files ingested: the session's, copied
+    shutil.copy(request.getfixturevalue("real_ingested_file"), path)
+    return str(path)
 
 
 def run(*args) -> tuple[int, str, str]:
@@ -129,12 +119,8 @@ def test_every_printed_ref_opens_its_session(db):
     con.close()
 
 
-def test_readme_prefix_opens_the_session_not_its_sidechains():
-    root = real_root()
-    if not root.is_dir():
-        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
-    con = connect(":memory:")
-    ingest_paths(con, [str(root / "claude-code")])
+def test_readme_prefix_opens_the_session_not_its_sidechains(real_ingested_file):
+    con = memory_copy(real_ingested_file)  # the real files ingested (the session's ingest)
     ids = [
         r[0] for r in con.execute("SELECT DISTINCT session_id FROM events WHERE session_id LIKE '258c7280%'").fetchall()
     ]

@@ -55,6 +55,11 @@ def read_only_mount(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def _process(*args: str) -> tuple[int, str, str]:
+    p = stallscan(*args)
+    return p.returncode, p.stdout, p.stderr
+
+
 def _in_process(*args: str) -> tuple[int, str, str]:
     """The command run in this process (the reference side: the read-only side runs as a process)."""
     from typer.testing import CliRunner
@@ -65,37 +70,60 @@ def _in_process(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def _reads_alike(db: Path, reference: Path) -> None:
-    """Every read command works on `db` and prints what it prints on a writable copy (`reference`)."""
+class Reference:
+    """A writable database of the sample Claude Code files (`db`) and what each of READ_COMMANDS prints on it
+    (`outputs`), in-process; `pristine`: a copy of it as ingested, never replayed, for the tests to copy."""
+
+    def __init__(self, folder: Path) -> None:
+        self.pristine = folder / "pristine.duckdb"
+        _ingested(self.pristine)
+        self.db = folder / "ref.duckdb"
+        shutil.copy(self.pristine, self.db)
+        self.outputs: dict[tuple[str, ...], str] = {}
+        for cmd in READ_COMMANDS:
+            code, out, err = _in_process(*cmd, "--db", str(self.db))
+            assert code == 0, err
+            self.outputs[cmd] = out
+        sessions = json.loads(_in_process("sessions", "--json", "--db", str(self.db))[1])["sessions"]
+        self.session_id = sessions[0]["session_id"]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    return Reference(tmp_path_factory.mktemp("reference"))
+
+
+def _reads_alike(db: Path, ref: Reference) -> None:
+    """Every read command works on `db` and prints what it prints on a writable copy (`ref.db`): report as a
+    process (the console script looks for a memo before typer), the others in-process."""
     for cmd in READ_COMMANDS:
-        p = stallscan(*cmd, "--db", str(db))
-        assert p.returncode == 0, (cmd, p.stderr)
-        code, want, err = _in_process(*cmd, "--db", str(reference))
-        assert code == 0, err
+        if cmd[0] == "report":
+            p = stallscan(*cmd, "--db", str(db))
+            code, out, err = p.returncode, p.stdout, p.stderr
+        else:
+            code, out, err = _in_process(*cmd, "--db", str(db))
+        assert code == 0, (cmd, err)
         # (the report's suggested commands name the --db given)
-        assert json.loads(p.stdout.replace(str(db), str(reference))) == json.loads(want), cmd
+        assert json.loads(out.replace(str(db), str(ref.db))) == json.loads(ref.outputs[cmd]), cmd
         if cmd[0] != "sql":  # (sql reads only: it opens read-only as before)
-            assert "read-only here" in p.stderr and "fresh" not in p.stderr
+            assert "read-only here" in err and "fresh" not in err
     export = db.parent.parent / "export"
-    p = stallscan("export", str(export), "--db", str(db))
-    assert p.returncode == 0, p.stderr
+    code, _, err = _in_process("export", str(export), "--db", str(db))
+    assert code == 0, err
     assert (export / "events").is_dir()
-    sid = json.loads(_in_process("sessions", "--json", "--db", str(reference))[1])["sessions"][0]["session_id"]
-    p = stallscan("show", sid, "--db", str(db))
-    assert p.returncode == 0, p.stderr
+    code, _, err = _in_process("show", ref.session_id, "--db", str(db))
+    assert code == 0, err
 
 
-def test_read_only_file_system(tmp_path: Path, read_only_mount: Path) -> None:
+def test_read_only_file_system(read_only_mount: Path, reference: Reference) -> None:
     """Item "a read-only database cannot be read": a database on a read-only mount was exit 6 for every command
     but sql ("Read-only file system"); now each read command derives in memory, and ingest says why it cannot
     write without telling the user to throw the database away."""
-    ref = tmp_path / "ref.duckdb"
-    _ingested(ref)
-    shutil.copy(ref, read_only_mount / "ro.duckdb")
+    shutil.copy(reference.pristine, read_only_mount / "ro.duckdb")
     subprocess.run(["mount", "-o", "remount,ro", str(read_only_mount)], check=True)
     db = read_only_mount / "ro.duckdb"
     before = db.read_bytes()
-    _reads_alike(db, ref)
+    _reads_alike(db, reference)
     p = stallscan("ingest", str(SAMPLES / "codex"), "--db", str(db))
     assert p.returncode == 6
     lines = p.stderr.splitlines()
@@ -104,20 +132,18 @@ def test_read_only_file_system(tmp_path: Path, read_only_mount: Path) -> None:
     assert db.read_bytes() == before
 
 
-def test_read_only_by_permissions(tmp_path: Path) -> None:
+def test_read_only_by_permissions(tmp_path: Path, reference: Reference) -> None:
     """The same with permission bits: a 0444 file in a 0555 folder (root ignores both: the mount test covers root)."""
     if os.geteuid() == 0:
         pytest.skip("running as root: permission bits stop no write (test_read_only_file_system covers root)")
-    ref = tmp_path / "ref.duckdb"
-    _ingested(ref)
     folder = tmp_path / "ro"
     folder.mkdir()
     db = folder / "ro.duckdb"
-    shutil.copy(ref, db)
+    shutil.copy(reference.pristine, db)
     db.chmod(0o444)
     folder.chmod(0o555)
     try:
-        _reads_alike(db, ref)
+        _reads_alike(db, reference)
         p = stallscan("ingest", str(SAMPLES / "codex"), "--db", str(db))
         assert p.returncode == 6 and "not writable by this user" in p.stderr.splitlines()[0]
     finally:
@@ -140,11 +166,11 @@ def test_report_says_what_it_could_not_read_as_ingest_does(tmp_path: Path) -> No
     _not_utf8(logs)
     shutil.copy(SAMPLES / "codex" / os.listdir(SAMPLES / "codex")[0], logs / "codex.jsonl")
     shown = str(logs / "bad-\\xff.jsonl")  # (how the name prints: the byte as \xff)
-    ing = stallscan("ingest", str(logs), "--db", str(tmp_path / "i.duckdb"), "--json")
+    ing = _in_process("ingest", str(logs), "--db", str(tmp_path / "i.duckdb"), "--json")
     rep = stallscan("report", str(logs), "--db", str(tmp_path / "r.duckdb"), "--format", "json")
-    assert ing.returncode == rep.returncode == 3
+    assert ing[0] == rep.returncode == 3
     error = [ln for ln in rep.stderr.splitlines() if ln.startswith("error:")]
-    assert error == [ln for ln in ing.stderr.splitlines() if ln.startswith("error:")]
+    assert error == [ln for ln in ing[2].splitlines() if ln.startswith("error:")]
     assert len(error) == 1 and error[0].startswith(f"error: cannot read {shown} (")
     assert rep.stderr.splitlines()[rep.stderr.splitlines().index(error[0]) + 1].startswith("hint: ")
     data = json.loads(rep.stdout)  # the report itself is printed: the rest was read
@@ -163,11 +189,12 @@ def test_report_strict_as_ingest_strict(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     good = (SAMPLES / "claude-code" / "session.jsonl").read_text()
     f.write_text(good + "{not json\n")
-    for cmd in ("ingest", "report"):
-        p = stallscan(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
-        assert p.returncode == 0, p.stderr
-        p = stallscan(cmd, str(f), "--db", str(tmp_path / f"{cmd}-strict.duckdb"), "--strict")
-        assert p.returncode == 1 and "1 line(s) rejected (--strict)" in p.stderr
+    for cmd in ("ingest", "report"):  # (ingest in-process, report as the console script runs it)
+        run = _in_process if cmd == "ingest" else _process
+        code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
+        assert code == 0, err
+        code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}-strict.duckdb"), "--strict")
+        assert code == 1 and "1 line(s) rejected (--strict)" in err
 
 
 def test_unreadable_folder_by_permissions(tmp_path: Path) -> None:
@@ -198,11 +225,13 @@ def test_walk_detects_by_content_and_says_what_it_left_out(tmp_path: Path) -> No
     (logs / "run.py").write_text("print('x')\n")
     want = "left out 3 file(s) in the folders walked, no record of a known format in their first 8 KB: "
     want += ".md 1, .py 1, .txt 1; to read one, name it with its format: stallscan ingest FILE --input-format FORMAT"
-    for cmd, fmt in (("ingest", "--json"), ("report", "--json")):
-        p = stallscan(cmd, str(logs), "--db", str(tmp_path / f"{cmd}.duckdb"), fmt)
-        assert p.returncode == 0, p.stderr
-        assert [ln for ln in p.stderr.splitlines() if "left out" in ln] == [f"note: {want}"]
-        out = json.loads(p.stdout)
+    for cmd, fmt in (("ingest", "--json"), ("report", "--json")):  # (ingest in-process, report a process)
+        code, stdout, stderr = (_in_process if cmd == "ingest" else _process)(
+            cmd, str(logs), "--db", str(tmp_path / f"{cmd}.duckdb"), fmt
+        )
+        assert code == 0, stderr
+        assert [ln for ln in stderr.splitlines() if "left out" in ln] == [f"note: {want}"]
+        out = json.loads(stdout)
         events = out["events"] if cmd == "ingest" else out["corpus"]["totals"]["events"]
         assert events == 7  # the sample's 7 events (its README): the suffix-less file was read
     os.remove(logs / "session")
@@ -227,11 +256,11 @@ def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path) -> None:
     ]
     for i, (args, first) in enumerate(cases):
         db = tmp_path / f"r{i}.duckdb"
-        for fmt in ("table", "json"):
-            p = stallscan("report", *args, "--db", str(db), "--format", fmt)
-            lines = p.stderr.splitlines()
-            assert p.returncode == 2 and p.stdout == "", (args, p.stderr)
-            assert len(lines) == 2 and lines[0].startswith(first) and lines[1].startswith("hint: "), p.stderr
+        for fmt, run in (("table", _in_process), ("json", _process)):
+            code, out, err = run("report", *args, "--db", str(db), "--format", fmt)
+            lines = err.splitlines()
+            assert code == 2 and out == "", (args, err)
+            assert len(lines) == 2 and lines[0].startswith(first) and lines[1].startswith("hint: "), err
             assert not db.exists() and not Path(str(db) + ".wal").exists()
     # no PATH, no database: the usual folders (here an empty ~/.codex/sessions) hold nothing: exit 2, no db
     home = tmp_path / "home"
@@ -263,13 +292,19 @@ def test_forced_format_that_matches_nothing(tmp_path: Path) -> None:
     assert p.stderr.startswith(
         f"warning: --input-format copilot_cli matched nothing in 1 file(s), every line skipped or rejected: {f}"
     )
-    p = stallscan("ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "b.duckdb"), "--strict")
-    assert p.returncode == 1 and "--input-format copilot_cli matched nothing in 1 file(s) (--strict)" in p.stderr
-    p = stallscan("ingest", str(f), "--input-format", "claude_code", "--db", str(tmp_path / "c.duckdb"), "--strict")
-    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    code, _, err = _in_process(
+        "ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "b.duckdb"), "--strict"
+    )
+    assert code == 1 and "--input-format copilot_cli matched nothing in 1 file(s) (--strict)" in err
+    code, _, err = _in_process(
+        "ingest", str(f), "--input-format", "claude_code", "--db", str(tmp_path / "c.duckdb"), "--strict"
+    )
+    assert code == 0 and "warning" not in err, err
 
 
-def test_unwritable_database_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unwritable_database_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: Reference
+) -> None:
     """The fallback wherever the tests run (root without a mount included): the database's folder reported
     unwritable by access(2) (as for a read-only folder), every read command in-process; the file's bytes are
     unchanged afterwards, although this process could write them (root can), so any write would show."""
@@ -277,12 +312,10 @@ def test_unwritable_database_is_not_written(tmp_path: Path, monkeypatch: pytest.
 
     from stallscan.cli import app
 
-    ref = tmp_path / "ref.duckdb"
-    _ingested(ref)
     folder = tmp_path / "ro"
     folder.mkdir()
     db = folder / "ro.duckdb"
-    shutil.copy(ref, db)
+    shutil.copy(reference.pristine, db)
     before = db.read_bytes()
     access = os.access
 
@@ -296,8 +329,8 @@ def test_unwritable_database_is_not_written(tmp_path: Path, monkeypatch: pytest.
     for cmd in READ_COMMANDS:
         r = runner.invoke(app, [*cmd, "--db", str(db)])
         assert r.exit_code == 0, (cmd, r.output, r.exception)
-        want = stallscan(*cmd, "--db", str(ref))
-        assert json.loads(r.stdout.replace(str(db), str(ref))) == json.loads(want.stdout), cmd
+        want = reference.outputs[cmd]
+        assert json.loads(r.stdout.replace(str(db), str(reference.db))) == json.loads(want), cmd
     r = runner.invoke(app, ["ingest", str(SAMPLES / "codex"), "--db", str(db)])
     assert r.exit_code == 6
     assert db.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["ro.duckdb"]

@@ -41,10 +41,25 @@ def cli(*args, umask=None, env=None):
     )
 
 
+# the corpus of this module's databases: two formats of sample_logs (what a schema check or a rebuild does
+# with the rows does not depend on how many formats they come from; the whole folder's ingest costs 6x)
+CORPUS = [str(SAMPLES / "claude-code"), str(SAMPLES / "codex")]
+
+
 @pytest.fixture(scope="module")
-def fresh(sample_ingested_file) -> dict:
-    """The snapshot of sample_logs ingested afresh into a new database (the session's ingest: deterministic)."""
-    con = memory_copy(sample_ingested_file)
+def ingested(tmp_path_factory) -> Path:
+    """CORPUS ingested into a new database file, closed: the tests copy it."""
+    path = tmp_path_factory.mktemp("schema") / "ingested.duckdb"
+    con = connect(path)
+    ingest_paths(con, CORPUS)
+    con.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def fresh(ingested) -> dict:
+    """The snapshot of CORPUS ingested afresh into a new database (deterministic)."""
+    con = memory_copy(ingested)
     out = snapshot(con)
     con.close()
     return out
@@ -52,7 +67,7 @@ def fresh(sample_ingested_file) -> dict:
 
 def make_old_db(path: Path, ingested: Path, version: str | None, drop_column: str | None = "meta") -> None:
     """A database as an older stallscan left it: its version stamp, and events without a column (`ingested`:
-    a database holding sample_logs, the session's, copied)."""
+    a database holding CORPUS, copied)."""
     shutil.copy(ingested, path)
     raw = duckdb.connect(str(path))
     if version is None:
@@ -65,10 +80,10 @@ def make_old_db(path: Path, ingested: Path, version: str | None, drop_column: st
     raw.close()
 
 
-def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path, sample_ingested_file, fresh):
+def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path, ingested, fresh):
     db = tmp_path / "old.duckdb"
-    make_old_db(db, sample_ingested_file, str(SCHEMA_VERSION - 1), "meta")
-    for args in (["ingest", str(SAMPLES)], ["report", "--format", "json"], ["sql", "SELECT count(*) FROM events"]):
+    make_old_db(db, ingested, str(SCHEMA_VERSION - 1), "meta")
+    for args in (["ingest", *CORPUS], ["report", "--format", "json"], ["sql", "SELECT count(*) FROM events"]):
         p = cli(*args, "--db", str(db))
         assert p.returncode == 5, (args, p.returncode, p.stderr)
         first, hint = p.stderr.splitlines()[:2]
@@ -76,7 +91,7 @@ def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path, sampl
         assert "stale (events lacks meta)" in first
         assert hint.startswith("hint: re-ingest: stallscan ingest PATH --rebuild")
         assert "Traceback" not in p.stderr and p.stdout == ""
-    p = cli("ingest", str(SAMPLES), "--db", str(db), "--rebuild", "--json")
+    p = cli("ingest", *CORPUS, "--db", str(db), "--rebuild", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["ingested"] == json.loads(p.stdout)["files"] > 0  # everything re-read
     con = duckdb.connect(str(db), read_only=True)
@@ -95,22 +110,22 @@ def test_older_database_is_refused_by_every_command_then_rebuilt(tmp_path, sampl
         (str(SCHEMA_VERSION), "tokens_out", "events lacks tokens_out"),  # current stamp, drifted table
     ],
 )
-def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why, sample_ingested_file, fresh):
+def test_stale_shapes_are_refused_in_process(tmp_path, version, drop, why, ingested, fresh):
     db = tmp_path / "old.duckdb"
-    make_old_db(db, sample_ingested_file, version, drop)
+    make_old_db(db, ingested, version, drop)
     for ro in (False, True):
         with pytest.raises(SchemaError, match=why) as info:
             connect(db, read_only=ro)
         assert info.value.exit_code == 5 and "--rebuild" in info.value.hint
     con = connect(db, rebuild=True)
-    ingest_paths(con, [str(SAMPLES)])
+    ingest_paths(con, CORPUS)
     assert snapshot(con) == fresh
     con.close()
 
 
-def test_rebuild_drops_derived_tables_too(tmp_path, sample_ingested_file):
+def test_rebuild_drops_derived_tables_too(tmp_path, ingested):
     db = tmp_path / "d.duckdb"
-    shutil.copy(sample_ingested_file, db)  # sample_logs ingested
+    shutil.copy(ingested, db)  # CORPUS ingested
     con = connect(db)
     con.execute("CREATE TABLE user_labels AS SELECT 'stale' AS origin")
     con.close()
@@ -123,9 +138,9 @@ def test_rebuild_drops_derived_tables_too(tmp_path, sample_ingested_file):
     con.close()
 
 
-def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch, sample_ingested_file):
+def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch, ingested):
     db = tmp_path / "m.duckdb"
-    make_old_db(db, sample_ingested_file, str(SCHEMA_VERSION - 1), drop_column=None)
+    make_old_db(db, ingested, str(SCHEMA_VERSION - 1), drop_column=None)
     before = None
     raw = duckdb.connect(str(db), read_only=True)
     before = snapshot(raw)
@@ -139,16 +154,16 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch, sample_i
     assert snapshot(con) == before
     con.close()
     # a migration that leaves a table short of a column is not enough: still refused
-    make_old_db(tmp_path / "n.duckdb", sample_ingested_file, str(SCHEMA_VERSION - 1), drop_column="meta")
+    make_old_db(tmp_path / "n.duckdb", ingested, str(SCHEMA_VERSION - 1), drop_column="meta")
     with pytest.raises(SchemaError, match="events lacks meta"):
         connect(tmp_path / "n.duckdb")
 
 
-def test_newer_and_current_databases(tmp_path, sample_ingested_file):
+def test_newer_and_current_databases(tmp_path, ingested):
     """A current database opens again (read-write and read-only) with its rows and stamp; one stamped by a
     newer schema is refused with exit code 5, both ways, and left as it was."""
     db = tmp_path / "c.duckdb"
-    shutil.copy(sample_ingested_file, db)  # sample_logs ingested
+    shutil.copy(ingested, db)  # CORPUS ingested
     con = connect(db)
     before = snapshot(con)
     con.close()

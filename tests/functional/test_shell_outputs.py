@@ -20,10 +20,20 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
     )
 
 
-def test_a_reader_that_closes_the_pipe_early_is_no_error(tmp_path):
+def _in_process(*args: str) -> tuple[int, str, str]:
+    """The command in this process (CliRunner), where the process is not the subject."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={"COLUMNS": "100", "STALLSCAN_CONFIG": None})
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_a_reader_that_closes_the_pipe_early_is_no_error(tmp_path, sample_ingested_file):
     """`stallscan ... | head -1`: the command stops quietly with exit 0 (was 'error: Broken pipe', exit 3)."""
     db = str(tmp_path / "s.duckdb")
-    assert _cli("ingest", str(SAMPLES / "claude-code"), "--db", db).returncode == 0
+    shutil.copy(sample_ingested_file, db)  # (a database to open: the session's ingest of sample_logs)
     # far more than a pipe buffer holds, so the writer is still writing when the reader goes away
     p = subprocess.Popen(
         [sys.executable, "-m", "stallscan", "sql", "SELECT range AS n FROM range(300000)", "--format", "csv"]
@@ -54,7 +64,7 @@ def test_csv_lines_end_in_a_newline(tmp_path, sample_ingested_file):
 def test_session_refs_are_one_shell_word(tmp_path):
     """Aider session ids hold a space and the start time ('<folder>/aider 2025-12-03T14:43:45'); two sessions
     started the same hour are told apart only past the space. Their refs print the space as '_', and `show`
-    opens a session by that ref as by its id."""
+    opens a session by that ref as by its id (in-process; the sessions table as the shell gets it, a process)."""
     logs = tmp_path / "proj"
     logs.mkdir()
     text = (SAMPLES / "aider" / ".aider.chat.history.md").read_text(encoding="utf-8")
@@ -62,15 +72,15 @@ def test_session_refs_are_one_shell_word(tmp_path):
     assert later != text
     (logs / ".aider.chat.history.md").write_text(text + "\n" + later, encoding="utf-8")
     db = str(tmp_path / "s.duckdb")
-    assert _cli("ingest", str(logs), "--db", db).returncode == 0
-    rows = json.loads(_cli("sessions", "--db", db, "--format", "json").stdout)["sessions"]
+    assert _in_process("ingest", str(logs), "--db", db)[0] == 0
+    rows = json.loads(_in_process("sessions", "--db", db, "--format", "json")[1])["sessions"]
     ids = sorted(r["session_id"] for r in rows)
     assert len(ids) == 2 and all(" " in i for i in ids), ids
     for r in rows:
         assert " " not in r["ref"] and "\t" not in r["ref"], r
-        shown = json.loads(_cli("show", r["ref"], "--db", db, "--format", "json").stdout)
+        shown = json.loads(_in_process("show", r["ref"], "--db", db, "--format", "json")[1])
         assert shown["session_id"] == r["session_id"]
-        exact = json.loads(_cli("show", r["session_id"], "--db", db, "--format", "json").stdout)
+        exact = json.loads(_in_process("show", r["session_id"], "--db", db, "--format", "json")[1])
         assert exact["session_id"] == r["session_id"]
     table = _cli("sessions", "--db", db).stdout
     assert all(r["ref"] in table for r in rows)
