@@ -11,6 +11,7 @@ Tiers, set from the folder a test module sits in (an explicit `@pytest.mark.slow
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,16 +48,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def sample_db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """sample_logs/ ingested and fully replayed once per session (per xdist worker), closed. Tests copy
-    it (shutil.copy) and open the copy; nobody writes this file."""
-    from stallscan.ingest.run import ingest_paths
-    from tests.helpers import SAMPLES
+def sample_db_file(tmp_path_factory: pytest.TempPathFactory, sample_ingested_file: Path) -> Path:
+    """sample_logs/ ingested and fully replayed once per session (per xdist worker), closed: a copy of
+    sample_ingested_file (the same ingest, not read again) replayed. Tests copy it (shutil.copy) and open
+    the copy; nobody writes this file."""
     from tests.replay_checks import replay_all
 
     path = tmp_path_factory.mktemp("sample_db") / "sample.duckdb"
+    shutil.copy(sample_ingested_file, path)
     c = connect(str(path))
-    ingest_paths(c, [str(SAMPLES)])
     replay_all(c)
     c.close()
     return path

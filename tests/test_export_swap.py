@@ -1,11 +1,12 @@
 """Export replaces what it wrote before, whole, and a killed export leaves no mix (issue 24).
 
-Through real processes (`python -m stallscan export`): a re-export with other partitioning, a re-export
-after the data shrank, SIGKILLs at every step of an export ($STALLSCAN_EXPORT_FAILPOINT stops it at a
-named point and says so on stderr: no timing), and `report --from-parquet` checking the manifest. The
-expected counts come from the databases the exports were written from; the read-back goes through
-pyarrow, polars and DuckDB (with and without hive partitioning). What only sets a case up or gives the
-reference (the databases, a first export to replace, the report from the database) runs in-process.
+A re-export with other partitioning, a re-export after the data shrank, SIGKILLs at every step of an export
+($STALLSCAN_EXPORT_FAILPOINT stops it at a named point and says so on stderr: no timing), and
+`report --from-parquet` checking the manifest. The expected counts come from the databases the exports were
+written from; the read-back goes through pyarrow, polars and DuckDB (with and without hive partitioning).
+Real processes (`python -m stallscan ...`) where the process is the subject: the export that is killed, and
+one export and parquet report end to end; the other commands run the typer app in this process (the same
+command, exit code and output without a Python start-up each).
 """
 
 from __future__ import annotations
@@ -32,14 +33,13 @@ from tests.helpers import SAMPLES
 TABLES = ("events", "user_labels", "turn_boundaries", "rounds", "stalls", "turns")
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
+def process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command in a real `python -m stallscan` process."""
+    return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True)
 
 
-def in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """The command run by the typer app in this process, for set-up steps and references."""
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command run by the typer app in this process."""
     r = CliRunner().invoke(app, list(args), prog_name="stallscan")
     return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
@@ -77,9 +77,9 @@ def dbs(tmp_path_factory, sample_ingested_file):
         if logs == SAMPLES:
             shutil.copy(sample_ingested_file, db)
         else:
-            assert in_process("ingest", str(logs), "--db", str(db)).returncode == 0
+            assert cli("ingest", str(logs), "--db", str(db)).returncode == 0
         # a first export derives the replayed tables, so the counts below are what every export writes
-        assert in_process("export", str(base / f"{name}-warm"), "--db", str(db)).returncode == 0
+        assert cli("export", str(base / f"{name}-warm"), "--db", str(db)).returncode == 0
         out[name] = (db, db_counts(db))
     assert out["small"][1]["events"] < out["big"][1]["events"]
     return out
@@ -95,12 +95,12 @@ def assert_export_is(folder: Path, counts: dict[str, int]) -> None:
 
 def test_default_export_reports_from_parquet(tmp_path, dbs):
     db, counts = dbs["big"]
-    run = cli("export", str(tmp_path / "x"), "--db", str(db))
+    run = process("export", str(tmp_path / "x"), "--db", str(db))
     assert run.returncode == 0, run.stderr
     assert_export_is(tmp_path / "x", counts)  # rounds is among the default tables
-    rep = cli("report", "--from-parquet", str(tmp_path / "x"), "--format", "json")
+    rep = process("report", "--from-parquet", str(tmp_path / "x"), "--format", "json")
     assert rep.returncode == 0, rep.stderr
-    direct = in_process("report", "--db", str(db), "--format", "json")
+    direct = cli("report", "--db", str(db), "--format", "json")
     pick = lambda r: json.loads(r.stdout)["headline"]["items"]  # (the examples name file lines: db only)
     assert pick(rep) == pick(direct)
 
@@ -125,7 +125,7 @@ def test_shrink_then_reexport_counts_the_new_data(tmp_path, dbs):
         assert run.returncode == 0, run.stderr
     assert_export_is(out, dbs["small"][1])
     rep = cli("report", "--from-parquet", str(out), "--format", "json")
-    direct = in_process("report", "--db", str(dbs["small"][0]), "--format", "json")
+    direct = cli("report", "--db", str(dbs["small"][0]), "--format", "json")
     assert json.loads(rep.stdout)["headline"]["items"] == json.loads(direct.stdout)["headline"]["items"]
 
 
@@ -160,7 +160,7 @@ def kill_at(point: str, *args: str) -> None:
 def test_killed_export_leaves_the_old_or_the_new_never_a_mix(tmp_path, dbs, point):
     (big, old), (small, new) = dbs["big"], dbs["small"]
     out = tmp_path / "x"
-    assert in_process("export", str(out), "--db", str(big), "--partition-by", "source_format").returncode == 0
+    assert cli("export", str(out), "--db", str(big), "--partition-by", "source_format").returncode == 0
     kill_at(point, str(out), "--db", str(small), "--partition-by", "session_bucket", "--buckets", "4")
     step, n = point.split(":")
     for i, t in enumerate(TABLES, 1):  # each table folder is whole: the old export's or the new one's

@@ -9,6 +9,7 @@ the code under test."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from stallscan.ingest.detect import detect_format
@@ -177,15 +178,13 @@ def test_gemini_environment_context_is_automatic(con):
 def test_drift_shows_in_ingest_and_report_and_fails_strict(tmp_path):
     """Claude Code records of a type no reader knows: skipped as unknown_shape with the writer's version,
     listed in the ingest summary (terminal and JSON) and the report's corpus section; --strict exits 1."""
-    import subprocess
-    import sys
+    from typer.testing import CliRunner
 
-    from tests.functional.test_cli import ENV
+    from stallscan.cli import app
 
-    def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, timeout=120
-        )
+    def run(*args):  # the command in this process (its output and exit code are the subject, not the process)
+        r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={"COLUMNS": "120", "STALLSCAN_CONFIG": None})
+        return SimpleNamespace(returncode=r.exit_code, stdout=r.stdout, stderr=r.stderr)
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -8,12 +8,14 @@ Through a real process where it is about hangs, exit codes or files; timeouts ar
 - a 100,000-nudge transcript is read no further than its tail;
 - a relative transcript_path is the harness's, from the payload's cwd;
 - `python -m stallscan.guard -h` prints help and writes nothing; `guard status` never prints None and
-  has --json; a project-scope install keeps its log out of git.
+  has --json; a project-scope install keeps its log out of git (these `stallscan guard` commands in-process:
+  their files and output are the subject).
 Fuzz (hypothesis): hostile payloads (surrogates, wrong types), hostile logs and transcripts, in-process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -223,11 +225,16 @@ def test_help_prints_usage_and_writes_nothing(tmp_path):
 
 
 def _stallscan(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, HOME=str(home), NO_COLOR="1", COLUMNS="200", CODEX_HOME=str(home / ".codex"))
-    env.pop("STALLSCAN_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, timeout=SAFETY, cwd=cwd, env=env
-    )
+    """`stallscan guard ...` by the typer app in this process, run from `cwd` with HOME `home` (the files it
+    writes and what it prints are the subject, not the process)."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    env = {"HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200", "CODEX_HOME": str(home / ".codex")}
+    with contextlib.chdir(cwd):
+        r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={**env, "STALLSCAN_DB": None})
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def test_status_never_prints_none_and_has_json(tmp_path):

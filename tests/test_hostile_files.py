@@ -1,7 +1,9 @@
 """Inputs that broke the run (issue 24): a file name that is not UTF-8, a first line nested 10,000 deep, a
 JSON array saved as .jsonl, a truncated gzip / zstd stream, a FIFO as --db. Each through the CLI where it
-is about exit codes, hangs or files; the expected counts come from the files themselves (newlines, JSON
-elements, what zlib decodes), never from stallscan."""
+is about exit codes, hangs or files: a real process for the runs a crash or a hang could end (the first
+ingest of a non-UTF-8 name, of a cut gzip, of a FIFO as --db), the typer app in this process for the rest;
+the expected counts come from the files themselves (newlines, JSON elements, what zlib decodes), never from
+stallscan."""
 
 from __future__ import annotations
 
@@ -31,6 +33,16 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=SAFETY
     )
+
+
+def _in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The typer app in this process, where the exit code and the message are the subject, not the process."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={"NO_COLOR": "1", "COLUMNS": "200"})
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def _files(db: Path) -> dict[str, tuple]:
@@ -67,7 +79,7 @@ def test_name_not_utf8_is_booked_and_the_rest_is_read(tmp_path):
     assert list(files) == [str(folder / "ok.jsonl")]
     assert files[str(folder / "ok.jsonl")][2] == physical_lines(GOOD.read_bytes())
     # the table summary names it too, printable
-    q = _cli("ingest", str(folder), "--db", str(tmp_path / "u.duckdb"))
+    q = _in_process("ingest", str(folder), "--db", str(tmp_path / "u.duckdb"))
     assert q.returncode == 3 and "bad\\xffname.jsonl" in q.stderr and "Traceback" not in q.stderr
 
 
@@ -140,7 +152,7 @@ def test_truncated_gzip_reads_what_decodes(tmp_path):
     line, reason = con.execute("SELECT line, reason FROM rejects ORDER BY line DESC LIMIT 1").fetchone()
     con.close()
     assert line == expect + 1 and reason.startswith("gzip stream damaged")
-    assert _cli("ingest", str(f), "--db", str(tmp_path / "s.duckdb"), "--strict").returncode == 1  # a reject
+    assert _in_process("ingest", str(f), "--db", str(tmp_path / "s.duckdb"), "--strict").returncode == 1  # a reject
 
 
 def test_truncated_zstd_reads_what_decodes(tmp_path):
@@ -155,7 +167,7 @@ def test_truncated_zstd_reads_what_decodes(tmp_path):
     f = tmp_path / "t.jsonl.zst"
     f.write_bytes(whole[: len(whole) // 2])
     db = tmp_path / "z.duckdb"
-    p = _cli("ingest", str(f), "--db", str(db), "--json")
+    p = _in_process("ingest", str(f), "--db", str(db), "--json")
     assert p.returncode == 0 and "Traceback" not in p.stderr, (p.stdout[-500:], p.stderr)
     fmt, status, n_lines, n_rejects, _ = _files(db)[str(f)]
     assert (fmt, status, n_rejects) == ("claude_code", "ok", 1)
@@ -163,10 +175,11 @@ def test_truncated_zstd_reads_what_decodes(tmp_path):
 
 
 def test_db_naming_a_fifo_is_refused(tmp_path):
-    """Once a hang: opening a FIFO waits for a writer. The timeout is only a safety net."""
+    """Once a hang: opening a FIFO waits for a writer. The timeout is only a safety net: the real process
+    (ingest) goes first, so a hang fails it before the other commands run in this process."""
     fifo = tmp_path / "db.fifo"
     os.mkfifo(fifo)
     for args in (("ingest", str(GOOD)), ("report",), ("sessions",), ("stalls",), ("check",)):
-        p = _cli(*args, "--db", str(fifo))
+        p = (_cli if args[0] == "ingest" else _in_process)(*args, "--db", str(fifo))
         assert p.returncode == 3, (args, p.stderr)
         assert p.stderr.startswith("error: ") and "not a regular file" in p.stderr and "Traceback" not in p.stderr

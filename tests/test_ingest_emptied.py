@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
+from typer.testing import CliRunner
 
+from stallscan.cli import app
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
@@ -24,6 +24,9 @@ from tests.helpers import SAMPLES
 from tests.hostile import accounting_errors, snapshot
 
 DERIVED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
+# the sample folders the emptied-file cases ingest: the victim's (hermes) and two more formats beside it
+# (each format is a batch of its own; all of sample_logs' would only repeat the same steps)
+KINDS = ("hermes", "claude-code", "codex")
 
 
 def _replay(con) -> None:
@@ -55,7 +58,8 @@ def test_emptied_file_loses_its_rows_and_derived_tables_follow(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     logs = tmp_path / "logs"
-    shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("*.md", "*.py"))
+    for kind in KINDS:
+        shutil.copytree(SAMPLES / kind, logs / kind)
     victim = logs / "hermes" / "normal_session.jsonl"
     con = connect(str(tmp_path / "a.duckdb"))
     ingest_paths(con, [str(logs)])
@@ -96,16 +100,20 @@ def test_truncated_file_through_the_cli(tmp_path):
     t = tmp_path / "t.jsonl"
     shutil.copy(SAMPLES / "claude-code" / "session.jsonl", t)
     db = tmp_path / "d.duckdb"
-    cmd = [sys.executable, "-m", "stallscan", "ingest", str(t), "--db", str(db), "--json"]
-    first = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    cmd = ["ingest", str(t), "--db", str(db), "--json"]
+
+    def run(args: list[str]):  # the typer command in this process (its output and exit code are the subject)
+        r = CliRunner().invoke(app, args, prog_name="stallscan", env={"STALLSCAN_CONFIG": None})
+        assert r.exit_code == 0, r.stderr
+        return r
+
+    first = json.loads(run(cmd).stdout)
     written = first["events"] + sum(first["skipped"].values()) + first["rejects"]
     assert written > 0
     t.write_bytes(b"")
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = json.loads(run(cmd).stdout)
     assert out["emptied"] == [{"path": str(t), "status": "empty", "rows_removed": written}]
-    text = subprocess.run(cmd[:-1], capture_output=True, text=True, check=True).stderr
+    text = run(cmd[:-1]).stderr
     assert "unchanged" in text  # the third run: booked as empty, nothing more to remove
     con = connect(str(db), read_only=True)
     assert _rows_of(con, t) == 0

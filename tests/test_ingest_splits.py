@@ -8,7 +8,8 @@ file. events, skipped and rejects (and the files row's line accounting) must equ
 ingest of the whole file at once into a fresh database. The expected side is that one-shot ingest, never a
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
-Default tier: a bounded number of hypothesis examples. `-m slow`: the sweep, every line boundary of
+Default tier: a bounded number of hypothesis examples, and two of the four Codex second passes per
+rollout (each pass on half of them). `-m slow`: all four on every rollout; the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
 with a chunk of a quarter of the file ($STALLSCAN_SWEEP_KINDS=real/codex,...: only those folders).
 """
@@ -169,22 +170,37 @@ def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
     assert differences(got, want) == [], (src, cuts, chunk)
 
 
-def test_codex_tokens_survive_a_second_pass(base, monkeypatch):
+# the second passes of a Codex rollout: grown at k quarters, read whole (None) or in chunks of a quarter; 4: touched
+SECOND_PASSES = ((2, None), (2, "quarter"), (3, "quarter"), (4, None))
+
+
+def second_passes(base: Path, monkeypatch, every: bool) -> None:
     """The issue's case, pinned: each real Codex rollout cut at quarters, then grown, or touched; read
-    whole or in chunks of a quarter (the turn_id of an event at a chunk's resume line was the batch end's)."""
+    whole or in chunks of a quarter (the turn_id of an event at a chunk's resume line was the batch end's).
+    every=False: rollout i takes passes i and i+1 (mod 4), so each pass still runs on half the rollouts."""
     rollouts = [p for p in corpus() if "/codex/" in str(p) and p.suffix == ".jsonl"]
     if not rollouts:
         pytest.skip("no Codex rollouts in the corpus")
-    for src in rollouts:
+    for i, src in enumerate(rollouts):
         data = src.read_bytes()
         dest = _dest(base, src)
         want = one_shot(src, dest)
         assert want["events"].column("tokens_out").null_count < want["events"].num_rows  # the file has tokens
         quarter = max(len(data) // 4, 4096)  # a chunk size: each chunk boundary is a resume point too
-        for k, chunk in ((2, None), (2, quarter), (3, quarter), (4, None)):  # grown at k quarters; 4: touched
+        picked = SECOND_PASSES if every else [SECOND_PASSES[j % 4] for j in (i, i + 1)]
+        for k, chunk in picked:
             cut = data.rfind(b"\n", 0, len(data) * k // 4) + 1 if k < 4 else len(data)
-            got = ingest_in_parts(src, dest, [cut], chunk, monkeypatch)
+            got = ingest_in_parts(src, dest, [cut], quarter if chunk else None, monkeypatch)
             assert differences(got, want) == [], (src, cut, chunk)
+
+
+def test_codex_tokens_survive_a_second_pass(base, monkeypatch):
+    second_passes(base, monkeypatch, every=False)
+
+
+@pytest.mark.slow
+def test_codex_tokens_survive_every_second_pass(base, monkeypatch):
+    second_passes(base, monkeypatch, every=True)
 
 
 def test_formats_read_whole_are_never_cut_at_a_chunk(base, monkeypatch):

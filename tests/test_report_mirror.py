@@ -210,18 +210,17 @@ def test_the_config_file_is_the_one_labels_read(tmp_path, monkeypatch):
 
 # The console script in a subprocess: its output equals the typer command's byte for byte, and a mirror hit
 # loads none of HEAVY (`python -X importtime` lists every module imported).
-TYPER = "import sys\nsys.argv = ['stallscan', *{argv!r}]\nfrom stallscan.cli import app\napp(prog_name='stallscan')"
 
 
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "STALLSCAN_CONFIG"} | {"COLUMNS": "120", "NO_COLOR": "1"}
 
 
-def _typer(argv: list[str], cwd) -> tuple[int, str, str]:
-    r = subprocess.run(
-        [sys.executable, "-c", TYPER.format(argv=argv)], capture_output=True, text=True, cwd=cwd, env=_env()
-    )
-    return r.returncode, r.stdout, r.stderr
+def _typer(argv: list[str]) -> tuple[int, str, str]:
+    """The typer command on argv, in this process (the tree fixture set the directory and the environment the
+    console script's process gets): the output the console script must equal."""
+    r = CliRunner().invoke(app, argv, prog_name="stallscan")
+    return r.exit_code, r.stdout, r.stderr
 
 
 def _script(argv: list[str], cwd) -> tuple[tuple[int, str, str], set[str]]:
@@ -244,7 +243,7 @@ def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, tmp_pa
     base = ["report", str(src), "--db", db, *FAST]
     for extra in (["--format", "json"], ["--format", "markdown"], ["-o", str(tmp_path / "r.md")]):
         argv = [*base, *extra]
-        by_typer = _typer(argv, tmp_path)
+        by_typer = _typer(argv)
         written = (tmp_path / "r.md").read_bytes() if "-o" in extra else None
         assert by_typer[0] == 0 and "note: left out 1 file(s)" in by_typer[2], by_typer[2]
         runs = [_script(argv, tmp_path) for _ in range(3)]  # memo hit (writes the mirror), then mirror hits

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def captured(tmp_path_factory):
     return out
 
 
+@cache  # the tests only read the result: one ingest and replay per file and attribute in the module
 def _replay(path: Path, conversation_attr: str | None = None):
     con = connect(":memory:")
     res = ingest_paths(con, [str(path)], conversation_attr=conversation_attr)

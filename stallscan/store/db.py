@@ -119,6 +119,9 @@ def _session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
     # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
+    threads = os.environ.get("STALLSCAN_THREADS", "").strip()
+    if threads.isdigit() and int(threads) > 0:  # DuckDB's worker threads (default: one per CPU)
+        con.execute(f"SET threads = {int(threads)}")
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
