@@ -135,7 +135,12 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             "replay/stall_sig_match",
             {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
         )
-    sql.run(con, "replay/stall_rounds")
+    failed = True
+    try:
+        sql.run(con, "replay/stall_rounds")
+        failed = False
+    finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
+        sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
     con.execute("DROP VIEW stall_ev")
     con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
     _walk(con)

@@ -23,9 +23,14 @@ PROFILE: dict[str, list[float]] | None = {} if os.environ.get("STALLSCAN_PROFILE
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """ROLLBACK after a failed statement without hiding its error: once a write failed (a full disk, say)
     DuckDB may have no transaction left or have invalidated the connection, and the ROLLBACK's own error
-    ("cannot rollback - no transaction is active") would replace the real cause."""
+    ("cannot rollback - no transaction is active") would replace the real cause. Also turns back on the
+    optimizer rules a query file turns off around one statement (queries/ingest/ingest_commit.sql,
+    queries/replay/stall_rounds.sql): when that statement failed, the file's own RESET did not run, and in an
+    aborted transaction it could not."""
     with contextlib.suppress(duckdb.Error):
         con.execute("ROLLBACK")
+    with contextlib.suppress(duckdb.Error):
+        con.execute("RESET disabled_optimizers")
 
 
 def after_failure(con: duckdb.DuckDBPyConnection, statement: str, failed: bool) -> None:

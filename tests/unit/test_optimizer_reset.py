@@ -1,0 +1,56 @@
+"""The optimizer rule the rounds statement turns off (queries/replay/stall_rounds.sql) is back on after a
+failure of that statement, whether it ran on its own (a full replay) or inside a transaction (an incremental
+one: the transaction is aborted, so the clean-up comes with sql.rollback)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay import stalls
+from stallscan.store import sql
+from stallscan.store.db import connect
+from tests.helpers import SAMPLES
+
+OFF = "SET disabled_optimizers = 'build_side_probe_side'"
+
+
+def _setting(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_rounds_statement_failure_leaves_the_optimizer_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    con = connect(":memory:")
+    ingest_paths(con, [str(SAMPLES / "opencode")])
+    real_run = sql.run
+
+    def failing_run(c: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
+        if name == "replay/stall_rounds":  # as the file does: the rule off, then its statement fails
+            c.execute(OFF)
+            c.execute("SELECT error('the rounds statement failed')")
+        real_run(c, name, params)
+
+    monkeypatch.setattr(stalls.sql, "run", failing_run)
+    with pytest.raises(duckdb.Error, match="the rounds statement failed"):
+        stalls.replay_stalls(con)
+    assert _setting(con) == ""
+    monkeypatch.setattr(stalls.sql, "run", real_run)
+    stalls.replay_stalls(con)  # and the connection still replays
+    assert _setting(con) == ""
+    con.close()
+
+
+def test_rollback_turns_the_rule_back_on_in_an_aborted_transaction() -> None:
+    con = duckdb.connect()
+    con.execute("BEGIN TRANSACTION")
+    con.execute(OFF)
+    with pytest.raises(duckdb.Error):
+        con.execute("SELECT error('boom')")
+    sql.rollback(con)
+    assert _setting(con) == ""
+    con.close()
