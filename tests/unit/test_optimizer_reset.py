@@ -35,11 +35,11 @@ def test_rounds_statement_failure_leaves_the_optimizer_on(monkeypatch: pytest.Mo
             c.execute("SELECT error('the rounds statement failed')")
         real_run(c, name, params)
 
-    monkeypatch.setattr(stalls.sql, "run", failing_run)
+    monkeypatch.setattr(sql, "run", failing_run)  # (the module stalls.py calls it through)
     with pytest.raises(duckdb.Error, match="the rounds statement failed"):
         stalls.replay_stalls(con)
     assert _setting(con) == ""
-    monkeypatch.setattr(stalls.sql, "run", real_run)
+    monkeypatch.setattr(sql, "run", real_run)
     stalls.replay_stalls(con)  # and the connection still replays
     assert _setting(con) == ""
     con.close()
