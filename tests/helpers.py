@@ -120,3 +120,16 @@ def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
     shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
     shutil.copytree(SAMPLES / "codex", src / "codex")
     return src
+
+
+def relation_kinds(con: Any, name: str) -> set[str]:
+    """What `name` is in the main schema: {'table'}, {'view'}, both or neither (a derived table that became a
+    view must leave no table of its name behind)."""
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT 'table' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $n UNION ALL "
+            "SELECT 'view' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $n",
+            {"n": name},
+        ).fetchall()
+    }

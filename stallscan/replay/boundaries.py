@@ -96,12 +96,7 @@ def replay_boundaries(
 def _view(con: duckdb.DuckDBPyConnection) -> None:
     """The view `turn_boundaries` in the current schema (a database written before it holds a table of that
     name: dropped first)."""
-    stored = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = current_schema() AND table_name = 'turn_boundaries'"
-    ).fetchone()
-    if stored and stored[0]:
-        con.execute("DROP TABLE turn_boundaries")
+    sql.drop_stored_table(con, "turn_boundaries")
     sql.run(con, "replay/turn_boundaries_view")
 
 

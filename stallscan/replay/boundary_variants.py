@@ -91,12 +91,7 @@ def replay_variants(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]
     a known automatic record) are stored in table `turn_boundary_variants_marked`, the others are the
     router's rows of turn_boundaries (each variant decides them as the router does)."""
     load_rules(con)
-    stored = con.execute(  # (a database written before the view: the table it replaces)
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = current_schema() AND table_name = 'turn_boundary_variants'"
-    ).fetchone()
-    if stored and stored[0]:
-        con.execute("DROP TABLE turn_boundary_variants")
+    sql.drop_stored_table(con, "turn_boundary_variants")  # (a database written before the view)
     sql.run(con, "replay/turn_boundaries_variants")
     return variant_errors(con)
 

@@ -109,7 +109,7 @@ def _rounds_view(con: duckdb.DuckDBPyConnection) -> None:
     if "view" in kinds:
         return
     if "table" in kinds:
-        con.execute("DROP TABLE rounds")
+        sql.drop_stored_table(con, "rounds")
     sql.run(con, "replay/stall_rounds_view")
 
 

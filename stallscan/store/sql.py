@@ -136,3 +136,15 @@ def has_table(
     )
     row = con.execute(f"SELECT count(*) FROM {named} WHERE {' AND '.join(where)}", params).fetchone()
     return bool(row and row[0])
+
+
+def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop table `name` of the current schema when there is one: a database written before a derived table
+    became a view (rounds, turn_boundaries, turn_boundary_variants) holds a table of the view's name."""
+    stored = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = $n",
+        {"n": name},
+    ).fetchone()
+    if stored and stored[0]:
+        con.execute(f"DROP TABLE {name}")

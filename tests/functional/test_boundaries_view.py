@@ -17,6 +17,7 @@ import pytest
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.store import stamps
 from stallscan.store.db import connect
+from tests.helpers import relation_kinds
 from tests.replay_checks import fingerprint
 
 COLUMNS = [
@@ -60,21 +61,10 @@ def db(tmp_path, monkeypatch, sample_db_file):
     con.close()
 
 
-def _kinds(con, name: str) -> set[str]:
-    return {
-        r[0]
-        for r in con.execute(
-            "SELECT 'table' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $n UNION ALL "
-            "SELECT 'view' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $n",
-            {"n": name},
-        ).fetchall()
-    }
-
-
 def test_the_view_has_the_former_tables_columns(db):
     replay_boundaries(db, 2.0)
-    assert _kinds(db, "turn_boundaries") == {"view"}
-    assert _kinds(db, "turn_boundaries_narrow") == {"table"}
+    assert relation_kinds(db, "turn_boundaries") == {"view"}
+    assert relation_kinds(db, "turn_boundaries_narrow") == {"table"}
     assert [(r[0], r[1]) for r in db.execute("DESCRIBE turn_boundaries").fetchall()] == COLUMNS
     n_user_tool = db.execute("SELECT count(*) FROM events WHERE role IN ('user', 'tool')").fetchone()[0]
     assert n_user_tool > 0
@@ -92,7 +82,7 @@ def test_an_older_turn_boundaries_table_is_replaced_by_the_view(db):
     db.execute("CREATE TABLE turn_boundaries AS SELECT 1 AS stale")  # as a database written before the view holds
     stamps.forget(db, "turn_boundaries")
     replay_boundaries(db, 2.0)
-    assert _kinds(db, "turn_boundaries") == {"view"}
+    assert relation_kinds(db, "turn_boundaries") == {"view"}
     assert fingerprint(db, "turn_boundaries") == want
     assert fingerprint(db, "turn_boundary_variants") == variants
 

@@ -15,7 +15,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, relation_kinds
 from tests.replay_checks import fingerprint, real_line_files, replay_all, shrink_corpus
 
 
@@ -29,21 +29,10 @@ def db(tmp_path, monkeypatch):
     con.close()
 
 
-def _kinds(con, name: str) -> set[str]:
-    return {
-        r[0]
-        for r in con.execute(
-            "SELECT 'table' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $n UNION ALL "
-            "SELECT 'view' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $n",
-            {"n": name},
-        ).fetchall()
-    }
-
-
 def test_one_row_per_reply_with_its_own_event(db):
     replay_stalls(db)
-    assert _kinds(db, "rounds") == {"view"}
-    assert _kinds(db, "rounds_narrow") == {"table"}
+    assert relation_kinds(db, "rounds") == {"view"}
+    assert relation_kinds(db, "rounds_narrow") == {"table"}
     pairs = db.execute(
         "SELECT r.event_id, e.event_id FROM rounds r FULL JOIN (SELECT * FROM events WHERE role = 'assistant') e "
         "USING (event_id)"
@@ -59,7 +48,7 @@ def test_an_older_rounds_table_is_replaced_by_the_view(db):
     db.execute("CREATE TABLE rounds AS SELECT 1 AS stale")  # as a database written before the view holds
     stamps.forget(db, "stalls")
     replay_stalls(db)
-    assert _kinds(db, "rounds") == {"view"}
+    assert relation_kinds(db, "rounds") == {"view"}
     assert fingerprint(db, "rounds") == want
 
 
