@@ -42,6 +42,8 @@ def test_rounds_statement_failure_leaves_the_optimizer_on(monkeypatch: pytest.Mo
     monkeypatch.setattr(sql, "run", real_run)
     stalls.replay_stalls(con)  # and the connection still replays
     assert _setting(con) == ""
+    # nor does a replay leave its session variables (stall_rounds_prep.sql's limits) on the caller's connection
+    assert con.execute("SELECT name FROM duckdb_variables() WHERE name LIKE 'stall%'").fetchall() == []
     con.close()
 
 
