@@ -109,17 +109,31 @@ def write_lines(path: Path, lines: list[str], newline_at_end: bool = True) -> Pa
     return path
 
 
-def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
-    """A logs folder of sample Claude Code and Codex files for the report memo tests, run from tmp_path with
-    no stallscan.toml or STALLSCAN_CONFIG of the caller's and a fixed 120-column plain terminal."""
+def report_env(tmp_path: Path, monkeypatch: Any) -> None:
+    """Run from tmp_path with no stallscan.toml or STALLSCAN_CONFIG of the caller's and a fixed 120-column
+    plain terminal (the report memo tests)."""
     monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("NO_COLOR", "1")
+
+
+def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
+    """A logs folder of sample Claude Code and Codex files for the report memo tests, run from tmp_path
+    (report_env)."""
+    report_env(tmp_path, monkeypatch)
     src = tmp_path / "logs"
     shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
     shutil.copytree(SAMPLES / "codex", src / "codex")
     return src
+
+
+def restore(saved: Path, work: Path) -> None:
+    """Put the folder `work` back as `saved` holds it, at the same place: files keep their bytes and mtimes
+    (copytree copies with copy2), so a database built in `work` finds its transcripts unchanged. A module
+    builds an expensive starting state once and each test starts from a fresh copy of it."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(saved, work, symlinks=True)
 
 
 def relation_kinds(con: Any, name: str) -> set[str]:
