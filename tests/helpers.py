@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,33 @@ def memory_copy(path: Path) -> Any:
             con.execute(f'CREATE TABLE memory.main."{name}" AS FROM src.main."{name}"')
     con.execute("DETACH src")
     return con
+
+
+def built_once(factory: Any, name: str, build: Callable[[Path], None]) -> Path:
+    """A file `build(path)` writes, built once per test run and shared by the run's xdist workers (each
+    would otherwise build its own: the same bytes twice). The first worker to ask builds it in the folder
+    all workers' temporary folders are in, under a lock (fcntl.flock), the others wait for it and read the
+    same file. Without xdist (or fcntl), a file of this process's own. Callers never write the file (they
+    copy it, or open it read-only: DuckDB lets several processes read one file)."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock: each worker builds its own)
+        fcntl = None
+    if fcntl is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = factory.mktemp(name) / f"{name}.duckdb"
+        build(path)
+        return path
+    shared = Path(factory.getbasetemp()).parent  # the run's folder: pytest-N/popen-gwK -> pytest-N
+    path = shared / f"{name}.duckdb"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the worker dies)
+        if not path.exists():
+            part = shared / f"{name}.partial"
+            for stale in (part, Path(f"{part}.wal")):  # a worker that died building it
+                stale.unlink(missing_ok=True)
+            build(part)
+            os.replace(part, path)  # whole or absent: a failed build leaves no file for the next worker
+    return path
 
 
 def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:
