@@ -20,7 +20,7 @@ import pytest
 
 from stallscan.store.db import connect
 from tests.child_bytecode import share_bytecode
-from tests.helpers import FIRST_MODULES
+from tests.helpers import FIRST_MODULES, built_once
 
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
@@ -49,32 +49,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def sample_db_file(tmp_path_factory: pytest.TempPathFactory, sample_ingested_file: Path) -> Path:
-    """sample_logs/ ingested and fully replayed once per session (per xdist worker), closed: a copy of
-    sample_ingested_file (the same ingest, not read again) replayed. Tests copy it (shutil.copy) and open
-    the copy; nobody writes this file."""
+    """sample_logs/ ingested and fully replayed once per run (tests.helpers.built_once: one xdist worker builds
+    it, the others read the same file), closed: a copy of sample_ingested_file (the same ingest, not read
+    again) replayed. Tests copy it (shutil.copy) and open the copy; nobody writes this file."""
     from tests.replay_checks import replay_all
 
-    path = tmp_path_factory.mktemp("sample_db") / "sample.duckdb"
-    shutil.copy(sample_ingested_file, path)
-    c = connect(str(path))
-    replay_all(c)
-    c.close()
-    return path
+    def build(path: Path) -> None:
+        shutil.copy(sample_ingested_file, path)
+        c = connect(str(path))
+        replay_all(c)
+        c.close()
+
+    return built_once(tmp_path_factory, "sample_db", build)
 
 
 @pytest.fixture(scope="session")
 def sample_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sample_logs/ ingested as `stallscan ingest sample_logs --db FILE` does (ingest_paths on a new file, no
-    replay), once per session (per xdist worker), closed. Tests whose subject is not the ingest copy it
-    (shutil.copy) instead of ingesting sample_logs again; nobody writes this file."""
+    replay), once per run (built_once: shared by the xdist workers), closed. Tests whose subject is not the
+    ingest copy it (shutil.copy) instead of ingesting sample_logs again; nobody writes this file."""
     from stallscan.ingest.run import ingest_paths
     from tests.helpers import SAMPLES
 
-    path = tmp_path_factory.mktemp("sample_ingested") / "ingested.duckdb"
-    c = connect(str(path))
-    ingest_paths(c, [str(SAMPLES)])
-    c.close()
-    return path
+    def build(path: Path) -> None:
+        c = connect(str(path))
+        ingest_paths(c, [str(SAMPLES)])
+        c.close()
+
+    return built_once(tmp_path_factory, "sample_ingested", build)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,17 @@ TRUTH = TESTS / "truth"
 # the workers in collection order, so none of these starts last while the other worker sits idle (xdist's
 # default order, most tests first, put the one-test modules below at the end of the run). The rest keep
 # pytest's order (functional, real, top-level, then the many short unit modules that even out the tail).
-FIRST_MODULES = (
+FIRST_MODULES = (  # by the seconds each took in a quiet `-n 2` run (test_ingest_splits, test_report_memo: since cut)
     "functional/test_spark.py",  # a JVM, the whole corpus
     "test_ingest_splits.py",
+    "functional/test_inputs_accounted.py",
+    "functional/test_doc_examples.py",
     "test_report_memo.py",
-    "functional/test_browser.py",  # chromium
+    "functional/test_api.py",
+    "functional/test_derive.py",
+    "test_export_swap.py",
     "functional/test_guard_property.py",
-    "functional/test_sql_files_run.py",
-    "functional/test_spark_task.py",
+    "functional/test_browser.py",  # chromium
 )
 # property tests whose every example replays a database: the default tiers draw DEFAULT_EXAMPLES of them;
 # STALLSCAN_HYPOTHESIS=full draws each test's full budget (run it with the slow tier before a release)
@@ -72,6 +76,33 @@ def memory_copy(path: Path) -> Any:
     return con
 
 
+def built_once(factory: Any, name: str, build: Callable[[Path], None]) -> Path:
+    """A file `build(path)` writes, built once per test run and shared by the run's xdist workers (each
+    would otherwise build its own: the same bytes twice). The first worker to ask builds it in the folder
+    all workers' temporary folders are in, under a lock (fcntl.flock), the others wait for it and read the
+    same file. Without xdist (or fcntl), a file of this process's own. Callers never write the file (they
+    copy it, or open it read-only: DuckDB lets several processes read one file)."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock: each worker builds its own)
+        fcntl = None
+    if fcntl is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = factory.mktemp(name) / f"{name}.duckdb"
+        build(path)
+        return path
+    shared = Path(factory.getbasetemp()).parent  # the run's folder: pytest-N/popen-gwK -> pytest-N
+    path = shared / f"{name}.duckdb"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the worker dies)
+        if not path.exists():
+            part = shared / f"{name}.partial"
+            for stale in (part, Path(f"{part}.wal")):  # a worker that died building it
+                stale.unlink(missing_ok=True)
+            build(part)
+            os.replace(part, path)  # whole or absent: a failed build leaves no file for the next worker
+    return path
+
+
 def claude_line(kind: str, n: int, session: str = "s1", **extra: Any) -> str:
     """One Claude Code record: a user prompt or an assistant text reply, with a unique uuid."""
     ts = f"2026-01-01T00:00:{n:02d}.000Z"
@@ -109,17 +140,31 @@ def write_lines(path: Path, lines: list[str], newline_at_end: bool = True) -> Pa
     return path
 
 
-def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
-    """A logs folder of sample Claude Code and Codex files for the report memo tests, run from tmp_path with
-    no stallscan.toml or STALLSCAN_CONFIG of the caller's and a fixed 120-column plain terminal."""
+def report_env(tmp_path: Path, monkeypatch: Any) -> None:
+    """Run from tmp_path with no stallscan.toml or STALLSCAN_CONFIG of the caller's and a fixed 120-column
+    plain terminal (the report memo tests)."""
     monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("NO_COLOR", "1")
+
+
+def report_tree(tmp_path: Path, monkeypatch: Any) -> Path:
+    """A logs folder of sample Claude Code and Codex files for the report memo tests, run from tmp_path
+    (report_env)."""
+    report_env(tmp_path, monkeypatch)
     src = tmp_path / "logs"
     shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
     shutil.copytree(SAMPLES / "codex", src / "codex")
     return src
+
+
+def restore(saved: Path, work: Path) -> None:
+    """Put the folder `work` back as `saved` holds it, at the same place: files keep their bytes and mtimes
+    (copytree copies with copy2), so a database built in `work` finds its transcripts unchanged. A module
+    builds an expensive starting state once and each test starts from a fresh copy of it."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(saved, work, symlinks=True)
 
 
 def relation_kinds(con: Any, name: str) -> set[str]:

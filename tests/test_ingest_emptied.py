@@ -20,7 +20,7 @@ from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, restore
 from tests.hostile import accounting_errors, snapshot
 
 DERIVED = ("user_labels", "turn_boundaries", "rounds", "stalls", "turns")
@@ -53,17 +53,32 @@ def _rows_of(con, path) -> int:
     )
 
 
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """(folder, saved copy): the KINDS folders ingested and replayed into a.duckdb beside them, once; each case
+    restores the folder (tests.helpers.restore: same place, same mtimes) and empties its file there."""
+    work = tmp_path_factory.mktemp("emptied") / "work"
+    logs = work / "logs"
+    for kind in KINDS:
+        shutil.copytree(SAMPLES / kind, logs / kind)
+    con = connect(str(work / "a.duckdb"))
+    ingest_paths(con, [str(logs)])
+    _replay(con)
+    con.close()
+    saved = work.parent / "saved"
+    shutil.copytree(work, saved)
+    return work, saved
+
+
 @pytest.mark.parametrize("how", ["truncate", "rewrite"])
-def test_emptied_file_loses_its_rows_and_derived_tables_follow(tmp_path, monkeypatch, how):
+def test_emptied_file_loses_its_rows_and_derived_tables_follow(ingested, monkeypatch, how):
+    tmp_path, saved = ingested
+    restore(saved, tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     logs = tmp_path / "logs"
-    for kind in KINDS:
-        shutil.copytree(SAMPLES / kind, logs / kind)
     victim = logs / "hermes" / "normal_session.jsonl"
     con = connect(str(tmp_path / "a.duckdb"))
-    ingest_paths(con, [str(logs)])
-    _replay(con)
     before = _rows_of(con, victim)
     assert before > 0
     sessions = {
@@ -93,6 +108,8 @@ def test_emptied_file_loses_its_rows_and_derived_tables_follow(tmp_path, monkeyp
 
     again = ingest_paths(con, [str(logs)])  # booked: the next run finds it unchanged and removes nothing
     assert again.emptied == [] and again.unchanged == again.files
+    fresh.close()
+    con.close()  # (the next case restores the folder: no connection of this one may stay open on it)
 
 
 def test_truncated_file_through_the_cli(tmp_path):

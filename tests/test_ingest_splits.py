@@ -8,8 +8,8 @@ file. events, skipped and rejects (and the files row's line accounting) must equ
 ingest of the whole file at once into a fresh database. The expected side is that one-shot ingest, never a
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
-Default tier: a bounded number of hypothesis examples, and two of the four Codex second passes per
-rollout (each pass on half of them). `-m slow`: all four on every rollout; the sweep, every line boundary of
+Default tier: a bounded number of hypothesis examples, and one of the four Codex second passes per
+rollout, in turn (each pass on a quarter of them, at least one). `-m slow`: all four on every rollout; the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
 with a chunk of a quarter of the file ($STALLSCAN_SWEEP_KINDS=real/codex,...: only those folders).
 """
@@ -177,7 +177,8 @@ SECOND_PASSES = ((2, None), (2, "quarter"), (3, "quarter"), (4, None))
 def second_passes(base: Path, monkeypatch, every: bool) -> None:
     """The issue's case, pinned: each real Codex rollout cut at quarters, then grown, or touched; read
     whole or in chunks of a quarter (the turn_id of an event at a chunk's resume line was the batch end's).
-    every=False: rollout i takes passes i and i+1 (mod 4), so each pass still runs on half the rollouts."""
+    every=False: rollout i takes pass i (mod 4), so each pass runs on a quarter of the rollouts (all four
+    on each when there are fewer than four); every=True (slow tier): all four on each rollout."""
     rollouts = [p for p in corpus() if "/codex/" in str(p) and p.suffix == ".jsonl"]
     if not rollouts:
         pytest.skip("no Codex rollouts in the corpus")
@@ -187,7 +188,7 @@ def second_passes(base: Path, monkeypatch, every: bool) -> None:
         want = one_shot(src, dest)
         assert want["events"].column("tokens_out").null_count < want["events"].num_rows  # the file has tokens
         quarter = max(len(data) // 4, 4096)  # a chunk size: each chunk boundary is a resume point too
-        picked = SECOND_PASSES if every else [SECOND_PASSES[j % 4] for j in (i, i + 1)]
+        picked = SECOND_PASSES if every or len(rollouts) < 4 else [SECOND_PASSES[i % 4]]
         for k, chunk in picked:
             cut = data.rfind(b"\n", 0, len(data) * k // 4) + 1 if k < 4 else len(data)
             got = ingest_in_parts(src, dest, [cut], quarter if chunk else None, monkeypatch)

@@ -22,15 +22,39 @@ from stallscan.cli import app
 from stallscan.report import memo
 from stallscan.report.registry import ReportOptions
 from stallscan.store.db import connect
-from tests.helpers import claude_line, report_tree
+from tests.helpers import claude_line, report_env, report_tree, restore
 
 FAST = ["--bootstrap", "20"]
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The starting state, built once: report_tree's logs ingested and replayed by a report, whose memo entry
+    is then deleted (each test computes and memoises its own first report); a test works in a fresh copy."""
+    work = tmp_path_factory.mktemp("memo") / "work"
+    work.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        src = report_tree(work, mp)
+        _report(str(src), "--db", str(work / "r.duckdb"), "--format", "json")
+    con = duckdb.connect(str(work / "r.duckdb"))
+    con.execute("DELETE FROM report_memo")
+    con.close()
+    saved = work.parent / "saved"
+    shutil.copytree(work, saved, symlinks=True)
+    return work, saved
+
+
 @pytest.fixture
-def tree(tmp_path, monkeypatch):
-    src = report_tree(tmp_path, monkeypatch)
-    return src, str(tmp_path / "r.duckdb")
+def work(built, monkeypatch):
+    """The folder a test runs in (the working directory): the built state, fresh, always at the same path."""
+    restore(built[1], built[0])
+    report_env(built[0], monkeypatch)
+    return built[0]
+
+
+@pytest.fixture
+def tree(work):
+    return work / "logs", str(work / "r.duckdb")
 
 
 def _report(*args: str) -> str:
@@ -62,17 +86,17 @@ def test_a_repeat_prints_the_same_and_writes_nothing(tree):
     assert _rows(db, "derive_stamps") == stamps and _rows(db, "report_memo") == memo_rows
 
 
-def test_every_format_and_output_file_reuse_one_entry(tree, tmp_path):
+def test_every_format_and_output_file_reuse_one_entry(tree, work):
     src, db = tree
     first = {fmt: _report(str(src), "--db", db, "--format", fmt) for fmt in ("json",)}
     state = _files(db)
     for fmt in ("table", "markdown", "html"):
         first[fmt] = _report("--db", db, "--format", fmt)
-    _report("--db", db, "-o", str(tmp_path / "r.md"))
+    _report("--db", db, "-o", str(work / "r.md"))
     assert _files(db) == state and len(_rows(db, "report_memo")) == 1
-    assert (tmp_path / "r.md").read_text(encoding="utf-8") == first["markdown"]
+    assert (work / "r.md").read_text(encoding="utf-8") == first["markdown"]
     # the same documents, computed afresh on a copy of the database without its memo
-    fresh = str(tmp_path / "f.duckdb")  # (a path as long: the table layout fits the text to the width)
+    fresh = str(work / "f.duckdb")  # (a path as long: the table layout fits the text to the width)
     shutil.copy(db, fresh)
     con = connect(fresh)
     con.execute("DROP TABLE report_memo")
@@ -95,19 +119,19 @@ def test_the_entry_is_what_is_printed(tree):
     assert served["headline"] == {"marker": "from the memo"} != first["headline"]
 
 
-def test_changes_make_another_key(tree, tmp_path):
+def test_changes_make_another_key(tree, work):
     src, db = tree
     base = _report(str(src), "--db", db, "--format", "json")
     _report("--db", db, "--format", "json", "--threshold", "3")  # another option: another entry
     assert len(_rows(db, "report_memo")) == 2
-    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
-    (tmp_path / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
+    (work / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
+    (work / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
     _report("--db", db, "--format", "json")  # the labels config is part of the key
     assert len(_rows(db, "report_memo")) == 3
-    (tmp_path / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
+    (work / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
     _report("--db", db, "--format", "json")  # and so is the override file's content
     assert len(_rows(db, "report_memo")) == 4
-    (tmp_path / "stallscan.toml").unlink()
+    (work / "stallscan.toml").unlink()
     log = sorted((src / "claude-code").rglob("*.jsonl"))[0]
     with log.open("a", encoding="utf-8") as fh:
         fh.write(claude_line("user", 59, session="memo-grown") + "\n")
@@ -178,7 +202,7 @@ def _typer_loaded(cwd) -> bool:
     return {"True": True, "False": False}[(cwd / "typer-loaded").read_text()]
 
 
-def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path):
+def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, work):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]
     assert _typer([*base, "--format", "json"])[0] == 0  # ingests, builds and memoises
@@ -195,26 +219,26 @@ def test_the_console_script_prints_a_memo_hit_as_the_command_does(tree, tmp_path
     for extra in cases:
         argv = [*base, *extra]
         by_typer = _typer(argv)
-        served = _run(ENTRY, argv, tmp_path)
-        assert not _typer_loaded(tmp_path), (extra, served[2])  # answered before typer was imported
+        served = _run(ENTRY, argv, work)
+        assert not _typer_loaded(work), (extra, served[2])  # answered before typer was imported
         assert served == by_typer and by_typer[0] == 0, extra
         assert by_typer[2].startswith("ingested 0 file(s)") and by_typer[1], extra
     for name in ("r.md", "r.txt", "r.json"):  # -o: the same file and the same stderr lines
-        out = tmp_path / name
+        out = work / name
         by_typer = _typer([*base, "-o", str(out)])
         written = out.read_bytes()
         out.unlink()
-        served = _run(ENTRY, [*base, "-o", str(out)], tmp_path)
-        assert served == by_typer and out.read_bytes() == written and not _typer_loaded(tmp_path), name
+        served = _run(ENTRY, [*base, "-o", str(out)], work)
+        assert served == by_typer and out.read_bytes() == written and not _typer_loaded(work), name
         assert "wrote " in served[2]
     if os.path.exists("/dev/full") and os.access("/dev/full", os.W_OK):  # a write that fails: disk full
         by_typer = _typer([*base, "-o", "/dev/full"])
-        served = _run(ENTRY, [*base, "-o", "/dev/full"], tmp_path)
-        assert served == by_typer and by_typer[0] != 0 and "error:" in served[2] and not _typer_loaded(tmp_path)
+        served = _run(ENTRY, [*base, "-o", "/dev/full"], work)
+        assert served == by_typer and by_typer[0] != 0 and "error:" in served[2] and not _typer_loaded(work)
     assert _files(db) == state  # neither wrote the database
 
 
-def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree, tmp_path):
+def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree, work):
     """A folder holding a file in no transcript format (a note here): the memo hit still comes from the console
     script, with the command's `note: left out ...` line after the report, byte for byte."""
     src, db = tree
@@ -222,12 +246,12 @@ def test_the_console_script_says_what_the_walk_left_out_as_the_command_does(tree
     base = ["report", str(src), "--db", db, *FAST, "--format", "json"]
     assert _typer(base)[0] == 0
     by_typer = _typer(base)
-    served = _run(ENTRY, base, tmp_path)
-    assert not _typer_loaded(tmp_path), served[2]
+    served = _run(ENTRY, base, work)
+    assert not _typer_loaded(work), served[2]
     assert served == by_typer and "note: left out 1 file(s)" in served[2] and ".txt 1" in served[2]
 
 
-def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
+def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, work):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]
     assert _typer([*base, "--format", "json"])[0] == 0
@@ -236,15 +260,15 @@ def test_the_console_script_hands_over_what_it_is_not_sure_of(tree, tmp_path):
         ["--format", "yaml"],
         ["--format", "json", "--harness", "none-such"],
         ["--format", "json", "--limit", "5"],  # another option set: not memoised yet
-        ["-o", str(tmp_path / "missing" / "r.md")],
+        ["-o", str(work / "missing" / "r.md")],
     ):
-        handed = _run(ENTRY, [*base, *extra], tmp_path)
+        handed = _run(ENTRY, [*base, *extra], work)
         by_typer = _typer([*base, *extra])
-        assert _typer_loaded(tmp_path) and handed == by_typer, extra  # the command ran, as it runs alone
+        assert _typer_loaded(work) and handed == by_typer, extra  # the command ran, as it runs alone
     # a transcript that grew: read by the command, the new state memoised, then served again
     log = sorted((src / "codex").rglob("*.jsonl"))[0]
     os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))  # same bytes, another mtime
-    handed = _run(ENTRY, [*base, "--format", "json"], tmp_path)
-    assert _typer_loaded(tmp_path) and handed[0] == 0 and "1 file(s)" in handed[2], handed[2]
-    served = _run(ENTRY, [*base, "--format", "json"], tmp_path)
-    assert not _typer_loaded(tmp_path) and served[0] == 0 and served[1] == handed[1]
+    handed = _run(ENTRY, [*base, "--format", "json"], work)
+    assert _typer_loaded(work) and handed[0] == 0 and "1 file(s)" in handed[2], handed[2]
+    served = _run(ENTRY, [*base, "--format", "json"], work)
+    assert not _typer_loaded(work) and served[0] == 0 and served[1] == handed[1]

@@ -16,20 +16,39 @@ from typer.testing import CliRunner
 from stallscan import entry
 from stallscan.cli import app
 from stallscan.report import mirror
-from tests.helpers import claude_line, report_tree
+from tests.helpers import claude_line, report_env, report_tree, restore
 
 FAST = ["--bootstrap", "20"]
 HEAVY = ("duckdb", "typer", "click", "pydantic", "rich", "numpy", "pyarrow", "polars")
 
 
-@pytest.fixture
-def tree(tmp_path, monkeypatch):
-    src = report_tree(tmp_path, monkeypatch)
-    (src / "NOTES.txt").write_text("not a transcript\n")  # the walk leaves it out: a `note:` line
-    db = str(tmp_path / "r.duckdb")
-    r = CliRunner().invoke(app, ["report", str(src), "--db", db, "--format", "json", *FAST])
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The starting state, built once: report_tree's logs and a note, reported (so memoised) by the command;
+    a test works in a fresh copy of it."""
+    work = tmp_path_factory.mktemp("mirror") / "work"
+    work.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        src = report_tree(work, mp)
+        (src / "NOTES.txt").write_text("not a transcript\n")  # the walk leaves it out: a `note:` line
+        r = CliRunner().invoke(app, ["report", str(src), "--db", str(work / "r.duckdb"), "--format", "json", *FAST])
     assert r.exit_code == 0, r.output
-    return src, db
+    saved = work.parent / "saved"
+    shutil.copytree(work, saved, symlinks=True)
+    return work, saved
+
+
+@pytest.fixture
+def work(built, monkeypatch):
+    """The folder a test runs in (the working directory): the built state, fresh, always at the same path."""
+    restore(built[1], built[0])
+    report_env(built[0], monkeypatch)
+    return built[0]
+
+
+@pytest.fixture
+def tree(work):
+    return work / "logs", str(work / "r.duckdb")
 
 
 def _args(src, db, *extra: str) -> list[str]:
@@ -78,38 +97,38 @@ def test_a_new_or_touched_transcript_misses(tree, capsys):
     assert not _hit(args)
 
 
-def test_a_config_change_misses(tree, tmp_path, capsys):
+def test_a_config_change_misses(tree, work, capsys):
     src, db = tree
     args = _args(src, db)
     _mirrored(args, capsys)
-    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
+    (work / "stallscan.toml").write_text('[labels]\noverrides = "over.csv"\n', encoding="utf-8")
     assert not _hit(args)  # ./stallscan.toml appeared
-    (tmp_path / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
+    (work / "over.csv").write_text("event_id,origin\n", encoding="utf-8")
     _mirrored(args, capsys)
     assert _hit(args)
-    (tmp_path / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
+    (work / "over.csv").write_text("event_id,origin\nnone-such,human\n", encoding="utf-8")
     assert not _hit(args)  # the override file's bytes
     _mirrored(args, capsys)
     assert _hit(args)
-    (tmp_path / "stallscan.toml").write_text('[labels]\noverrides = "other.csv"\n', encoding="utf-8")
+    (work / "stallscan.toml").write_text('[labels]\noverrides = "other.csv"\n', encoding="utf-8")
     assert not _hit(args)  # the config's bytes
 
 
-def test_an_env_config_or_another_folder_misses(tree, tmp_path, capsys, monkeypatch):
+def test_an_env_config_or_another_folder_misses(tree, work, capsys, monkeypatch):
     src, db = tree
     args = _args(src, db)
     _mirrored(args, capsys)
-    cfg = tmp_path / "elsewhere.toml"
+    cfg = work / "elsewhere.toml"
     cfg.write_text("", encoding="utf-8")
     monkeypatch.setenv("STALLSCAN_CONFIG", str(cfg))
     assert not _hit(args)
     monkeypatch.delenv("STALLSCAN_CONFIG")
-    (tmp_path / "sub").mkdir()
-    monkeypatch.chdir(tmp_path / "sub")
+    (work / "sub").mkdir()
+    monkeypatch.chdir(work / "sub")
     assert not _hit(args)  # (relative paths and ./stallscan.toml are read from the working directory)
 
 
-def test_a_database_written_replaced_or_with_a_wal_misses(tree, tmp_path, capsys):
+def test_a_database_written_replaced_or_with_a_wal_misses(tree, work, capsys):
     src, db = tree
     args = _args(src, db)
     _mirrored(args, capsys)
@@ -121,20 +140,20 @@ def test_a_database_written_replaced_or_with_a_wal_misses(tree, tmp_path, capsys
     os.replace(db + ".copy", db)  # the same bytes and mtime in another file
     assert not _hit(args)
     _mirrored(args, capsys)
-    other = tmp_path / "other.jsonl"
+    other = work / "other.jsonl"
     other.write_text(claude_line("user", 7, session="other") + "\n")
     r = CliRunner().invoke(app, ["ingest", str(other), "--db", db])
     assert r.exit_code == 0, r.output
     assert not _hit(args)
 
 
-def test_the_header_bytes_catch_a_write_whose_stat_was_put_back(tree, tmp_path, capsys):
+def test_the_header_bytes_catch_a_write_whose_stat_was_put_back(tree, work, capsys):
     """A checkpoint rewrites a database header: with the file's stat recorded as it is now (as if size, times
     and inode had all been restored), the header bytes alone still make it miss."""
     src, db = tree
     args = _args(src, db)
     _mirrored(args, capsys)
-    other = tmp_path / "other.jsonl"
+    other = work / "other.jsonl"
     other.write_text(claude_line("user", 7, session="other") + "\n")
     assert CliRunner().invoke(app, ["ingest", str(other), "--db", db]).exit_code == 0
     now = mirror.db_state(db)
@@ -238,19 +257,19 @@ def _script(argv: list[str], cwd) -> tuple[tuple[int, str, str], set[str]]:
     return (r.returncode, r.stdout, err), imported
 
 
-def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, tmp_path):
+def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, work):
     src, db = tree
     base = ["report", str(src), "--db", db, *FAST]
-    for extra in (["--format", "json"], ["--format", "markdown"], ["-o", str(tmp_path / "r.md")]):
+    for extra in (["--format", "json"], ["--format", "markdown"], ["-o", str(work / "r.md")]):
         argv = [*base, *extra]
         by_typer = _typer(argv)
-        written = (tmp_path / "r.md").read_bytes() if "-o" in extra else None
+        written = (work / "r.md").read_bytes() if "-o" in extra else None
         assert by_typer[0] == 0 and "note: left out 1 file(s)" in by_typer[2], by_typer[2]
-        runs = [_script(argv, tmp_path) for _ in range(3)]  # memo hit (writes the mirror), then mirror hits
+        runs = [_script(argv, work) for _ in range(3)]  # memo hit (writes the mirror), then mirror hits
         for served, _ in runs:
             assert served == by_typer, extra
             if written is not None:
-                assert (tmp_path / "r.md").read_bytes() == written
+                assert (work / "r.md").read_bytes() == written
         # the first: the memo hit (json: the database read, the mirror written) or the document drawn from
         # the mirror's data and stored (markdown); then the mirror's document, with nothing heavy loaded
         assert "duckdb" in runs[0][1] or "-o" in extra
@@ -258,19 +277,19 @@ def test_the_console_script_serves_the_mirror_loading_nothing_heavy(tree, tmp_pa
     assert os.path.exists(db + ".memo")
 
 
-def test_the_code_is_keyed_on_where_the_package_and_its_dependencies_are_found(tree, tmp_path, monkeypatch):
+def test_the_code_is_keyed_on_where_the_package_and_its_dependencies_are_found(tree, work, monkeypatch):
     """Not on the whole module path: `python -m stallscan` puts the working directory in front of it, the
     console script its own folder, PYTHONPATH adds folders; the same code is found either way. A folder in
     front that holds another numpy is other code."""
     src, db = tree
     argv = ["report", str(src), "--db", db, *FAST, "--format", "json"]
-    first, imported = _script(argv, tmp_path)  # the memo hit: writes the mirror
+    first, imported = _script(argv, work)  # the memo hit: writes the mirror
     assert first[0] == 0 and "duckdb" in imported
-    extra = tmp_path / "extra"
+    extra = work / "extra"
     extra.mkdir()
     (extra / "unrelated.py").write_text("")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(extra), os.environ.get("PYTHONPATH")) if p))
-    served, imported = _script(argv, tmp_path)  # another folder in front of the module path
+    served, imported = _script(argv, work)  # another folder in front of the module path
     assert served == first and not sorted(imported & set(HEAVY))
     libs = mirror.origins()
     assert mirror.code_state(libs) == mirror.code_state(libs)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -16,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from stallscan.cli import app
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
@@ -387,13 +388,13 @@ def test_system_instructions_error_span_and_conversation_id(tmp_path):
 
 
 def test_cli_conversation_attr_and_input_format(tmp_path):
+    """The two options as the command line passes them: the typer app run in this process (the options'
+    parsing and effect are the subject, not a process start)."""
     sample = SAMPLES / "phoenix" / "spans.jsonl"
-    env = dict(os.environ, TZ="UTC", NO_COLOR="1")
 
     def stallscan(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=120
-        )
+        r = CliRunner().invoke(app, list(args), prog_name="stallscan", env={"TZ": "UTC", "NO_COLOR": "1"})
+        return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
     db = tmp_path / "a.duckdb"
     p = stallscan("ingest", str(sample), "--db", str(db), "--conversation-attr", "session.id", "--json")
