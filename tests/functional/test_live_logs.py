@@ -203,7 +203,7 @@ def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
     while not db.exists() and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
-    outcomes = []
+    outcomes: list[tuple[str, int, bool]] = []
     try:
         probes = [
             ["sql", CONSISTENT, "--format", "json"],
