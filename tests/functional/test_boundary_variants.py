@@ -224,21 +224,22 @@ def test_variants_rebuilt_when_stale(golden_db):
 
 
 def test_cli_sweep_shows_variants_and_advice(tmp_path):
-    import os
-    import subprocess
-    import sys
+    """The commands in this process (typer's CliRunner: the same app, output and exit codes; the process is
+    not the subject here)."""
+    from typer.testing import CliRunner
 
-    env = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="160")
+    from stallscan.cli import app
+
     db = str(tmp_path / "v.duckdb")
 
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=env, timeout=120
+        return CliRunner().invoke(
+            app, list(args), prog_name="stallscan", env={"NO_COLOR": "1", "COLUMNS": "160", "STALLSCAN_CONFIG": None}
         )
 
-    assert run("ingest", str(GOLDEN), "--db", db).returncode == 0
+    assert run("ingest", str(GOLDEN), "--db", db).exit_code == 0
     p = run("sweep", "--db", db, "--format", "json", "--bootstrap", "20", "--max", "10")
-    assert p.returncode == 0, p.stderr
+    assert p.exit_code == 0, p.stderr
     doc = json.loads(p.stdout)
     assert [v["policy"] for v in doc["variants"]] == list(VARIANTS)
     assert doc["rule_advice"].startswith("The single rule change that helps this corpus most is marker-aware")
@@ -248,7 +249,7 @@ def test_cli_sweep_shows_variants_and_advice(tmp_path):
     one = json.loads(run("sweep", "--db", db, "--format", "json", "--policy", "router", "--bootstrap", "0").stdout)
     assert [r["policy"] for r in one["recommendations"]] == ["router", "labels"] and one["variants"] == []
     bad = run("sweep", "--db", db, "--policy", "markers")
-    assert bad.returncode != 0 and "marker-aware" in bad.stderr and bad.stdout == ""
+    assert bad.exit_code != 0 and "marker-aware" in bad.stderr and bad.stdout == ""
 
 
 def test_export_builds_the_variants_table(con, tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -82,10 +83,10 @@ def test_ingest_counts_name_their_population_and_reconcile(corpus, tmp_path):
     assert again["  read this run"] == again["    with events"] == 0
 
 
-def test_sessions_misread_is_a_share_of_the_requests(corpus, tmp_path):
-    db = str(tmp_path / "s.duckdb")
-    code, _, err = run("ingest", str(corpus), "--db", db)
-    assert code == 0, err
+def test_sessions_misread_is_a_share_of_the_requests(corpus, tmp_path, request, sample_ingested_file):
+    db = str(tmp_path / "s.duckdb")  # the corpus ingested (the ingest is the test above's subject, not this one's)
+    ingested = request.getfixturevalue("real_ingested_file") if corpus != SAMPLES else sample_ingested_file
+    shutil.copy(ingested, db)
     code, out, err = run("sessions", "--db", db, "--json")
     assert code == 0, err
     rows = json.loads(out)["sessions"]
@@ -112,12 +113,13 @@ def test_sessions_misread_is_a_share_of_the_requests(corpus, tmp_path):
     assert "misread: of the requests" in err and "requests: user-role records that start" in err
 
 
-def test_report_counts_a_session_once_across_harnesses(tmp_path):
+def test_report_counts_a_session_once_across_harnesses(tmp_path, sample_ingested_file):
     """sample_logs/cline/1777073160794/ is one Cline task kept by Cline as two files of two formats, its
     api_conversation_history.json and its ui_messages.json (one task folder, one task id): the report's session
     total counts it once, as `sessions` lists it once, while each harness row counts it."""
     db = str(tmp_path / "s.duckdb")
-    code, out, err = run("report", str(SAMPLES), "--db", db, "--format", "json", "--bootstrap", "0")
+    shutil.copy(sample_ingested_file, db)  # sample_logs ingested (`stallscan ingest sample_logs`), not replayed
+    code, out, err = run("report", "--db", db, "--format", "json", "--bootstrap", "0")
     assert code == 0, err
     corpus = json.loads(out)["corpus"]
     code, out, err = run("sessions", "--db", db, "--limit", "0", "--json")

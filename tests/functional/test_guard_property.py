@@ -10,6 +10,7 @@ Stop-hook feedback, other hooks' feedback and interrupt markers.
 from __future__ import annotations
 
 import json
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -156,14 +157,25 @@ session_st = st.lists(
 ).map(lambda steps: [("human", "", None), *steps])
 
 
+# Each example pays an ingest and a replay (~1 CPU s of fixed cost) and the rules are session-local, so an
+# example holds several files: 8 examples of up to 6 + 6 files draw about as many sessions as 25 of up to
+# 2 + 2 did, at a third of the cost (STALLSCAN_HYPOTHESIS=full: 25 examples).
+EXAMPLES = 25 if os.environ.get("STALLSCAN_HYPOTHESIS") == "full" else 8
+
+
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(claude=st.lists(session_st, min_size=1, max_size=2), codex=st.lists(session_st, min_size=0, max_size=2))
+@given(claude=st.lists(session_st, min_size=1, max_size=6), codex=st.lists(session_st, min_size=0, max_size=6))
 def test_guard_and_replay_agree_on_generated_sessions(tmp_path_factory, claude, codex):
     root = tmp_path_factory.mktemp("gen")
     for k, steps in enumerate(claude):
-        (root / f"claude{k}.jsonl").write_text("\n".join(_claude(steps)) + "\n", encoding="utf-8")
+        text = "\n".join(_claude(steps)) + "\n"
+        if k >= 2:  # files 0 and 1 share session s1 (and their uuids), the rest each have their own
+            text = text.replace('"sessionId": "s1"', f'"sessionId": "s{k}"').replace('"uuid": "u', f'"uuid": "f{k}u')
+        (root / f"claude{k}.jsonl").write_text(text, encoding="utf-8")
     for k, steps in enumerate(codex):
         lines = _codex(steps)
         lines[0] = lines[0].replace('"cx1"', f'"cx{k}"')

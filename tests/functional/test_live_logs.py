@@ -203,7 +203,7 @@ def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
     while not db.exists() and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
-    outcomes = []
+    outcomes: list[tuple[str, int, bool]] = []
     try:
         probes = [
             ["sql", CONSISTENT, "--format", "json"],
@@ -211,8 +211,8 @@ def test_second_process_gets_lock_message_or_consistent_read(tmp_path):
             ["report", "--format", "json"],
             ["sql", "SELECT count(*) AS n FROM events", "--format", "json"],
         ]
-        for i in range(12):  # probe until the ingest is over (at least 4 probes)
-            if i >= 4 and ingest.poll() is not None:
+        for i in range(12):  # each probe once, then until the ingest is over or a probe has met its lock
+            if i >= len(probes) and (ingest.poll() is not None or any(o[1] == 4 for o in outcomes)):
                 break
             args = probes[i % len(probes)]
             p = _cli(*args, "--db", str(db))
