@@ -64,7 +64,7 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
         from stallscan.replay.boundary_variants import replay_variants
 
         if not sql.has_table(con, "turn_boundaries", schema=None):
-            replay_boundaries(con)  # (which builds the variants too)
+            replay_boundaries(con, summary=False)  # (which builds the variants too)
         replay_variants(con)
     sql.run(con, "sweep/sweep_rows")  # (the table macro sweep_rows(), read by sweep_variants_input.sql)
     cols = sql.query(con, "sweep/sweep_variants_input").fetchnumpy()
