@@ -87,6 +87,7 @@ def replay_boundaries(
         upstream=("user_labels",),
     )
     if not summary:
+        con.complete()  # (the stamps' lookups leave a DB-API result half read, which would block a relation)
         return {}
     rows = con.execute(  # (one pass over the view for both counts)
         'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries '

@@ -85,3 +85,5 @@ def test_summary_false_leaves_out_the_counts_only(db):
     assert n > 0 and thresholds == [5.0]
     counts = replay_boundaries(db, 5.0)
     assert sum(counts["decided_by"].values()) == sum(counts["error"].values()) == n
+    assert replay_boundaries(db, 5.0, summary=False) == {}  # (reused: only the stamps are read)
+    assert db.sql("SELECT count(*) FROM turn_boundaries").fetchall() == [(n,)]  # (no result left half read)
