@@ -6,14 +6,9 @@
 -- decision and error for every row). The router's order is the view's (queries/replay/turn_boundaries_view.sql):
 -- header -> first -> completion -> gap / no_time. A row the variants did not store is decided by every
 -- variant as the router decides it (queries/replay/turn_boundaries_variants.sql).
--- Read by sweep_bins_input.sql and sweep_variants_input.sql. The tables resolve through the search path
--- when the macro is called (a scratch schema holding only the changed sessions, stallscan.replay.derive).
-CREATE OR REPLACE TEMP MACRO sweep_pick_step(marked, variant, router) AS
-    coalesce(CASE WHEN marked THEN variant ELSE router END, '');
-
-CREATE OR REPLACE TEMP MACRO sweep_pick_human(marked, variant, router) AS
-    coalesce(CASE WHEN marked THEN variant = 'human' ELSE router END, false);
-
+-- Read by sweep_bins_input.sql; uses the macros of sweep_picks.sql (run first). The tables resolve through
+-- the search path when the macro is called (a scratch schema holding only the changed sessions,
+-- stallscan.replay.derive).
 CREATE OR REPLACE TEMP MACRO sweep_rows() AS TABLE
 WITH r AS (
     SELECT n.session_id, n.seq, n.source_format, n.gap_raw_s, n.human_content, n.origin, n.origin_rule,

@@ -52,6 +52,7 @@ def _compute(con: duckdb.DuckDBPyConnection) -> None:
 
     if stamps.one(con, "SELECT current_schema()") == "main":  # a full build: the stored sums go with the cells
         boot.drop(con)
+    sql.run(con, "sweep/sweep_picks")
     sql.run(con, "sweep/sweep_rows")  # (the table macro sweep_rows(), read by sweep_bins_input.sql)
     rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
     cells = sweep_cells(rows, _grid())

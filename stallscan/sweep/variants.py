@@ -66,7 +66,7 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
         if not sql.has_table(con, "turn_boundaries", schema=None):
             replay_boundaries(con, summary=False)  # (which builds the variants too)
         replay_variants(con)
-    sql.run(con, "sweep/sweep_rows")  # (the table macro sweep_rows(), read by sweep_variants_input.sql)
+    sql.run(con, "sweep/sweep_picks")  # (the macros sweep_variants_input.sql uses)
     cols = sql.query(con, "sweep/sweep_variants_input").fetchnumpy()
     sid = cols.pop("session_id")
     if len(sid) != len(session_ids) or not np.array_equal(np.asarray(sid, object), np.asarray(session_ids, object)):

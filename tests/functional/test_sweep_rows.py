@@ -49,6 +49,7 @@ def db(tmp_path, monkeypatch, sample_db_file):
 
 def _differences(con) -> tuple[int, int, int]:
     """(rows of the reference, rows only in the reference, rows only in sweep_rows())"""
+    sql.run(con, "sweep/sweep_picks")
     sql.run(con, "sweep/sweep_rows")
     ours = "SELECT * FROM sweep_rows()"
     n = con.execute(f"SELECT count(*) FROM ({REFERENCE})").fetchone()[0]
