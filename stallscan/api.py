@@ -136,7 +136,7 @@ class Stallscan:
         if limit is not None and limit < 0:
             raise StallscanError("limit must be >= 0")
         label_events(self.con, config)
-        replay_boundaries(self.con, threshold)
+        replay_boundaries(self.con, threshold, summary=False)
         params = {"session": session, "errors_only": errors_only, "all": all, "sessions": None, "limit": limit}
         return _frame(sql.relation(self.con, "report/boundaries_list", params))
 
@@ -194,7 +194,7 @@ class Stallscan:
         if policy != "all" and policy_name(policy) not in ALL_POLICIES:
             raise StallscanError(f"unknown policy {policy!r}", hint="router (vgr), gap-only, a rule variant or all")
         label_events(self.con)
-        replay_boundaries(self.con)  # what `stallscan sweep` reads: the boundaries at the default 2 s
+        replay_boundaries(self.con, summary=False)  # what `stallscan sweep` reads: the boundaries at the default 2 s
         grid = sorted(float(x) for x in thresholds) if thresholds is not None else thresholds_grid(lo, hi, step)
         policies = ALL_POLICIES if policy == "all" else (policy_name(policy),)  # as `stallscan sweep --policy all`
         return run_sweep(self.con, grid, a, b, by, policies, bootstrap, seed)

@@ -57,7 +57,7 @@ def sessions(
     scoped = scope_sessions(con, since, until, harness, model)
     wanted = {r[0] for r in con.execute("SELECT session_id FROM scope_sessions").fetchall()} if scoped else None
     label_events(con, config)
-    replay_boundaries(con, threshold)
+    replay_boundaries(con, threshold, summary=False)
     replay_stalls(con, retry_bound=retry_bound, config=config)
     cur = sql.query(con, "report/sessions_list")
     cols = [d[0] for d in cur.description]

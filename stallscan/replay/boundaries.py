@@ -48,9 +48,11 @@ def replay_boundaries(
     threshold: float = GAP_THRESHOLD_S,
     relabel: bool = False,
     config: str | os.PathLike[str] | dict[str, Any] | None = None,
+    summary: bool = True,
 ) -> dict[str, Any]:
     """(Re)create `turn_boundaries` at this threshold. Labels events first when `user_labels` is missing
-    (or when relabel=True). Returns counts by decided_by and by error."""
+    (or when relabel=True). Returns counts by decided_by and by error; summary=False leaves them out (an
+    empty dict: a caller that reads the tables only need not pay a pass over every row of the view)."""
     if threshold is None or not threshold >= 0:
         raise StallscanError(
             f"threshold must be a number of seconds >= 0, not {threshold!r}", hint="e.g. --threshold 2.0"
@@ -84,6 +86,9 @@ def replay_boundaries(
         ("turn_boundaries_narrow", "turn_boundary_variants_marked"),
         upstream=("user_labels",),
     )
+    if not summary:
+        con.complete()  # (the stamps' lookups leave a DB-API result half read, which would block a relation)
+        return {}
     rows = con.execute(  # (one pass over the view for both counts)
         'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries '
         'GROUP BY GROUPING SETS ((decided_by), ("error")) ORDER BY ALL'

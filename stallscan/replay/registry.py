@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from stallscan.replay.boundaries import replay_boundaries
+from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store import sql, stamps
@@ -79,7 +80,8 @@ def _labels(con: duckdb.DuckDBPyConnection, inputs: dict[str, Any] | None) -> ob
 
 
 def _boundaries(con: duckdb.DuckDBPyConnection, inputs: dict[str, Any] | None) -> object:
-    return replay_boundaries(con) if inputs is None else replay_boundaries(con, inputs["threshold"])
+    threshold = GAP_THRESHOLD_S if inputs is None else inputs["threshold"]
+    return replay_boundaries(con, threshold, summary=False)  # (a refresh reads the tables, not the counts)
 
 
 def _stalls(con: duckdb.DuckDBPyConnection, inputs: dict[str, Any] | None) -> object:

@@ -160,7 +160,7 @@ def timeline(
 
     sid = resolve_session(con, session)
     label_events(con, config)
-    replay_boundaries(con, threshold)
+    replay_boundaries(con, threshold, summary=False)
     replay_stalls(con, retry_bound=retry_bound, config=config)
     rows = _timelines(con, [sid]).get(sid, [])
     _excerpts(con, rows)

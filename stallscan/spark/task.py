@@ -67,7 +67,7 @@ def replay_tables(con: duckdb.DuckDBPyConnection, threshold: float, retry_bound:
     labels the events first (with `config`); replay_boundaries then finds user_labels and keeps it, so
     the labels are built once (calling label_events first as well would build them twice)."""
     replay_stalls(con, retry_bound=retry_bound, config=config)
-    replay_boundaries(con, threshold)
+    replay_boundaries(con, threshold, summary=False)
 
 
 def events_columns() -> list[str]:

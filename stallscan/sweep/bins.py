@@ -52,6 +52,8 @@ def _compute(con: duckdb.DuckDBPyConnection) -> None:
 
     if stamps.one(con, "SELECT current_schema()") == "main":  # a full build: the stored sums go with the cells
         boot.drop(con)
+    sql.run(con, "sweep/sweep_picks")
+    sql.run(con, "sweep/sweep_rows")  # (the table macro sweep_rows(), read by sweep_bins_input.sql)
     rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
     cells = sweep_cells(rows, _grid())
     keep = {k: v for k, v in cells.items() if k not in ("grp", "sess", "n")}
@@ -76,7 +78,7 @@ ENTRY = registry.register(
     registry.Derived(
         TABLE,
         (TABLE,),
-        ("turn_boundaries", "turn_boundary_variants_marked"),  # (what sweep_bins_input.sql reads)
+        ("turn_boundaries_narrow", "turn_boundary_variants_marked"),  # (what sweep_rows.sql reads)
         lambda con, _: refresh(con),
         export=False,
     )

@@ -35,14 +35,26 @@ def load(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int) -> dic
     if not sql.has_table(con, TABLE):
         return {}
     policies, bins_at, h, o = _get(con, n_boot, seed, nb, None)
-    out = {}
+    out: dict[str, Sums] = {}
     for p in dict.fromkeys(policies.tolist()):
         sel = np.flatnonzero(policies == p)
         if len(sel) != nb + 1 or not np.array_equal(bins_at[sel], np.arange(nb + 1)):
             continue  # not a whole set (never written so): computed afresh
         lo = int(sel[0])  # every bin, in order: views of the fetched columns
-        out[p] = Sums(h[:, lo : lo + nb], o[:, lo : lo + nb], np.stack([h[:, lo + nb], o[:, lo + nb]], axis=1))
+        out[p] = _shared(
+            Sums(h[:, lo : lo + nb], o[:, lo : lo + nb], np.stack([h[:, lo + nb], o[:, lo + nb]], axis=1)), out
+        )
     return out
+
+
+def _shared(s: Sums, known: dict[str, Sums]) -> Sums:
+    """`s`, or an equal set of sums already loaded: policies with the very same sums (a rule variant that
+    decides every event as the router does) then share one object, so the sweep draws their picks once,
+    as it does for sums it computes (stallscan.sweep.core._fill_sums)."""
+    for k in known.values():
+        if all(np.array_equal(getattr(k, f), getattr(s, f)) for f in ("f", "h", "o")):
+            return k
+    return s
 
 
 def _get(

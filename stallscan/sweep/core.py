@@ -74,7 +74,7 @@ def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
     if not sql.has_table(con, "turn_boundaries", schema=None, temporary=None):
         from stallscan.replay.boundaries import replay_boundaries
 
-        replay_boundaries(con)
+        replay_boundaries(con, summary=False)
     if not sql.has_table(con, "scope_sessions", schema=None, temporary=None):
         con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     by = {"harness": "source_format"}.get(by, by)

@@ -64,8 +64,9 @@ def variant_columns(con: duckdb.DuckDBPyConnection, session_ids: np.ndarray) -> 
         from stallscan.replay.boundary_variants import replay_variants
 
         if not sql.has_table(con, "turn_boundaries", schema=None):
-            replay_boundaries(con)  # (which builds the variants too)
+            replay_boundaries(con, summary=False)  # (which builds the variants too)
         replay_variants(con)
+    sql.run(con, "sweep/sweep_picks")  # (the macros sweep_variants_input.sql uses)
     cols = sql.query(con, "sweep/sweep_variants_input").fetchnumpy()
     sid = cols.pop("session_id")
     if len(sid) != len(session_ids) or not np.array_equal(np.asarray(sid, object), np.asarray(session_ids, object)):

@@ -33,7 +33,7 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con, opts._config)
-        replay_boundaries(con, opts.threshold)
+        replay_boundaries(con, opts.threshold, summary=False)  # (the section counts from its cells)
     refresh_boundaries(con)  # the per-session counts the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))

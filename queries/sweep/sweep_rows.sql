@@ -1,0 +1,44 @@
+-- Table macro sweep_rows(): the rows the sweep scores (sweep_input.sql's filter: every user-role event that
+-- is not a tool result and starts a model request), each with the router's and each rule variant's deciding
+-- step and whether it called the event human, computed straight from the stored columns of
+-- turn_boundaries_narrow (previous reply's status code, initiator, gap_raw_s, threshold) and
+-- turn_boundary_variants_marked, not through the view turn_boundaries (which computes every policy's
+-- decision and error for every row). The router's order is the view's (queries/replay/turn_boundaries_view.sql):
+-- header -> first -> completion -> gap / no_time. A row the variants did not store is decided by every
+-- variant as the router decides it (queries/replay/turn_boundaries_variants.sql).
+-- Read by sweep_bins_input.sql; uses the macros of sweep_picks.sql (run first). The tables resolve through
+-- the search path when the macro is called (a scratch schema holding only the changed sessions,
+-- stallscan.replay.derive).
+CREATE OR REPLACE TEMP MACRO sweep_rows() AS TABLE
+WITH r AS (
+    SELECT n.session_id, n.seq, n.source_format, n.gap_raw_s, n.human_content, n.origin, n.origin_rule,
+           n.prev_status,
+           CASE WHEN n.initiator IN ('user', 'agent') THEN 'header'
+                WHEN n.prev_status IS NULL THEN 'first'
+                WHEN n.prev_status <> 6 THEN 'completion'   -- 6: 'final'
+                WHEN n.gap_raw_s IS NULL OR n.gap_raw_s < 0 THEN 'no_time'
+                ELSE 'gap' END AS step,
+           -- (first and no_time call it human, completion a continuation, gap by the threshold)
+           CASE WHEN n.initiator IN ('user', 'agent') THEN n.initiator = 'user'
+                WHEN n.prev_status = 6 AND n.gap_raw_s >= 0 THEN n.gap_raw_s >= n.threshold
+                ELSE n.prev_status IS NULL OR n.prev_status = 6 END AS called_human,
+           v.event_id IS NOT NULL AS marked, v.marker_decided_by, v.marker_decision, v.notif_decided_by,
+           v.notif_decision, v.both_decided_by, v.both_decision
+    FROM turn_boundaries_narrow n
+    LEFT JOIN turn_boundary_variants_marked v USING (event_id)
+    WHERE n.starts_request AND n.origin <> 'tool_result'
+)
+SELECT session_id, seq, source_format,
+       coalesce(origin = 'human' OR human_content, false) AS human,   -- is_human_turn
+       step AS decided_by,
+       coalesce(called_human, false) AS decided_human,
+       coalesce(CASE WHEN gap_raw_s >= 0 THEN gap_raw_s END, 'NaN'::DOUBLE) AS gap_s,
+       prev_status IS NULL AS first_in_session,
+       coalesce(origin_rule, '') IN ('default_human', '') AS by_fallback,
+       sweep_pick_step(marked, marker_decided_by, step) AS marker_decided_by,
+       sweep_pick_human(marked, marker_decision, called_human) AS marker_decided_human,
+       sweep_pick_step(marked, notif_decided_by, step) AS notif_decided_by,
+       sweep_pick_human(marked, notif_decision, called_human) AS notif_decided_human,
+       sweep_pick_step(marked, both_decided_by, step) AS both_decided_by,
+       sweep_pick_human(marked, both_decision, called_human) AS both_decided_human
+FROM r;
