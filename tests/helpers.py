@@ -167,6 +167,23 @@ def restore(saved: Path, work: Path) -> None:
     shutil.copytree(saved, work, symlinks=True)
 
 
+def keep_state(work: Path) -> tuple[Path, Path]:
+    """(work, saved): a copy of the folder `work` as it is now, beside it (copy2: bytes and mtimes), for
+    fresh_state to put back before each test of a module."""
+    saved = work.parent / "saved"
+    shutil.copytree(work, saved, symlinks=True)
+    return work, saved
+
+
+def fresh_state(built: tuple[Path, Path], monkeypatch: Any) -> Path:
+    """The folder a report test runs in (its working directory, report_env): keep_state's copy put back at the
+    same path (restore), so each test starts from the module's built state."""
+    work, saved = built
+    restore(saved, work)
+    report_env(work, monkeypatch)
+    return work
+
+
 def relation_kinds(con: Any, name: str) -> set[str]:
     """What `name` is in the main schema: {'table'}, {'view'}, both or neither (a derived table that became a
     view must leave no table of its name behind)."""

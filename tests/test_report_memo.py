@@ -22,7 +22,7 @@ from stallscan.cli import app
 from stallscan.report import memo
 from stallscan.report.registry import ReportOptions
 from stallscan.store.db import connect
-from tests.helpers import claude_line, report_env, report_tree, restore
+from tests.helpers import claude_line, fresh_state, keep_state, report_tree
 
 FAST = ["--bootstrap", "20"]
 
@@ -39,17 +39,13 @@ def built(tmp_path_factory):
     con = duckdb.connect(str(work / "r.duckdb"))
     con.execute("DELETE FROM report_memo")
     con.close()
-    saved = work.parent / "saved"
-    shutil.copytree(work, saved, symlinks=True)
-    return work, saved
+    return keep_state(work)
 
 
 @pytest.fixture
 def work(built, monkeypatch):
     """The folder a test runs in (the working directory): the built state, fresh, always at the same path."""
-    restore(built[1], built[0])
-    report_env(built[0], monkeypatch)
-    return built[0]
+    return fresh_state(built, monkeypatch)
 
 
 @pytest.fixture

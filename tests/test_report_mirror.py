@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from stallscan import entry
 from stallscan.cli import app
 from stallscan.report import mirror
-from tests.helpers import claude_line, report_env, report_tree, restore
+from tests.helpers import claude_line, fresh_state, keep_state, report_tree
 
 FAST = ["--bootstrap", "20"]
 HEAVY = ("duckdb", "typer", "click", "pydantic", "rich", "numpy", "pyarrow", "polars")
@@ -33,17 +33,13 @@ def built(tmp_path_factory):
         (src / "NOTES.txt").write_text("not a transcript\n")  # the walk leaves it out: a `note:` line
         r = CliRunner().invoke(app, ["report", str(src), "--db", str(work / "r.duckdb"), "--format", "json", *FAST])
     assert r.exit_code == 0, r.output
-    saved = work.parent / "saved"
-    shutil.copytree(work, saved, symlinks=True)
-    return work, saved
+    return keep_state(work)
 
 
 @pytest.fixture
 def work(built, monkeypatch):
     """The folder a test runs in (the working directory): the built state, fresh, always at the same path."""
-    restore(built[1], built[0])
-    report_env(built[0], monkeypatch)
-    return built[0]
+    return fresh_state(built, monkeypatch)
 
 
 @pytest.fixture

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,3 +30,17 @@ def real_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         c.close()
 
     return built_once(tmp_path_factory, "real_ingested", build)
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> Iterator[Any]:
+    """A connection to a fresh copy of sample_logs/ ingested and replayed (sample_db_file: built once per run),
+    the test running from tmp_path with no stallscan.toml or STALLSCAN_CONFIG of the caller's."""
+    from stallscan.store.db import connect
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    yield con
+    con.close()

@@ -9,14 +9,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
-import pytest
 
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.store import stamps
-from stallscan.store.db import connect
 from tests.helpers import relation_kinds
 from tests.replay_checks import fingerprint
 
@@ -50,48 +46,39 @@ COLUMNS = [
 ]
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch, sample_db_file):
-    """A copy of the session's sample_logs database (ingested and replayed once per worker)."""
-    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
-
-
-def test_the_view_has_the_former_tables_columns(db):
-    replay_boundaries(db, 2.0)
-    assert relation_kinds(db, "turn_boundaries") == {"view"}
-    assert relation_kinds(db, "turn_boundaries_narrow") == {"table"}
-    assert [(r[0], r[1]) for r in db.execute("DESCRIBE turn_boundaries").fetchall()] == COLUMNS
-    n_user_tool = db.execute("SELECT count(*) FROM events WHERE role IN ('user', 'tool')").fetchone()[0]
+def test_the_view_has_the_former_tables_columns(sample_db):
+    replay_boundaries(sample_db, 2.0)
+    assert relation_kinds(sample_db, "turn_boundaries") == {"view"}
+    assert relation_kinds(sample_db, "turn_boundaries_narrow") == {"table"}
+    assert [(r[0], r[1]) for r in sample_db.execute("DESCRIBE turn_boundaries").fetchall()] == COLUMNS
+    n_user_tool = sample_db.execute("SELECT count(*) FROM events WHERE role IN ('user', 'tool')").fetchone()[0]
     assert n_user_tool > 0
-    assert db.execute("SELECT count(*), count(DISTINCT event_id) FROM turn_boundaries").fetchone() == (
+    assert sample_db.execute("SELECT count(*), count(DISTINCT event_id) FROM turn_boundaries").fetchone() == (
         n_user_tool,
         n_user_tool,
     )
 
 
-def test_an_older_turn_boundaries_table_is_replaced_by_the_view(db):
-    replay_boundaries(db, 2.0)
-    want = fingerprint(db, "turn_boundaries")
-    variants = fingerprint(db, "turn_boundary_variants")
-    db.execute("DROP VIEW turn_boundaries")
-    db.execute("CREATE TABLE turn_boundaries AS SELECT 1 AS stale")  # as a database written before the view holds
-    stamps.forget(db, "turn_boundaries")
-    replay_boundaries(db, 2.0)
-    assert relation_kinds(db, "turn_boundaries") == {"view"}
-    assert fingerprint(db, "turn_boundaries") == want
-    assert fingerprint(db, "turn_boundary_variants") == variants
+def test_an_older_turn_boundaries_table_is_replaced_by_the_view(sample_db):
+    replay_boundaries(sample_db, 2.0)
+    want = fingerprint(sample_db, "turn_boundaries")
+    variants = fingerprint(sample_db, "turn_boundary_variants")
+    sample_db.execute("DROP VIEW turn_boundaries")
+    sample_db.execute(
+        "CREATE TABLE turn_boundaries AS SELECT 1 AS stale"
+    )  # as a database written before the view holds
+    stamps.forget(sample_db, "turn_boundaries")
+    replay_boundaries(sample_db, 2.0)
+    assert relation_kinds(sample_db, "turn_boundaries") == {"view"}
+    assert fingerprint(sample_db, "turn_boundaries") == want
+    assert fingerprint(sample_db, "turn_boundary_variants") == variants
 
 
-def test_the_view_reads_without_stallscan(db, tmp_path):
-    replay_boundaries(db, 2.0)
-    want = fingerprint(db, "turn_boundaries")
-    db.execute("CHECKPOINT")
-    db.close()
+def test_the_view_reads_without_stallscan(sample_db, tmp_path):
+    replay_boundaries(sample_db, 2.0)
+    want = fingerprint(sample_db, "turn_boundaries")
+    sample_db.execute("CHECKPOINT")
+    sample_db.close()
     plain = duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True)
     try:
         assert fingerprint(plain, "turn_boundaries") == want

@@ -24,65 +24,54 @@ from tests.replay_checks import real_line_files as _real_line_files
 from tests.replay_checks import replay_all as _replay_all
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch, sample_db_file):
-    """A copy of sample_logs/ ingested and replayed (made once per session: tests/conftest.py)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
-
-
 def _full(con) -> tuple[int, int]:
     stamps.forget(con, bins.TABLE)
     assert bins.refresh(con) == "full"
     return _fingerprint(con, bins.TABLE)
 
 
-def test_repeat_reuses(db):
-    assert bins.refresh(db) == "full"
-    before = _fingerprint(db, bins.TABLE)
-    stamp = stamps.get(db, bins.TABLE)
-    assert bins.refresh(db) == "reused"
-    assert _fingerprint(db, bins.TABLE) == before
-    assert stamps.get(db, bins.TABLE) == stamp  # a reuse writes nothing (not even a counter)
+def test_repeat_reuses(sample_db):
+    assert bins.refresh(sample_db) == "full"
+    before = _fingerprint(sample_db, bins.TABLE)
+    stamp = stamps.get(sample_db, bins.TABLE)
+    assert bins.refresh(sample_db) == "reused"
+    assert _fingerprint(sample_db, bins.TABLE) == before
+    assert stamps.get(sample_db, bins.TABLE) == stamp  # a reuse writes nothing (not even a counter)
 
 
-def test_cells_count_every_sweep_row(db):
-    bins.refresh(db)
-    n = db.execute("SELECT sum(n) FROM sweep_bins").fetchone()[0]
-    rows = db.execute(
+def test_cells_count_every_sweep_row(sample_db):
+    bins.refresh(sample_db)
+    n = sample_db.execute("SELECT sum(n) FROM sweep_bins").fetchone()[0]
+    rows = sample_db.execute(
         "SELECT count(*) FROM turn_boundaries WHERE starts_request AND origin <> 'tool_result'"
     ).fetchone()[0]
     assert n == rows > 0
 
 
 @pytest.mark.parametrize("change", ["threshold", "grid", "rules"])
-def test_each_input_invalidates(db, monkeypatch, change):
-    bins.refresh(db)
+def test_each_input_invalidates(sample_db, monkeypatch, change):
+    bins.refresh(sample_db)
     if change == "threshold":
-        replay_boundaries(db, 3.5)
+        replay_boundaries(sample_db, 3.5)
     elif change == "grid":
         monkeypatch.setattr(bins, "GRID", (0.0, 20.0, 0.05))
     else:
         monkeypatch.setattr(stamps, "rules_hash", lambda: "other rules")
-    assert bins.refresh(db) == "full"
-    assert bins.refresh(db) == "reused"
+    assert bins.refresh(sample_db) == "full"
+    assert bins.refresh(sample_db) == "reused"
 
 
-def test_stale_boundaries_are_refreshed_first(db, tmp_path):
-    bins.refresh(db)
+def test_stale_boundaries_are_refreshed_first(sample_db, tmp_path):
+    bins.refresh(sample_db)
     extra = tmp_path / "more"
     shutil.copytree(SAMPLES / "codex", extra)
     for f in extra.rglob("*.jsonl"):
         f.write_bytes(f.read_bytes().replace(b"-", b"x"))  # other session ids: new sessions
-    ingest_paths(db, [str(extra)])
-    assert bins.refresh(db) in ("incremental", "full")
-    assert stamps.get(db, "turn_boundaries")["events_version"] == stamps.events_version(db)
-    got = _fingerprint(db, bins.TABLE)
-    assert got == _full(db)
+    ingest_paths(sample_db, [str(extra)])
+    assert bins.refresh(sample_db) in ("incremental", "full")
+    assert stamps.get(sample_db, "turn_boundaries")["events_version"] == stamps.events_version(sample_db)
+    got = _fingerprint(sample_db, bins.TABLE)
+    assert got == _full(sample_db)
 
 
 def _result(res):
@@ -95,13 +84,13 @@ def _result(res):
 
 
 @pytest.mark.parametrize("by", ["none", "harness", "model"])
-def test_sweep_from_stored_cells_equals_sweep_from_rows(db, monkeypatch, by):
-    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+def test_sweep_from_stored_cells_equals_sweep_from_rows(sample_db, monkeypatch, by):
+    sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     t = thresholds_grid()
-    stored = run_sweep(db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
-    assert stamps.get(db, bins.TABLE) is not None  # the stored path ran
+    stored = run_sweep(sample_db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
+    assert stamps.get(sample_db, bins.TABLE) is not None  # the stored path ran
     monkeypatch.setattr(bins, "usable", lambda con, t: False)
-    rows = run_sweep(db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
+    rows = run_sweep(sample_db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
     assert _result(stored) == _result(rows)
     assert np.array_equal(stored.thresholds, rows.thresholds)
 
@@ -144,42 +133,42 @@ def _more_sessions(tmp_path, name, harness):
     return extra
 
 
-def test_stored_bootstrap_sums_follow_new_sessions(db, tmp_path, monkeypatch):
+def test_stored_bootstrap_sums_follow_new_sessions(sample_db, tmp_path, monkeypatch):
     """The bootstrap's sums (table sweep_boot) stored by one sweep, moved along when new sessions arrive
     (the incremental sweep_bins refresh), equal the sums computed afresh, and so do the intervals."""
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incrementally however many sessions changed
-    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     t = thresholds_grid()
-    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
-    first = _sums(db)
+    run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    first = _sums(sample_db)
     assert set(first) == set(ALL_POLICIES)
     changed = []
     for name, harness in (("more", "codex"), ("again", "claude-code")):
-        ingest_paths(db, [str(_more_sessions(tmp_path, name, harness))])
-        db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
-        assert bins.refresh(db) == "incremental"
-        moved = _sums(db)
+        ingest_paths(sample_db, [str(_more_sessions(tmp_path, name, harness))])
+        sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+        assert bins.refresh(sample_db) == "incremental"
+        moved = _sums(sample_db)
         changed.append(moved != first)  # the new sessions' part was added (when they have gap or fixed errors)
-        kept = run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
-        db.execute("DROP TABLE sweep_boot")
-        fresh = run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
-        assert _sums(db) == moved  # stored again by the fresh sweep: equal to the moved sums
+        kept = run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+        sample_db.execute("DROP TABLE sweep_boot")
+        fresh = run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+        assert _sums(sample_db) == moved  # stored again by the fresh sweep: equal to the moved sums
         assert _result(kept) == _result(fresh)
         monkeypatch.setattr(bins, "usable", lambda con, t: False)
-        assert _result(run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)) == _result(fresh)
+        assert _result(run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)) == _result(fresh)
         monkeypatch.undo()
         monkeypatch.setattr(derive, "FULL_SHARE", 1.01)
         first = moved
     assert any(changed)
 
 
-def test_full_rebuild_drops_stored_sums_and_filters_do_not_store(db):
+def test_full_rebuild_drops_stored_sums_and_filters_do_not_store(sample_db):
     t = thresholds_grid()
-    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events LIMIT 3")
-    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
-    assert _sums(db) == {}  # a filtered scope is not the whole corpus: its sums are not kept
-    db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
-    run_sweep(db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
-    assert _sums(db) != {}
-    _full(db)
-    assert _sums(db) == {}
+    sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events LIMIT 3")
+    run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    assert _sums(sample_db) == {}  # a filtered scope is not the whole corpus: its sums are not kept
+    sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    run_sweep(sample_db, t, policies=ALL_POLICIES, bootstrap=40, seed=3)
+    assert _sums(sample_db) != {}
+    _full(sample_db)
+    assert _sums(sample_db) == {}

@@ -7,14 +7,9 @@ variants' stored rows are many). And replay_boundaries(summary=False) leaves out
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.boundary_variants import replay_variants
 from stallscan.store import sql
-from stallscan.store.db import connect
 
 VARIANTS = ("marker", "notif", "both")
 
@@ -36,17 +31,6 @@ WHERE b.starts_request AND b.origin <> 'tool_result'
 """
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch, sample_db_file):
-    """A copy of sample_logs/ ingested and replayed (made once per session: tests/conftest.py)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
-
-
 def _differences(con) -> tuple[int, int, int]:
     """(rows of the reference, rows only in the reference, rows only in sweep_rows())"""
     sql.run(con, "sweep/sweep_picks")
@@ -58,33 +42,33 @@ def _differences(con) -> tuple[int, int, int]:
     return n, only_ref, only_ours
 
 
-def test_sweep_rows_equal_the_views(db):
-    replay_boundaries(db)
-    n, only_ref, only_ours = _differences(db)
+def test_sweep_rows_equal_the_views(sample_db):
+    replay_boundaries(sample_db)
+    n, only_ref, only_ours = _differences(sample_db)
     assert n > 0 and (only_ref, only_ours) == (0, 0)
 
 
-def test_sweep_rows_equal_the_views_when_every_prompt_is_marked(db):
-    replay_boundaries(db)
-    replay_variants(db)  # (loads the rules: router_variant_rules)
-    db.execute("INSERT INTO router_variant_rules VALUES ('marker', 'every', 'rule', 'default_human', NULL)")
-    sql.run(db, "replay/turn_boundaries_variants")
-    marked = db.execute("SELECT count(*) FROM turn_boundary_variants_marked WHERE marker_seen").fetchone()[0]
-    differs = db.execute(
+def test_sweep_rows_equal_the_views_when_every_prompt_is_marked(sample_db):
+    replay_boundaries(sample_db)
+    replay_variants(sample_db)  # (loads the rules: router_variant_rules)
+    sample_db.execute("INSERT INTO router_variant_rules VALUES ('marker', 'every', 'rule', 'default_human', NULL)")
+    sql.run(sample_db, "replay/turn_boundaries_variants")
+    marked = sample_db.execute("SELECT count(*) FROM turn_boundary_variants_marked WHERE marker_seen").fetchone()[0]
+    differs = sample_db.execute(
         "SELECT count(*) FROM turn_boundary_variants_marked m JOIN turn_boundaries b USING (event_id) "
         "WHERE m.marker_decision IS DISTINCT FROM b.decision"
     ).fetchone()[0]
     assert marked > 10 and differs > 0  # (the marker variant decides some rows otherwise than the router)
-    n, only_ref, only_ours = _differences(db)
+    n, only_ref, only_ours = _differences(sample_db)
     assert n > 0 and (only_ref, only_ours) == (0, 0)
-    replay_variants(db)  # (the rules as shipped again)
+    replay_variants(sample_db)  # (the rules as shipped again)
 
 
-def test_summary_false_leaves_out_the_counts_only(db):
-    assert replay_boundaries(db, 5.0, summary=False) == {}  # (sample_db_file is replayed at 2 s)
-    n, thresholds = db.execute("SELECT count(*), list(DISTINCT threshold) FROM turn_boundaries").fetchone()
+def test_summary_false_leaves_out_the_counts_only(sample_db):
+    assert replay_boundaries(sample_db, 5.0, summary=False) == {}  # (sample_db_file is replayed at 2 s)
+    n, thresholds = sample_db.execute("SELECT count(*), list(DISTINCT threshold) FROM turn_boundaries").fetchone()
     assert n > 0 and thresholds == [5.0]
-    counts = replay_boundaries(db, 5.0)
+    counts = replay_boundaries(sample_db, 5.0)
     assert sum(counts["decided_by"].values()) == sum(counts["error"].values()) == n
-    assert replay_boundaries(db, 5.0, summary=False) == {}  # (reused: only the stamps are read)
-    assert db.sql("SELECT count(*) FROM turn_boundaries").fetchall() == [(n,)]  # (no result left half read)
+    assert replay_boundaries(sample_db, 5.0, summary=False) == {}  # (reused: only the stamps are read)
+    assert sample_db.sql("SELECT count(*) FROM turn_boundaries").fetchall() == [(n,)]  # (no result left half read)
