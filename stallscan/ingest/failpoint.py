@@ -5,7 +5,9 @@ COMMIT (1-based; the last batch's commit counts too, before the closing CHECKPOI
 
 - first one line `stallscan: failpoint ingest.commit N reached` on stderr, flushed;
 - then `sleep`: block until the process is killed (a test waits for the line, then sends SIGKILL);
-  or `exit`: leave at once with exit code 86, nothing rolled back, closed or checkpointed (a crash).
+  or `exit`: leave at once with exit code 86, nothing rolled back, closed or checkpointed (a crash);
+  or `pause`: wait, holding the database and its lock, until the process gets SIGUSR1, then go on and finish
+  normally (a test holds a live ingest at a known commit while other processes try the database).
 
 A run with fewer than N commits never reaches it and finishes normally. Unset or empty: no effect.
 Anything else in the variable is refused (exit code 2) rather than ignored, so a typo cannot turn a
@@ -15,6 +17,7 @@ crash test into a plain run.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -22,7 +25,7 @@ from stallscan.store.errors import StallscanError
 
 VARIABLE = "STALLSCAN_FAILPOINT"
 EXIT_CODE = 86  # outside the documented 0-6: a test tells a failpoint exit from any real outcome
-ACTIONS = ("sleep", "exit")
+ACTIONS = ("sleep", "exit", "pause")
 
 
 class Failpoint:
@@ -36,7 +39,7 @@ class Failpoint:
         if len(parts) != 3 or not parts[1].isdigit() or int(parts[1]) < 1 or parts[2] not in ACTIONS:
             raise StallscanError(
                 f"{VARIABLE}={spec!r} is not POINT:N:ACTION",
-                hint=f"e.g. {VARIABLE}=ingest.commit:3:sleep (N counts from 1; ACTION is sleep or exit)",
+                hint=f"e.g. {VARIABLE}=ingest.commit:3:sleep (N counts from 1; ACTION is sleep, exit or pause)",
             )
         if parts[0] == name:
             self.at, self.action = int(parts[1]), parts[2]
@@ -51,8 +54,14 @@ class Failpoint:
         self.hits += 1
         if self.hits != self.at:
             return
+        if self.action == "pause":  # blocked before the line is written: a SIGUSR1 sent on seeing it is never lost
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
         sys.stderr.write(f"stallscan: failpoint {self.name} {self.at} reached\n")
         sys.stderr.flush()
+        if self.action == "pause":
+            signal.sigwait({signal.SIGUSR1})
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+            return
         if self.action == "exit":
             os._exit(EXIT_CODE)
         while True:  # until killed
