@@ -72,7 +72,7 @@ def test_sigkill_after_the_last_commit(small_corpus: tuple[Path, dict[str, Any]]
 
 def test_a_wrong_failpoint_is_refused(small_corpus: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     corpus, _ = small_corpus
-    for spec in ("ingest.commit:0:sleep", "ingest.commit:2", "ingest.commit:x:exit", "ingest.commit:1:pause"):
+    for spec in ("ingest.commit:0:sleep", "ingest.commit:2", "ingest.commit:x:exit", "ingest.commit:1:halt"):
         p = start(corpus, tmp_path / "w.duckdb", 1 << 30, spec)
         _, err = p.communicate(timeout=600)
         assert p.returncode == 2 and "is not POINT:N:ACTION" in err, (spec, err)
