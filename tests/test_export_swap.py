@@ -65,23 +65,29 @@ def read_counts(folder: Path, table: str) -> set[int]:
     }
 
 
+# the folders of the small database: three of sample_logs' (four formats), with events, turns and stalls
+SMALL = ("claude-code", "cline", "codex")
+
+
 @pytest.fixture(scope="module")
-def dbs(tmp_path_factory, sample_ingested_file):
-    """big: every sample log; small: the same without the Hermes folder (fewer events and turns)."""
+def dbs(tmp_path_factory, sample_db_file):
+    """big: every sample log, replayed (the session's sample_db_file, copied); small: three of its folders
+    (SMALL: fewer events, turns and stalls), ingested here."""
     base = tmp_path_factory.mktemp("dbs")
     small_logs = base / "small"
-    shutil.copytree(SAMPLES, small_logs, ignore=shutil.ignore_patterns("hermes", "*.md", "*.py"))
+    for kind in SMALL:
+        shutil.copytree(SAMPLES / kind, small_logs / kind)
     out = {}
-    for name, logs in (("big", SAMPLES), ("small", small_logs)):
+    for name in ("big", "small"):
         db = base / f"{name}.duckdb"
-        if logs == SAMPLES:
-            shutil.copy(sample_ingested_file, db)
+        if name == "big":
+            shutil.copy(sample_db_file, db)
         else:
-            assert cli("ingest", str(logs), "--db", str(db)).returncode == 0
-        # a first export derives the replayed tables, so the counts below are what every export writes
+            assert cli("ingest", str(small_logs), "--db", str(db)).returncode == 0
+        # a first export derives what is not derived yet, so the counts below are what every export writes
         assert cli("export", str(base / f"{name}-warm"), "--db", str(db)).returncode == 0
         out[name] = (db, db_counts(db))
-    assert out["small"][1]["events"] < out["big"][1]["events"]
+    assert all(0 < out["small"][1][t] < out["big"][1][t] for t in ("events", "turns", "stalls"))
     return out
 
 

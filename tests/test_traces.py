@@ -39,16 +39,16 @@ def captured(tmp_path_factory):
     for mod in ("openai", "httpx", "opentelemetry.sdk", "opentelemetry.exporter.otlp.json.file"):
         pytest.importorskip(mod, reason=f"{mod} missing: pip install -e '.[traces]'")
     out = tmp_path_factory.mktemp("traces")
+    args = []
     for mode, module in (
         ("genai", "opentelemetry.instrumentation.openai_v2"),
         ("openinference", "openinference.instrumentation.openai"),
     ):
         pytest.importorskip(module, reason=f"{module} missing: pip install -e '.[traces]'")
-        subprocess.run(
-            [sys.executable, str(Path(__file__).parent / "trace_capture.py"), mode, str(out / f"{mode}.jsonl")],
-            check=True,
-            timeout=120,
-        )
+        args += [mode, str(out / f"{mode}.jsonl")]
+    # both captures in one process (one start-up, the client and SDK imported once; each capture
+    # uninstruments the client after itself)
+    subprocess.run([sys.executable, str(Path(__file__).parent / "trace_capture.py"), *args], check=True, timeout=120)
     return out
 
 

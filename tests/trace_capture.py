@@ -1,6 +1,6 @@
 """Capture real OTLP JSON traces of a scripted agent run (issue 22), for tests/test_traces.py and docs/traces.md.
 
-    python tests/trace_capture.py genai|openinference OUT.jsonl
+    python tests/trace_capture.py genai|openinference OUT.jsonl [genai|openinference OUT.jsonl]
 
 The real `openai` client talks to a loopback stub server (an http.server thread answering
 /v1/chat/completions with SCRIPT's replies, in order). It is instrumented by the real
@@ -156,6 +156,7 @@ def capture(mode: str, out: str) -> None:
             if initiator.get():
                 span.set_attribute("http.request.header.x-initiator", (initiator.get(),))
 
+    _Stub.n = 0  # the script from its first reply (an earlier capture in this process answered it all)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     provider = TracerProvider()
@@ -165,11 +166,12 @@ def capture(mode: str, out: str) -> None:
     if mode == "genai":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        instrumentor: Any = OpenAIInstrumentor()
     else:
         from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
 
-        OIInstrumentor().instrument(tracer_provider=provider)
+        instrumentor = OIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
     from contextlib import nullcontext
 
     if mode == "openinference":
@@ -191,9 +193,10 @@ def capture(mode: str, out: str) -> None:
             finally:
                 initiator.reset(token)
             messages.append(r.choices[0].message.model_dump(exclude_none=True))
+    instrumentor.uninstrument()  # (a next capture in this process instruments the client afresh)
     provider.shutdown()
     server.shutdown()
-    _retime(out)
+    _retime(out)  # (and checks one LLM span per request: no instrumentation left over from a previous capture)
 
 
 def _retime(path: str) -> None:
@@ -222,5 +225,6 @@ def _retime(path: str) -> None:
         fh.write("\n".join(out) + "\n")
 
 
-if __name__ == "__main__":
-    capture(sys.argv[1], sys.argv[2])
+if __name__ == "__main__":  # one capture per MODE OUT pair, in this one process (one start-up and import)
+    for i in range(1, len(sys.argv) - 1, 2):
+        capture(sys.argv[i], sys.argv[i + 1])
