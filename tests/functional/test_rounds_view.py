@@ -9,22 +9,24 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
-from tests.helpers import SAMPLES, relation_kinds
+from tests.helpers import relation_kinds
 from tests.replay_checks import fingerprint, real_line_files, replay_all, shrink_corpus
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
+def db(tmp_path, monkeypatch, sample_ingested_file):
     monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")  # sample_logs ingested, not replayed (built once per run)
     con = connect(str(tmp_path / "d.duckdb"))
-    ingest_paths(con, [str(SAMPLES)])
     yield con
     con.close()
 

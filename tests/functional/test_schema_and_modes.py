@@ -30,14 +30,9 @@ from tests.hostile import snapshot
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="200")
 
 
-def cli(*args, umask=None, env=None):
+def cli(*args):
     return subprocess.run(
-        [sys.executable, "-m", "stallscan", *args],
-        capture_output=True,
-        text=True,
-        env=env or ENV,
-        timeout=300,
-        preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
+        [sys.executable, "-m", "stallscan", *args], capture_output=True, text=True, env=ENV, timeout=300
     )
 
 
@@ -195,6 +190,20 @@ def _modes(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): stat.S_IMODE(p.stat().st_mode) for p in [root, *root.rglob("*")]}
 
 
+# the console script's entry (stallscan.entry.main, what `python -m stallscan` runs) for each command in turn
+IN_ONE_PROCESS = """
+import json, sys
+from stallscan.entry import main
+for args in json.loads(sys.argv[1]):
+    sys.argv = ["stallscan", *args]
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code:
+            sys.exit(f"{args[0]}: exit {exc.code}")
+"""
+
+
 @pytest.mark.parametrize("umask", [0o077, 0o022])
 def test_database_and_exports_follow_umask_and_skip_tmp(tmp_path, umask):
     private_tmp = tmp_path / "tmpdir"
@@ -204,19 +213,18 @@ def test_database_and_exports_follow_umask_and_skip_tmp(tmp_path, umask):
     work.mkdir()
     db = work / "s.duckdb"
     logs = SAMPLES / "codex"  # (one harness's files: modes do not depend on how much is read)
-    assert cli("ingest", str(logs), "--db", str(db), umask=umask, env=env).returncode == 0
-    assert cli("report", "--db", str(db), "--format", "json", umask=umask, env=env).returncode == 0
-    p = cli(
-        "export",
-        str(work / "out"),
-        "--db",
-        str(db),
-        "--redact",
-        "mask",
-        "--tables",
-        "events,rejects",
-        umask=umask,
+    commands = [
+        ["ingest", str(logs), "--db", str(db)],
+        ["report", "--db", str(db), "--format", "json"],
+        ["export", str(work / "out"), "--db", str(db), "--redact", "mask", "--tables", "events,rejects"],
+    ]
+    p = subprocess.run(  # one process under the umask and $TMPDIR runs the three, as the console script does
+        [sys.executable, "-c", IN_ONE_PROCESS, json.dumps(commands)],
+        capture_output=True,
+        text=True,
         env=env,
+        timeout=300,
+        preexec_fn=lambda: os.umask(umask),
     )
     assert p.returncode == 0, p.stderr
     modes = _modes(work)

@@ -22,7 +22,7 @@ from stallscan.spark import task
 from stallscan.store.db import connect
 from stallscan.store.errors import StallscanError
 from stallscan.sweep.core import run_sweep, thresholds_grid
-from tests.helpers import real_root
+from tests.helpers import SAMPLES, real_root
 
 BOOT = 200
 GRID = thresholds_grid(0.0, 30.0, 0.05)
@@ -65,16 +65,18 @@ def spark():
 
 
 @pytest.fixture(scope="module")
-def run(spark, tmp_path_factory, sample_ingested_file):
+def run(spark, tmp_path_factory, request):
     from stallscan.spark.job import spark_replay
 
     tmp = tmp_path_factory.mktemp("spark")
     real = real_root()
     db = tmp / "local.duckdb"
-    shutil.copy(sample_ingested_file, db)  # the worker's ingest of sample_logs (shared), the real files added
+    # the run's ingest of the real files (built once, shared with other modules) with sample_logs added, the
+    # smaller of the two; without the real files, the run's ingest of sample_logs alone
+    shutil.copy(request.getfixturevalue("real_ingested_file" if real.is_dir() else "sample_ingested_file"), db)
     con = connect(db)
     if real.is_dir():
-        ingest_paths(con, [str(real)])
+        ingest_paths(con, [str(SAMPLES)])
     export_tables(con, tmp / "export", ["events"], ["session_bucket"], buckets=8)
     task.replay_tables(con, 2.0, 3, {})  # the local replay: the whole corpus in one DuckDB
     local_sweep = run_sweep(con, GRID, bootstrap=BOOT, seed=0)
