@@ -20,7 +20,7 @@ import pytest
 
 from stallscan.store.db import connect
 from tests.child_bytecode import share_bytecode
-from tests.helpers import FIRST_MODULES, built_once
+from tests.helpers import FIRST_MODULES, built_once, real_root
 
 os.environ.setdefault("TZ", "UTC")
 os.environ["NO_COLOR"] = "1"
@@ -84,3 +84,23 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
     c = connect(":memory:")
     yield c
     c.close()
+
+
+@pytest.fixture(scope="session")
+def real_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every real transcript (real_root(), the whole folder) ingested as `stallscan ingest REAL --db FILE` does
+    (ingest_paths on a new file, no replay), once per run (tests.helpers.built_once: shared by the xdist
+    workers), closed; skips when the real files are absent. Tests whose subject is not the ingest copy it
+    (shutil.copy, memory_copy); nobody writes this file. (tests/functional/ and tests/real/ read it.)"""
+    from stallscan.ingest.run import ingest_paths
+
+    root = real_root()
+    if not root.is_dir():
+        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
+
+    def build(path: Path) -> None:
+        c = connect(str(path))
+        ingest_paths(c, [str(root)])
+        c.close()
+
+    return built_once(tmp_path_factory, "real_ingested", build)

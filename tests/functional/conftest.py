@@ -12,26 +12,6 @@ import pytest
 from tests.helpers import built_once, real_root
 
 
-@pytest.fixture(scope="session")
-def real_ingested_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every real transcript (real_root(), the whole folder) ingested as `stallscan ingest REAL --db FILE` does
-    (ingest_paths on a new file, no replay), once per run (tests.helpers.built_once: shared by the xdist
-    workers), closed; skips when the real files are absent. Tests whose subject is not the ingest copy it (shutil.copy); nobody writes this file."""
-    from stallscan.ingest.run import ingest_paths
-    from stallscan.store.db import connect
-
-    root = real_root()
-    if not root.is_dir():
-        pytest.skip(f"real transcripts not found at {root}: set STALLSCAN_REAL_DATA")
-
-    def build(path: Path) -> None:
-        c = connect(str(path))
-        ingest_paths(c, [str(root)])
-        c.close()
-
-    return built_once(tmp_path_factory, "real_ingested", build)
-
-
 @pytest.fixture
 def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> Iterator[Any]:
     """A connection to a fresh copy of sample_logs/ ingested and replayed (sample_db_file: built once per run),
@@ -44,3 +24,27 @@ def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: P
     con = connect(str(tmp_path / "d.duckdb"))
     yield con
     con.close()
+
+
+# --- ci-funcb7: the report of the real files, built once per run (test_browser.py, test_page_layout.py) ---
+
+
+@pytest.fixture(scope="session")
+def reported_file(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The real files' ingest (real_ingested_file; sample_ingested_file when the real files are absent) after
+    `stallscan report --db FILE --bootstrap 200` ran on it: replayed, the report's cells stored. Once per run
+    (built_once), closed. A test that renders that report copies the file and runs the report again, which
+    reads the stored cells instead of computing them; nobody writes this file."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    real = real_root().is_dir()
+    ingested: Path = request.getfixturevalue("real_ingested_file" if real else "sample_ingested_file")
+
+    def build(path: Path) -> None:
+        shutil.copy(ingested, path)
+        r = CliRunner().invoke(app, ["report", "--db", str(path), "--bootstrap", "200", "--format", "json"])
+        assert r.exit_code == 0, (r.output, r.exception)
+
+    return built_once(tmp_path_factory, "real_reported" if real else "sample_reported", build)

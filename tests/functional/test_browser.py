@@ -1,7 +1,10 @@
 """The HTML report in a real browser: headless Debian chromium renders it, the headline figures must be in
 the rendered DOM, and a screenshot is saved (under the test's tmp dir; also at $STALLSCAN_SCREENSHOT).
 
-`.ci/run` installs chromium (apt-get install -y chromium); without it this test skips, saying why."""
+`.ci/run` installs chromium (apt-get install -y chromium); without it this test skips, saying why.
+
+The report is rendered in this process (CliRunner: the browser is the subject here, not the command's
+process) from a copy of the run's reported_file (tests/functional/conftest.py), whose stored cells it reads."""
 
 from __future__ import annotations
 
@@ -11,12 +14,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from tests.helpers import ROOT, SAMPLES, real_root
+from stallscan.cli import app
+from tests.helpers import ROOT
 
 FLAGS = [
     "--headless",
@@ -38,20 +43,20 @@ def _browser() -> str:
     pytest.skip("no chromium on PATH (bash .ci/run installs Debian's chromium package)")
 
 
-def _cli(*args, **kw) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120")
-    return subprocess.run([sys.executable, "-m", "stallscan", *args], env=env, capture_output=True, text=True, **kw)
+def report(db: Path, *args: str) -> Any:
+    """`stallscan report --db DB --bootstrap 200 ARGS` in this process; it must exit 0."""
+    r = CliRunner().invoke(app, ["report", "--db", str(db), "--bootstrap", "200", *args])
+    assert r.exit_code == 0, (r.output, r.exception)
+    return r
 
 
-def test_report_renders_in_chromium(tmp_path):
+def test_report_renders_in_chromium(tmp_path, reported_file):
     browser = _browser()
-    corpus = real_root() if real_root().is_dir() else SAMPLES
     db = tmp_path / "b.duckdb"
-    assert _cli("ingest", str(corpus), "--db", str(db)).returncode == 0
+    shutil.copy(reported_file, db)
     page = tmp_path / "report.html"
-    p = _cli("report", "--db", str(db), "--bootstrap", "200", "-o", str(page))
-    assert p.returncode == 0 and "wrote" in p.stderr, p.stderr
-    data = json.loads(_cli("report", "--db", str(db), "--bootstrap", "200", "--format", "json").stdout)
+    assert "wrote" in report(db, "-o", str(page)).stderr
+    data = json.loads(report(db, "--format", "json").stdout)
     profile = tmp_path / "profile"
     dom = subprocess.run(
         [browser, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],

@@ -10,7 +10,9 @@ import sys
 
 import duckdb
 import pytest
+from typer.testing import CliRunner
 
+from stallscan.cli import app
 from tests.helpers import SAMPLES, claude_line, write_lines
 
 ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120")
@@ -22,24 +24,34 @@ def stallscan(*args, cwd=None):
     )
 
 
+def _logs(tmp_path):
+    """A folder of three of the samples' formats (each format an ingest reads costs it a batch of queries)."""
+    tree = tmp_path / "logs"
+    for sub in ("claude-code", "codex", "hermes"):
+        shutil.copytree(SAMPLES / sub, tree / sub)
+    return tree
+
+
 def test_ingest_json_is_clean_on_stdout(tmp_path):
-    db = tmp_path / "x.duckdb"
-    p = stallscan("ingest", str(SAMPLES), "--db", str(db), "--json")
+    db, logs = tmp_path / "x.duckdb", _logs(tmp_path)
+    p = stallscan("ingest", str(logs), "--db", str(db), "--json")  # a real pipe: nothing else on stdout
     assert p.returncode == 0, p.stderr
     summary = json.loads(p.stdout)  # nothing but the JSON document on stdout
-    assert summary["ingested"] == summary["files"] > 0 and summary["rejects"] == 0
+    assert summary["ingested"] == summary["files"] == len(list(logs.rglob("*.jsonl"))) and summary["rejects"] == 0
     assert summary["lines"] >= summary["events"] > 0
-    again = json.loads(stallscan("ingest", str(SAMPLES), "--db", str(db), "--json").stdout)
+    again = json.loads(stallscan("ingest", str(logs), "--db", str(db), "--json").stdout)
     assert again["unchanged"] == summary["files"] and again["ingested"] == 0
 
 
 def test_report_from_paths_in_one_command(tmp_path):
-    p = stallscan("report", str(SAMPLES), "--db", str(tmp_path / "r.duckdb"), "--format", "json")
-    assert p.returncode == 0, p.stderr
-    data = json.loads(p.stdout)
+    """In this process (CliRunner): the one command's ingest and report, not its process, are the subject."""
+    logs = _logs(tmp_path)
+    r = CliRunner().invoke(app, ["report", str(logs), "--db", str(tmp_path / "r.duckdb"), "--format", "json"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    data = json.loads(r.stdout)
     ok = data["corpus"]["files_by_status"]["ok"]
-    assert ok >= len(list(SAMPLES.rglob("*.jsonl"))) and 0 < data["corpus"]["totals"]["files"] <= ok
-    assert "ingested" in p.stderr
+    assert ok == len(list(logs.rglob("*.jsonl"))) and 0 < data["corpus"]["totals"]["files"] <= ok
+    assert "ingested" in r.stderr
 
 
 @pytest.mark.parametrize(

@@ -40,9 +40,9 @@ def in_process(*args, columns="80", home=None):
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory, sample_ingested_file):
+def sample_db(tmp_path_factory, sample_db_file):
     db = tmp_path_factory.mktemp("edges") / "e.duckdb"
-    shutil.copy(sample_ingested_file, db)
+    shutil.copy(sample_db_file, db)  # sample_logs ingested and replayed (the session's): no test here replays
     return str(db)
 
 
@@ -50,8 +50,9 @@ def sample_db(tmp_path_factory, sample_ingested_file):
 def any_db(request, sample_db, tmp_path_factory):
     if request.param == "sample":
         return sample_db
-    db = tmp_path_factory.mktemp("edges_real") / "r.duckdb"  # the real files ingested: the session's, copied
-    shutil.copy(request.getfixturevalue("real_ingested_file"), db)
+    db = tmp_path_factory.mktemp("edges_real") / "r.duckdb"  # the real files ingested and reported: the run's, copied
+    request.getfixturevalue("real_ingested_file")  # (skips when the real files are absent)
+    shutil.copy(request.getfixturevalue("reported_file"), db)
     return str(db)
 
 

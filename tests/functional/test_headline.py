@@ -20,12 +20,15 @@ from tests.helpers import memory_copy
 
 @pytest.fixture(scope="module", params=["sample", "real"])
 def db(request, tmp_path_factory):
-    if request.param == "sample":  # sample_logs ingested: the session's ingest, copied
+    """The run's databases, copied (no test here has the replay as its subject): sample_logs ingested and
+    replayed (sample_db_file), the real files ingested and reported once (reported_file)."""
+    if request.param == "sample":
         path = tmp_path_factory.mktemp("sample") / "h.duckdb"
-        shutil.copy(request.getfixturevalue("sample_ingested_file"), path)
+        shutil.copy(request.getfixturevalue("sample_db_file"), path)
         return str(path)
-    path = tmp_path_factory.mktemp("real") / "h.duckdb"  # the real files ingested: the session's, copied
-    shutil.copy(request.getfixturevalue("real_ingested_file"), path)
+    request.getfixturevalue("real_ingested_file")  # (skips when the real files are absent)
+    path = tmp_path_factory.mktemp("real") / "h.duckdb"
+    shutil.copy(request.getfixturevalue("reported_file"), path)
     return str(path)
 
 

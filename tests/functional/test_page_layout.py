@@ -7,21 +7,22 @@ text boxes (getBBox), not an estimate.
 The page is the real report; a measuring script is added to a copy of it only here (the report has none).
 Headless Chromium will not make a window narrower than about 500 px, so the copy is shown in an iframe of
 the width measured (with overlay-free, hidden scrollbars, as on a phone); the script writes what it measured
-into the outer page, which --dump-dom prints."""
+into the outer page, which --dump-dom prints. One browser run measures both widths: the outer page holds one
+iframe of each width, and each copy's script names its result by the width it was given."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.functional.test_browser import FLAGS, _browser, _cli
-from tests.helpers import SAMPLES, real_root
+from tests.functional.test_browser import FLAGS, _browser, report
 
 MEASURE = """<script>
 (function () {
@@ -43,7 +44,7 @@ MEASURE = """<script>
     viewboxes: [...document.querySelectorAll('figure svg')].map((svg) => svg.viewBox.baseVal.width),
   };
   const pre = parent.document.createElement('pre');
-  pre.id = 'measured';
+  pre.id = 'measured-WIDTH';
   pre.textContent = JSON.stringify(out);
   parent.document.body.appendChild(pre);
 })();
@@ -51,15 +52,13 @@ MEASURE = """<script>
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def page(tmp_path_factory: pytest.TempPathFactory, reported_file: Path) -> Path:
     _browser()
     tmp = tmp_path_factory.mktemp("page")
-    corpus = real_root() if real_root().is_dir() else SAMPLES
     db = tmp / "p.duckdb"
-    assert _cli("ingest", str(corpus), "--db", str(db)).returncode == 0
+    shutil.copy(reported_file, db)  # the run's report of the real files (its stored cells: rendered, not computed)
     out = tmp / "report.html"
-    p = _cli("report", "--db", str(db), "--bootstrap", "200", "-o", str(out))
-    assert p.returncode == 0, p.stderr
+    report(db, "-o", str(out))
     text = out.read_text(encoding="utf-8")
     assert "<script" not in text  # the report itself runs no script
     measured = tmp / "measured.html"
@@ -67,33 +66,40 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return measured
 
 
-def measure(page: Path, width: int) -> dict[str, Any]:
-    profile = page.parent / f"profile-{width}"
-    frame = page.parent / f"frame-{width}.html"
-    srcdoc = html.escape(page.read_text(encoding="utf-8"), quote=True)
-    frame.write_text(
-        "<!doctype html><html><body style='margin:0'>"
-        f"<iframe style='border:0;display:block' width='{width}' height='900' srcdoc=\"{srcdoc}\"></iframe>"
-        "</body></html>",
-        encoding="utf-8",
+WIDTHS = (390, 1280)  # a phone, a desktop
+
+
+@pytest.fixture(scope="module")
+def measured(page: Path) -> dict[int, dict[str, Any]]:
+    """What the script measured in the page at each of WIDTHS, from one headless Chromium run."""
+    text = page.read_text(encoding="utf-8")
+    frames = "".join(
+        f"<iframe style='border:0;display:block' width='{w}' height='900' "
+        f'srcdoc="{html.escape(text.replace("measured-WIDTH", f"measured-{w}"), quote=True)}"></iframe>'
+        for w in WIDTHS
     )
+    frame = page.parent / "frames.html"
+    frame.write_text(f"<!doctype html><html><body style='margin:0'>{frames}</body></html>", encoding="utf-8")
     dom = subprocess.run(
-        [_browser(), *FLAGS, f"--user-data-dir={profile}", "--hide-scrollbars", "--window-size=1400,1000"]
-        + ["--dump-dom", frame.as_uri()],
+        [_browser(), *FLAGS, f"--user-data-dir={page.parent / 'profile'}", "--hide-scrollbars"]
+        + ["--window-size=1400,1000", "--dump-dom", frame.as_uri()],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
-    m = re.search(r"<pre id=\"measured\">(.*?)</pre>", dom.stdout, re.S)
-    assert m, dom.stdout[-2000:]
-    got: dict[str, Any] = json.loads(html.unescape(m.group(1)))
-    assert got["viewport"] == width, got["viewport"]  # the window is the viewport asked for
-    return got
+    out: dict[int, dict[str, Any]] = {}
+    for w in WIDTHS:
+        m = re.search(rf"<pre id=\"measured-{w}\">(.*?)</pre>", dom.stdout, re.S)
+        assert m, (w, dom.stdout[-2000:])
+        got: dict[str, Any] = json.loads(html.unescape(m.group(1)))
+        assert got["viewport"] == w, got["viewport"]  # the frame is the viewport asked for
+        out[w] = got
+    return out
 
 
-def test_phone_width_stacks_the_contents_and_gives_the_content_the_width(page: Path) -> None:
-    m = measure(page, 390)
+def test_phone_width_stacks_the_contents_and_gives_the_content_the_width(measured: dict[int, Any]) -> None:
+    m = measured[390]
     left, top, right, _bottom = m["main"]
     assert right - left >= 340, m["main"]  # the content column, not ~100 px beside a fixed contents column
     nav = m["nav"]
@@ -116,8 +122,8 @@ def test_phone_width_stacks_the_contents_and_gives_the_content_the_width(page: P
         assert f[0] >= 0 and f[2] <= 390, f
 
 
-def test_desktop_width_keeps_the_contents_column(page: Path) -> None:
-    m = measure(page, 1280)
+def test_desktop_width_keeps_the_contents_column(measured: dict[int, Any]) -> None:
+    m = measured[1280]
     nav, main = m["nav"], m["main"]
     assert nav[2] <= main[0], (nav, main)  # contents left of the content
     assert abs(nav[1] - main[1]) < 40, (nav, main)  # side by side, not stacked
@@ -128,8 +134,8 @@ def test_desktop_width_keeps_the_contents_column(page: Path) -> None:
         assert abs((svg[2] - svg[0]) - vb) < 1, (svg, vb)  # charts at their drawn size
 
 
-def test_cost_chart_labels_never_overlap_in_the_browser(page: Path) -> None:
-    m = measure(page, 1280)
+def test_cost_chart_labels_never_overlap_in_the_browser(measured: dict[int, Any]) -> None:
+    m = measured[1280]
     labelled = [ls for ls in m["labels"] if ls]
     assert labelled, "no chart carries reference-line labels"
     for labels, vb in zip(m["labels"], m["viewboxes"], strict=True):

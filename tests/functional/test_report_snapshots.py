@@ -21,9 +21,9 @@ ENV = dict(os.environ, TZ="UTC", NO_COLOR="1", COLUMNS="120", TERM="dumb")
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory, sample_ingested_file):
+def db(tmp_path_factory, sample_db_file):
     path = tmp_path_factory.mktemp("snap") / "s.duckdb"
-    shutil.copy(sample_ingested_file, path)
+    shutil.copy(sample_db_file, path)  # sample_logs ingested and replayed (the run's): no report here replays
     return path
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
-from tests.helpers import real_root
+from tests.helpers import memory_copy, real_root
 
 REAL = real_root()
 SUBS = ["cline", "gemini-cli", "copilot-cli", "openhands", "swe-agent", "hermes-trajectory", "aider"]
@@ -371,14 +370,15 @@ def test_aider_input_pairing_is_deterministic():
     assert prompts[0]["ts"].replace(tzinfo=None) == datetime(2024, 8, 20, 14, 13, 46, 441946)
 
 
-def test_mixed_folder_one_command(tmp_path):
-    """All real formats (and the Claude/Codex/Hermes-session ones) copied into one folder: one ingest."""
-    dst = tmp_path / "real"
-    shutil.copytree(REAL, dst)
-    con = connect(":memory:")
-    res = ingest_paths(con, [str(dst)])
+def test_mixed_folder_one_command(real_ingested_file):
+    """All real formats (and the Claude/Codex/Hermes-session ones) in one folder: one ingest (the run's
+    `stallscan ingest REAL`, real_ingested_file, read from a copy)."""
+    dst = REAL
+    con = memory_copy(real_ingested_file)
     cur = con.cursor()
-    assert res.rejects == 0 and res.unrecognized == []
+    one = lambda q: cur.execute(q).fetchone()[0]
+    assert one("SELECT count(*) FROM rejects") == one("SELECT coalesce(sum(n_rejects), 0) FROM files") == 0
+    assert one("SELECT count(*) FROM files WHERE status = 'unrecognized'") == 0  # (the result's unrecognized list)
     files = [
         p for p in dst.rglob("*") if (p.is_file() and p.suffix != ".md") or p.name.endswith(".aider.chat.history.md")
     ]
@@ -409,13 +409,13 @@ def test_mixed_folder_one_command(tmp_path):
     con.close()
 
 
-def test_every_real_line_is_an_event_a_skip_or_a_reject():
-    """The whole real corpus, every format at once: per file, lines on disk (or a document's records) =
-    event lines + skipped + rejects, and every table row belongs to a files row (tests/hostile.py)."""
+def test_every_real_line_is_an_event_a_skip_or_a_reject(real_ingested_file):
+    """The whole real corpus, every format at once (the run's `stallscan ingest REAL`, real_ingested_file, read
+    from a copy): per file, lines on disk (or a document's records) = event lines + skipped + rejects, and
+    every table row belongs to a files row (tests/hostile.py)."""
     from tests.hostile import accounting_errors
 
-    con = connect(":memory:")
-    ingest_paths(con, [str(REAL)])
+    con = memory_copy(real_ingested_file)
     assert accounting_errors(con) == []
     n_lines, n_ev, n_sk, n_rj = con.execute(
         "SELECT sum(n_lines), sum(n_event_lines), sum(n_skipped), sum(n_rejects) FROM files"
