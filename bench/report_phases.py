@@ -42,6 +42,8 @@ PHASES = [
     ("stallscan.replay.boundaries", "replay_boundaries", "  boundaries: the replay (derive)"),
     ("stallscan.replay.stalls", "replay_stalls", "  stalls: the replay (derive)"),
     ("stallscan.sweep.bins", "load_cells", "  sweep: the cells (sweep_bins derive + read)"),
+    ("stallscan.sweep.bins", "refresh", "  sweep: sweep_bins derive (also inside the cells' line above)"),
+    ("stallscan.sweep.bins", "load_totals", "  sweep: the cells summed over sessions (read)"),
     ("stallscan.sweep.boot", "load", "  sweep: the stored bootstrap sums read"),
     ("stallscan.sweep.core", "sweep_from_cells", "  sweep: sweep_from_cells"),
     ("stallscan.sweep.core", "tool_results_left_out", "  sweep: tool results left out"),
@@ -70,6 +72,8 @@ def _timed(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
 def _install() -> None:
     for module, name, label in PHASES:
         m = importlib.import_module(module)
+        if not hasattr(m, name):  # (a phase another checkout's code does not have)
+            continue
         if name == "collect":  # the registered section holds its collect function
             object.__setattr__(m.SECTION, "collect", _timed(m.SECTION.collect, label))
         else:

@@ -138,6 +138,19 @@ def has_table(
     return bool(row and row[0])
 
 
+def existing(con: duckdb.DuckDBPyConnection, names: list[str], schema: str = "main") -> set[str]:
+    """Which of `names` are stored tables (or views) in `schema` of the current database: has_table for
+    several names in one catalog query (each costs a few ms: the catalog functions describe every table)."""
+    rows = con.execute(
+        "SELECT DISTINCT table_name FROM (SELECT database_name, schema_name, table_name, temporary FROM "
+        "duckdb_tables() UNION ALL SELECT database_name, schema_name, view_name, temporary FROM duckdb_views() "
+        "WHERE NOT internal) WHERE list_contains($names, table_name) AND schema_name = $schema "
+        "AND database_name = current_database() AND NOT temporary",
+        {"names": list(names), "schema": schema},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Drop table `name` of the current schema when there is one: a database written before a derived table
     became a view (rounds, turn_boundaries, turn_boundary_variants) holds a table of the view's name."""

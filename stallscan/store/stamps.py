@@ -62,15 +62,17 @@ def key_of(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
-def _has(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:
-    from stallscan.store.sql import has_table
+def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
+    """Which of `tables` exist in main (one catalog query for several _has)."""
+    from stallscan.store.sql import existing
 
-    return has_table(con, table, schema)
+    return existing(con, tables)
 
 
-def events_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    """The events change counter, or None when events were never written by ingest."""
-    if not _has(con, "stallscan_meta"):
+def events_version(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> int | None:
+    """The events change counter, or None when events were never written by ingest. known: the tables of
+    main _existing found, when the caller looked them up already."""
+    if "stallscan_meta" not in (known if known is not None else _existing(con, ["stallscan_meta"])):
         return None
     row = con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]).fetchone()
     return int(row[0]) if row else None
@@ -86,8 +88,8 @@ def record_changes(con: duckdb.DuckDBPyConnection, sessions_sql: str) -> int:
     return v
 
 
-def get(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
-    if not _has(con, STAMPS):
+def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None) -> dict[str, Any] | None:
+    if STAMPS not in (known if known is not None else _existing(con, [STAMPS])):
         return None
     cur = con.execute(f"SELECT * FROM main.{STAMPS} WHERE name = ?", [name])
     row = cur.fetchone()
@@ -104,16 +106,17 @@ def n_events(con: duckdb.DuckDBPyConnection) -> int:
 
 def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
     """('reused' | 'incremental' | 'full', the events version the incremental run starts from)."""
-    ev = events_version(con)
-    st = get(con, name)
+    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, *outputs])
+    ev = events_version(con, known)
+    st = get(con, name, known)
     if ev is None or st is None or st["key"] != key or st["events_version"] is None:
         return "full", None
-    if not all(_has(con, t) for t in outputs):
+    if not all(t in known for t in outputs):
         return "full", None
     since = st["events_version"]
     if since == ev:
         return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
-    if since > ev or not _has(con, CHANGES):
+    if since > ev or CHANGES not in known:
         return "full", None
     logged = one(
         con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
@@ -139,14 +142,15 @@ def put(
     n_sessions: int | None = None,
 ) -> None:
     """Record that `name` now reflects the current events (after a full or incremental run)."""
-    if not _has(con, "stallscan_meta"):  # not a stallscan database (e.g. a bare connection holding events)
+    known = _existing(con, ["stallscan_meta", STAMPS])
+    if "stallscan_meta" not in known:  # not a stallscan database (e.g. a bare connection holding events)
         return
     con.execute(
         f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
         "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
         "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
     )
-    old = get(con, name) or {}
+    old = get(con, name, known | {STAMPS}) or {}
     counts = {m: (old.get(f"n_{m}") or 0) + (1 if mode == m else 0) for m in ("full", "incremental", "reused")}
     con.execute(
         f"INSERT OR REPLACE INTO main.{STAMPS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
@@ -154,7 +158,7 @@ def put(
             name,
             key,
             json.dumps(inputs, sort_keys=True, default=str),
-            events_version(con),
+            events_version(con, known),
             n_events(con),
             mode,
             counts["full"],
@@ -168,11 +172,11 @@ def put(
 def prune_changes(con: duckdb.DuckDBPyConnection) -> None:
     """Drop the change log below the oldest stamp (no stamp needs it; an unstamped table replays in full
     anyway)."""
-    if not (_has(con, CHANGES) and _has(con, STAMPS)):
+    if not {CHANGES, STAMPS} <= _existing(con, [CHANGES, STAMPS]):
         return
     con.execute(f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS})")
 
 
 def forget(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    if _has(con, STAMPS):
+    if STAMPS in _existing(con, [STAMPS]):
         con.execute(f"DELETE FROM main.{STAMPS} WHERE name = ?", [name])

@@ -66,12 +66,27 @@ def _compute(con: duckdb.DuckDBPyConnection) -> None:
         con.unregister("sweep_bins_rows")
 
 
-def load_cells(con: duckdb.DuckDBPyConnection, by: str) -> dict[str, np.ndarray] | None:
-    """The cells of the sessions in scope_sessions, as sweep_from_cells takes them (None: see refresh)."""
-    if refresh(con) is None:
+def load_cells(con: duckdb.DuckDBPyConnection, by: str, fresh: bool = False) -> dict[str, np.ndarray] | None:
+    """The cells of the sessions in scope_sessions, as sweep_from_cells takes them (None: see refresh;
+    fresh: refresh ran already)."""
+    if not fresh and refresh(con) is None:
         return None
     out: dict[str, Any] = sql.query(con, "sweep/sweep_bins_scoped", {"by": by}).fetchnumpy()
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def load_totals(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, np.ndarray], int, bool]:
+    """The cells of every session of sweep_bins summed over the sessions (one cell per bin and set of
+    flags, grp 'all', no session index: the sweep's curves, recommendations and variant comparison read the
+    same sums from them), how many sessions they hold, and whether scope_sessions holds every one of them."""
+    out: dict[str, Any] = sql.query(con, "sweep/sweep_bins_totals").fetchnumpy()
+    n_sess, n_scoped = (int(out.pop(k)[0]) for k in ("n_sess", "n_scoped"))
+    nulls = np.ma.getmaskarray(out["n"])  # (no cells at all: the one row of the session counts)
+    cells = {k: np.asarray(np.ma.getdata(v))[~nulls] for k, v in out.items()}
+    cells = {k: v if k in ("bin", "n") else v.astype(bool) for k, v in cells.items()}
+    cells["grp"] = np.full(len(cells["n"]), "all", dtype=object)
+    cells["sess"] = np.zeros(len(cells["n"]), np.int32)  # (one index: its parts are the whole corpus's)
+    return cells, n_sess, n_scoped == n_sess
 
 
 ENTRY = registry.register(
@@ -83,12 +98,6 @@ ENTRY = registry.register(
         export=False,
     )
 )
-
-
-def whole(con: duckdb.DuckDBPyConnection, cells: dict[str, np.ndarray]) -> bool:
-    """The scoped cells hold every session of sweep_bins (no report filter left one out)."""
-    n = int(cells["sess"].max()) + 1 if len(cells["sess"]) else 0
-    return bool(n == stamps.one(con, f"SELECT count(DISTINCT session_id) FROM {TABLE}"))
 
 
 def writable(con: duckdb.DuckDBPyConnection) -> bool:

@@ -163,7 +163,17 @@ def _sums_at_once(policies: list[Parts], k: np.ndarray, rs: np.ndarray, nb: int)
 
 
 def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float = GAP_THRESHOLD_S) -> np.ndarray:
-    """The threshold each resample recommends, from its sums."""
+    """The threshold each resample recommends, from its sums. With whole-number costs (the report's 1 and 1)
+    the cost is an integer: a * fp - b * tp is one suffix sum of a * O - b * H over the bins, plus a
+    constant per resample, in int64 (the same values as the float arithmetic below, which is exact on
+    integers this small: every term is far below 2**53)."""
+    if float(a).is_integer() and float(b).is_integer() and max(abs(a), abs(b)) <= 1 << 20:
+        ia, ib = int(a), int(b)
+        d = ia * s.o - ib * s.h
+        # cost[k] = a * (fp[k] + F_fp) + b * (fn[k] + F_fn), fn[k] = sum(H) - tp[k]
+        rest = ib * s.h.sum(axis=1) + ia * s.f[:, 1] + ib * s.f[:, 0]
+        whole = np.cumsum(d[:, ::-1], axis=1)[:, ::-1][:, 1:] + rest[:, None]
+        return choose_rows(whole.astype(float), t, current)
     h, o = s.h.astype(float), s.o.astype(float)
     tp = np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # humans with bin > k, i.e. gap >= t[k]
     fp = np.cumsum(o[:, ::-1], axis=1)[:, ::-1][:, 1:]

@@ -111,23 +111,30 @@ def run_sweep(
         policies = ("router", *policies)  # the variants are measured against the router order
     t = np.unique(np.asarray(thresholds, dtype=float))
     from stallscan.sweep import bins
+    from stallscan.sweep import boot as stored_sums
 
     # the report's grid: the stored per-session cells (sweep_bins), derived once; else the rows, binned here
-    stored = bins.load_cells(con, _inputs_ready(con, by)) if bins.usable(con, t) else None
+    stored, n_sess = None, None
     sums: dict[str, Sums] | None = None
     known: set[str] = set()
+    group = _inputs_ready(con, by)
+    if bins.usable(con, t) and bins.refresh(con) is not None:
+        if bootstrap and by == "none":
+            totals, n_all, whole = bins.load_totals(con)
+            if whole:  # the scope holds every session: the stored bootstrap sums serve it
+                sums = stored_sums.load(con, bootstrap, seed, len(t) + 1)
+                known = set(sums)
+                if known >= set(policies):  # nothing needs a session's part: the cells summed over sessions
+                    stored, n_sess = totals, n_all
+        if stored is None:
+            stored = bins.load_cells(con, group, fresh=True)
     if stored is not None:
         rows = cells = stored
-        if bootstrap and by == "none" and bins.whole(con, stored):  # the stored bootstrap sums serve it
-            from stallscan.sweep import boot as stored_sums
-
-            sums = stored_sums.load(con, bootstrap, seed, len(t) + 1)
-            known = set(sums)
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
         cells = sweep_cells(rows, t)
     res = sweep_from_cells(
-        cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums
+        cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
     )
     if sums and set(sums) != known and bins.writable(con):  # computed here: kept for the next report
         stored_sums.store(con, bootstrap, seed, sums)
@@ -178,11 +185,14 @@ def sweep_from_cells(
     seed: int = 0,
     current: float = GAP_THRESHOLD_S,
     sums: dict[str, Sums] | None = None,
+    n_sess: int | None = None,
 ) -> SweepResult:
     """The sweep over cells binned against the sorted, unique thresholds `t` (see sweep_cells).
 
     sums (by == "none" only): per policy, the bootstrap's per-resample sums of these very cells when known
-    (table sweep_boot, stallscan.sweep.boot); the policies missing are computed and added to it."""
+    (table sweep_boot, stallscan.sweep.boot); the policies missing are computed and added to it.
+    n_sess: how many sessions the cells hold when they are summed over sessions (stallscan.sweep.bins.
+    load_totals: one session index for all; `sums` then holds every policy, no session's part is read)."""
     res = SweepResult(t, [], {}, cost_auto_as_human, cost_human_as_auto, bootstrap)
     groups = ["all"] if by == "none" else sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
     done: dict[tuple[str, str], tuple[Curve, dict[str, Any]]] = {}
@@ -190,7 +200,7 @@ def sweep_from_cells(
         sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
         part = {k: v[sel] for k, v in cells.items()}
         a, b = cost_auto_as_human, cost_human_as_auto
-        one = [_point(part, t, p, g, a, b, current) for p in policies]
+        one = [_point(part, t, p, g, a, b, current, n_sess) for p in policies]
         n_sess = one[0][3] if one else 0
         if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
             keep = sums if sums is not None and by == "none" else {}
@@ -295,14 +305,16 @@ def _point(
     a: float,
     b: float,
     current: float = GAP_THRESHOLD_S,
+    n_sess: int | None = None,
 ) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int, np.ndarray]:
     """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
     (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts,
-    and each session's key (its cells' `skey`, md5 of the session id; hand-built cells: the index's)."""
+    and each session's key (its cells' `skey`, md5 of the session id; hand-built cells: the index's).
+    n_sess: the sessions' count when the cells are summed over sessions (their parts are then one session's)."""
     c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
     w = np.asarray(c["n"], float)
     (gh, go, cells), keys, by_gap = policy_parts(c, policy, len(t) + 1)
-    n_sess, nb = len(keys), len(t) + 1
+    n_sess, nb = len(keys) if n_sess is None else n_sess, len(t) + 1
     h = np.bincount(gh[1], gh[2], minlength=nb)
     o = np.bincount(go[1], go[2], minlength=nb)
     tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]

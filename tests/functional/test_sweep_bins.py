@@ -89,9 +89,15 @@ def test_sweep_from_stored_cells_equals_sweep_from_rows(sample_db, monkeypatch, 
     t = thresholds_grid()
     stored = run_sweep(sample_db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
     assert stamps.get(sample_db, bins.TABLE) is not None  # the stored path ran
+    if by == "none":  # every policy's sums stored now: the cells summed over sessions serve (none per session)
+        with monkeypatch.context() as m:
+            m.setattr(bins, "load_cells", None)
+            summed = run_sweep(sample_db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
     monkeypatch.setattr(bins, "usable", lambda con, t: False)
     rows = run_sweep(sample_db, t, by=by, policies=ALL_POLICIES, bootstrap=50, seed=3)
     assert _result(stored) == _result(rows)
+    if by == "none":
+        assert _result(summed) == _result(rows)
     assert np.array_equal(stored.thresholds, rows.thresholds)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stallscan.replay.boundary_variants import VARIANTS
-from stallscan.sweep import bootstrap
+from stallscan.sweep import bootstrap, plateau
 from stallscan.sweep.cells import sweep_cells
 from stallscan.sweep.core import _fill_sums, _point, _sweep_one, sweep_from_cells
 
@@ -182,3 +182,23 @@ def test_policies_with_the_same_decisions_share_sums_and_keep_their_own_interval
     assert keep["marker-aware"] is keep["router"] and keep["marker+notification"] is keep["notification-aware"]
     assert keep["router"] is not keep["notification-aware"]
     assert not np.array_equal(keep["router"].h, keep["notification-aware"].h)
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 1.0), (1.0, 3.0), (2.0, 1.0), (0.1, 0.7)])
+def test_picks_from_sums_read_the_cost_formula(a, b):
+    """Each resample's pick is the plateau choice on a * (FP + fixed fp) + b * (FN + fixed fn), FN = the
+    humans at or below the threshold's bin (whole-number costs take an integer path: the same picks)."""
+    rng = np.random.default_rng(7)
+    t = np.round(np.arange(0, 3.01, 0.25), 10)
+    n_boot, nb = 200, len(t) + 1
+    s = bootstrap.Sums(
+        rng.integers(0, 6, (n_boot, nb)), rng.integers(0, 6, (n_boot, nb)), rng.integers(0, 9, (n_boot, 2))
+    )
+    want = np.empty(n_boot)
+    for r in range(n_boot):
+        h, o, (fn0, fp0) = s.h[r].astype(float), s.o[r].astype(float), s.f[r]
+        fp = np.array([o[k + 1 :].sum() for k in range(len(t))])
+        fn = np.array([h[: k + 1].sum() for k in range(len(t))])
+        cost = a * (fp + fp0) + b * (fn + fn0)
+        want[r] = plateau.choose(cost, t, 2.0)[0]
+    assert np.array_equal(bootstrap.picks_from_sums(s, t, a, b, 2.0), want)
