@@ -20,7 +20,7 @@
 -- round of a turn that holds a stall, joined to rounds_narrow on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, a.ts, a.model, a.finish_reason, r.*,
+    SELECT a.event_id, a.ts, r.*,
            CASE WHEN length(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))) <= 240
                 THEN trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))
                 ELSE '…' || right(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13)), 239) END AS excerpt,

@@ -99,9 +99,9 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     FROM bb
 )
 SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
-       c.round_in_turn::INTEGER AS round_in_turn,
+       c.round_in_turn::INTEGER AS round_in_turn, c.model,
        coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.after_tool_round,
+       c.finish_reason, c.n_tool_calls, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence

@@ -29,17 +29,12 @@ FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(v.tool_calls) AS c
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 
--- per turn: its span, start and last reply (the delivered round's event_id; read by turns), and what turns
--- reads of its replies' own fields (their tool calls, the last model and the last finish: rounds_narrow does not
--- store them, the view `rounds` reads them from the events)
+-- per turn: its span, start and last reply (the delivered round's event_id; read by turns)
 CREATE OR REPLACE TEMP TABLE stall_turn_span AS
 SELECT session_id, turn_id,
        any_value(source_format) AS source_format,
        arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
        arg_max(event_id, seq) FILTER (WHERE role = 'assistant') AS last_reply_id,
-       sum(n_tool_calls) FILTER (WHERE role = 'assistant') AS n_tool_calls,
-       arg_max(model, seq) FILTER (WHERE role = 'assistant' AND model IS NOT NULL) AS model,
-       arg_max(finish_reason, seq) FILTER (WHERE role = 'assistant') AS delivered_finish,
        min(seq) AS start_seq, max(seq) AS end_seq,
        min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
 FROM stall_ev GROUP BY ALL;

@@ -6,13 +6,13 @@
 -- [ \t\n\r] removed, its last 239 characters after '…' when longer than 240; text_chars that text's length;
 -- finish_eff the normalised finish, else the Codex phase's (commentary: tool_calls, final_answer: stop).
 CREATE OR REPLACE VIEW rounds AS
-SELECT e.event_id, r.session_id, r.source_format, r.seq, e.ts, r.turn_id, r.round_in_turn, e.model, r.provider,
-       e.finish_reason, e.finish_eff, e.n_tool_calls, length(e.stripped) AS text_chars, r.after_tool_round, r.round_kind, r.signature,
+SELECT e.event_id, r.session_id, r.source_format, r.seq, e.ts, r.turn_id, r.round_in_turn, r.model, r.provider,
+       r.finish_reason, e.finish_eff, r.n_tool_calls, length(e.stripped) AS text_chars, r.after_tool_round, r.round_kind, r.signature,
        r.sig_hits, r.veto_hits, r.wait_hits, r.vetoed, r.background, r.approval_mode, r.nudge_id, r.nudge_reacts_to,
        r.n_nudges, r.interrupted,
        CASE WHEN length(e.stripped) <= 240 THEN e.stripped ELSE '…' || right(e.stripped, 239) END AS excerpt
 FROM rounds_narrow r
-JOIN (SELECT session_id, seq, event_id, ts, model, finish_reason, n_tool_calls,
+JOIN (SELECT session_id, seq, event_id, ts,
              coalesce(finish_norm, CASE meta ->> 'phase' WHEN 'commentary' THEN 'tool_calls'
                                                        WHEN 'final_answer' THEN 'stop' END) AS finish_eff,
              trim(text, chr(32) || chr(9) || chr(10) || chr(13)) AS stripped

@@ -1,7 +1,6 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_turn_span (per turn of stall_ev, with its last reply's event_id, its replies' tool calls, last model
--- and last finish), rounds_narrow, stall_walk (the
+-- Input: stall_turn_span (per turn of stall_ev, with its last reply's event_id), rounds_narrow, stall_walk (the
 -- rounds of turns with a stall, with outcomes). The delivered round is the turn's last (highest seq: unique
 -- inside a session), found in stall_walk by its seq.
 -- The two event ids are stored uncompressed: a different 32-character id on every row gains little from DuckDB's
@@ -18,26 +17,29 @@ CREATE OR REPLACE TABLE turns (
 INSERT INTO turns
 WITH ev AS (
     SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end,
-           last_reply_id, n_tool_calls, model, delivered_finish
+           last_reply_id
     FROM stall_turn_span
 ), rd AS (
     SELECT r.*, w.outcome AS delivered_outcome
     FROM (SELECT session_id, turn_id,
                  count(*) AS n_rounds,
+                 sum(n_tool_calls) AS n_tool_calls,
                  count(*) FILTER (WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) AS n_stalls,
                  count(*) FILTER (WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')
                                   AND nudge_id IS NOT NULL) AS n_nudged,
+                 arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
                  arg_max(provider, seq) AS provider,
                  max(seq) AS delivered_seq,
-                 arg_max(round_kind, seq) AS delivered_round_kind
+                 arg_max(round_kind, seq) AS delivered_round_kind,
+                 arg_max(finish_reason, seq) AS delivered_finish
           FROM rounds_narrow GROUP BY ALL) r
     LEFT JOIN stall_walk w ON w.session_id = r.session_id AND w.seq = r.delivered_seq
 )
-SELECT ev.session_id, ev.turn_id, ev.source_format, ev.model, coalesce(rd.provider, 'unknown') AS provider,
+SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provider, 'unknown') AS provider,
        ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
-       coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(ev.n_tool_calls, 0)::INTEGER AS n_tool_calls,
+       coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(rd.n_tool_calls, 0)::INTEGER AS n_tool_calls,
        coalesce(rd.n_stalls, 0)::INTEGER AS n_stalls, coalesce(rd.n_nudged, 0)::INTEGER AS n_nudged,
-       ev.last_reply_id AS delivered_event_id, rd.delivered_round_kind, ev.delivered_finish,
+       ev.last_reply_id AS delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
        CASE WHEN rd.n_rounds IS NULL THEN 'no_reply'
             WHEN rd.delivered_outcome IS NOT NULL THEN rd.delivered_outcome
             WHEN rd.delivered_round_kind = 'final' THEN 'answered'

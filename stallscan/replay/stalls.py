@@ -73,7 +73,7 @@ def replay_stalls(
         "segmentation": used,
         "labels": st["key"] if st else None,
     }
-    mode = derive.run(
+    derive.run(
         con,
         "stalls",
         inputs,
@@ -81,7 +81,7 @@ def replay_stalls(
         ("rounds_narrow", "stalls", "turns"),  # (rounds: a view over rounds_narrow and events)
         upstream=upstream,
     )
-    _rounds_view(con, mode != "reused")
+    _rounds_view(con)
     counts = cast(
         "tuple[int, int, int, str | None]",
         con.execute(
@@ -93,12 +93,10 @@ def replay_stalls(
     return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
 
 
-def _rounds_view(con: duckdb.DuckDBPyConnection, written: bool) -> None:
-    """The view `rounds` (queries/replay/stall_rounds_view.sql) in the current schema when it is not there, or
-    anew when the replay wrote its tables (`written`: a view an older version made may read columns that
-    rounds_narrow no longer stores): a database written before the view holds a table of that name, dropped
-    first. Nothing written when the tables were reused and the view is there (a replay that reuses its tables
-    leaves the database as it was)."""
+def _rounds_view(con: duckdb.DuckDBPyConnection) -> None:
+    """The view `rounds` (queries/replay/stall_rounds_view.sql) in the current schema when it is not there: a
+    database written before it holds a table of that name, dropped first. Nothing written when it is there
+    (a replay that reuses its tables leaves the database as it was)."""
     kinds = {
         r[0]
         for r in con.execute(
@@ -108,7 +106,7 @@ def _rounds_view(con: duckdb.DuckDBPyConnection, written: bool) -> None:
             "AND schema_name = current_schema() AND view_name = 'rounds'"
         ).fetchall()
     }
-    if "view" in kinds and not written:
+    if "view" in kinds:
         return
     if "table" in kinds:
         sql.drop_stored_table(con, "rounds")
