@@ -1,4 +1,4 @@
-"""The Spark replay (local[2]) equals the local DuckDB replay, row for row, on sample_logs + the real files.
+"""The Spark replay (local[1]) equals the local DuckDB replay, row for row, on sample_logs + the real files.
 
 One SparkSession and one Spark run for the whole module: the corpus is ingested into DuckDB, exported in
 the hand-off layout (events partitioned by session_bucket), replayed locally by the same stallscan.replay
@@ -48,15 +48,20 @@ def spark():
     from stallscan.spark.job import spark_session
 
     s = spark_session(
-        "local[2]",
+        # one core: one Python worker (reused for every group) imports stallscan, duckdb and pyarrow once,
+        # not two; the groups, the shuffle and the replay's output do not depend on the number of cores
+        "local[1]",
         {
             "spark.sql.shuffle.partitions": "4",
-            "spark.default.parallelism": "2",
+            "spark.default.parallelism": "1",
             "spark.ui.enabled": "false",
             "spark.driver.memory": "1g",
             # a short-lived JVM: the C1 compiler alone and the serial collector spend less than half the
-            # CPU of the default tiered JIT + G1 on this module (the replay's output does not depend on it)
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            # CPU of the default tiered JIT + G1 on this module (the replay's output does not depend on it); the
+            # JVM loads thousands of classes from Spark's own jars, and checking their bytecode on load is a
+            # few CPU seconds a test run need not spend
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
+            "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote",
         },
     )
     s.sparkContext.setLogLevel("ERROR")
