@@ -189,10 +189,12 @@ def test_report_strict_as_ingest_strict(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     good = (SAMPLES / "claude-code" / "session.jsonl").read_text()
     f.write_text(good + "{not json\n")
-    for cmd in ("ingest", "report"):  # (ingest in-process, report as the console script runs it)
-        run = _in_process if cmd == "ingest" else _process
-        code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
+    for cmd in ("ingest", "report"):
+        # without --strict: exit 0, in-process; with it: ingest in-process, report as the console script runs
+        # it (the script's own path before typer, where an option could be lost)
+        code, _, err = _in_process(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
         assert code == 0, err
+        run = _in_process if cmd == "ingest" else _process
         code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}-strict.duckdb"), "--strict")
         assert code == 1 and "1 line(s) rejected (--strict)" in err
 
