@@ -9,7 +9,9 @@ ingest of the whole file at once into a fresh database. The expected side is tha
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
 Default tier: a bounded number of hypothesis examples, and one of the four Codex second passes per
-rollout, in turn (each pass on a quarter of them, at least one). `-m slow`: all four on every rollout; the sweep, every line boundary of
+rollout, in turn (each pass on a quarter of them, at least one); a line-oriented file over CAP bytes is
+read as its first lines up to CAP bytes (a file of its own: the same formats, multi-chunk reads, resumes
+inside and at chunk ends, at a fraction of the bytes; whole JSON documents are never cut). `-m slow`: all four on every rollout; whole files; the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
 with a chunk of a quarter of the file ($STALLSCAN_SWEEP_KINDS=real/codex,...: only those folders).
 """
@@ -52,6 +54,8 @@ RUN_COLUMNS = {
     "ctx_turn",
 }
 SKIP_NAMES = {"PROVENANCE.md", "README.md", "NOTES.md", "check_samples.py"}
+# the default tier's bytes per line-oriented file: its first lines up to this size (the slow tier: whole)
+CAP = 256 * 1024
 
 
 def _real_root() -> Path:
@@ -66,6 +70,16 @@ def corpus() -> tuple[Path, ...]:
         if root.is_dir():
             out += sorted(p for p in root.rglob("*") if p.is_file() and p.name not in SKIP_NAMES)
     return tuple(out)
+
+
+@cache
+def content(src: Path, whole: bool = False) -> bytes:
+    """The bytes a test writes for `src`: the whole file, or (whole=False) its lines within the first CAP
+    bytes when it is longer and line-oriented (not one JSON document: a cut one is not the same format)."""
+    data = src.read_bytes()
+    if whole or len(data) <= CAP or src.suffix == ".json":
+        return data
+    return data[: data.rfind(b"\n", 0, CAP) + 1]
 
 
 def _tables(con) -> dict[str, pa.Table]:
@@ -88,9 +102,8 @@ def differences(got: dict[str, pa.Table], want: dict[str, pa.Table]) -> list[str
     return out
 
 
-def ingest_in_parts(src: Path, dest: Path, cuts: list[int], chunk: int | None, monkeypatch) -> dict[str, pa.Table]:
-    """Write src at dest in parts (each a prefix of `cuts` bytes, then the whole), ingest after each."""
-    data = src.read_bytes()
+def ingest_in_parts(data: bytes, dest: Path, cuts: list[int], chunk: int | None, monkeypatch) -> dict[str, pa.Table]:
+    """Write data at dest in parts (each a prefix of `cuts` bytes, then the whole), ingest after each."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = connect(":memory:")
     if chunk:
@@ -107,19 +120,19 @@ def ingest_in_parts(src: Path, dest: Path, cuts: list[int], chunk: int | None, m
     return got
 
 
-_ONE_SHOT: dict[Path, dict[str, pa.Table]] = {}
+_ONE_SHOT: dict[tuple[Path, int], dict[str, pa.Table]] = {}
 
 
-def one_shot(src: Path, dest: Path) -> dict[str, pa.Table]:
-    if dest not in _ONE_SHOT:
+def one_shot(data: bytes, dest: Path) -> dict[str, pa.Table]:
+    if (dest, len(data)) not in _ONE_SHOT:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(src.read_bytes())
+        dest.write_bytes(data)
         os.utime(dest, ns=(10**18, 10**18))
         con = connect(":memory:")
         ing.ingest_paths(con, [str(dest)])
-        _ONE_SHOT[dest] = _tables(con)
+        _ONE_SHOT[dest, len(data)] = _tables(con)
         con.close()
-    return _ONE_SHOT[dest]
+    return _ONE_SHOT[dest, len(data)]
 
 
 def _dest(base: Path, src: Path) -> Path:
@@ -145,7 +158,7 @@ def by_kind() -> dict[str, tuple[Path, ...]]:
 def splits(draw):
     kind = draw(st.sampled_from(sorted(by_kind())))  # each folder as likely as any other, whatever its size
     src = draw(st.sampled_from(by_kind()[kind]))
-    data = src.read_bytes()
+    data = content(src)
     lines = [i + 1 for i, b in enumerate(data) if b == 10] or [0]
     point = st.one_of(st.sampled_from(lines), st.integers(0, len(data)))  # a line boundary or any byte
     cuts = sorted(draw(st.lists(point, min_size=1, max_size=3)))
@@ -165,8 +178,8 @@ def base(tmp_path_factory):
 def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
     src, cuts, chunk = case
     dest = _dest(base, src)
-    want = one_shot(src, dest)
-    got = ingest_in_parts(src, dest, cuts, chunk, monkeypatch)
+    want = one_shot(content(src), dest)
+    got = ingest_in_parts(content(src), dest, cuts, chunk, monkeypatch)
     assert differences(got, want) == [], (src, cuts, chunk)
 
 
@@ -183,15 +196,15 @@ def second_passes(base: Path, monkeypatch, every: bool) -> None:
     if not rollouts:
         pytest.skip("no Codex rollouts in the corpus")
     for i, src in enumerate(rollouts):
-        data = src.read_bytes()
+        data = content(src, whole=every)
         dest = _dest(base, src)
-        want = one_shot(src, dest)
+        want = one_shot(data, dest)
         assert want["events"].column("tokens_out").null_count < want["events"].num_rows  # the file has tokens
         quarter = max(len(data) // 4, 4096)  # a chunk size: each chunk boundary is a resume point too
         picked = SECOND_PASSES if every or len(rollouts) < 4 else [SECOND_PASSES[i % 4]]
         for k, chunk in picked:
             cut = data.rfind(b"\n", 0, len(data) * k // 4) + 1 if k < 4 else len(data)
-            got = ingest_in_parts(src, dest, [cut], quarter if chunk else None, monkeypatch)
+            got = ingest_in_parts(data, dest, [cut], quarter if chunk else None, monkeypatch)
             assert differences(got, want) == [], (src, cut, chunk)
 
 
@@ -211,10 +224,10 @@ def test_formats_read_whole_are_never_cut_at_a_chunk(base, monkeypatch):
     if not picked:
         pytest.skip("no aider / gemini_cli files in the corpus")
     for src in picked:
-        data = src.read_bytes()
+        data = content(src)
         mid = data.rfind(b"\n", 0, len(data) // 2) + 1
-        want = one_shot(src, _dest(base, src))
-        got = ingest_in_parts(src, _dest(base, src), [mid], max(len(data) // 4, 1024), monkeypatch)
+        want = one_shot(data, _dest(base, src))
+        got = ingest_in_parts(data, _dest(base, src), [mid], max(len(data) // 4, 1024), monkeypatch)
         assert differences(got, want) == [], src
 
 
@@ -226,13 +239,13 @@ def sweep(base: Path, monkeypatch, per_file: int = 8, log=None) -> dict[str, lis
     for src in corpus():
         if kinds and kind_of(src) not in kinds:
             continue
-        data = src.read_bytes()
+        data = content(src, whole=True)
         lines = [i + 1 for i, b in enumerate(data) if b == 10][:-1] or [len(data) // 2]
         step = max(1, len(lines) // per_file)
-        want = one_shot(src, _dest(base, src))
+        want = one_shot(data, _dest(base, src))
         kind = kind_of(src)
         for cut in lines[::step]:
-            got = ingest_in_parts(src, _dest(base, src), [cut], max(len(data) // 4, 4096), monkeypatch)
+            got = ingest_in_parts(data, _dest(base, src), [cut], max(len(data) // 4, 4096), monkeypatch)
             t = tally.setdefault(kind, [0, 0])
             t[0] += 1
             lost = differences(got, want)

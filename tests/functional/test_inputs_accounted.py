@@ -84,7 +84,7 @@ class Reference:
             code, out, err = _in_process(*cmd, "--db", str(self.db))
             assert code == 0, err
             self.outputs[cmd] = out
-        sessions = json.loads(_in_process("sessions", "--json", "--db", str(self.db))[1])["sessions"]
+        sessions = json.loads(self.outputs[("sessions", "--json")])["sessions"]
         self.session_id = sessions[0]["session_id"]
 
 
@@ -189,10 +189,12 @@ def test_report_strict_as_ingest_strict(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     good = (SAMPLES / "claude-code" / "session.jsonl").read_text()
     f.write_text(good + "{not json\n")
-    for cmd in ("ingest", "report"):  # (ingest in-process, report as the console script runs it)
-        run = _in_process if cmd == "ingest" else _process
-        code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
+    for cmd in ("ingest", "report"):
+        # without --strict: exit 0, in-process; with it: ingest in-process, report as the console script runs
+        # it (the script's own path before typer, where an option could be lost)
+        code, _, err = _in_process(cmd, str(f), "--db", str(tmp_path / f"{cmd}.duckdb"))
         assert code == 0, err
+        run = _in_process if cmd == "ingest" else _process
         code, _, err = run(cmd, str(f), "--db", str(tmp_path / f"{cmd}-strict.duckdb"), "--strict")
         assert code == 1 and "1 line(s) rejected (--strict)" in err
 
@@ -242,7 +244,7 @@ def test_walk_detects_by_content_and_says_what_it_left_out(tmp_path: Path) -> No
     assert lines[1].startswith("hint: to read one, name it") and not (tmp_path / "none.duckdb").exists()
 
 
-def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path) -> None:
+def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path, reference: Reference) -> None:
     """Item "empty results are not a success": report on an empty folder, an empty file, or with --since past
     every event printed a report of zeros, exited 0 and created the database. Now: one error line and its
     hint on stderr, nothing on stdout, exit 2, no database file."""
@@ -272,7 +274,7 @@ def test_empty_results_are_an_error_and_create_nothing(tmp_path: Path) -> None:
     ]
     assert not (home / "stallscan.duckdb").exists()
     db = tmp_path / "kept.duckdb"
-    _ingested(db)
+    shutil.copy(reference.pristine, db)  # (the sample Claude Code files as ingested)
     before = db.stat().st_mtime_ns, db.stat().st_size
     p = stallscan("report", "--since", "2030-01-01", "--db", str(db))
     assert p.returncode == 2 and p.stderr.splitlines()[1].startswith(
