@@ -25,9 +25,9 @@ from stallscan.store.db import connect
 from tests.helpers import SAMPLES, claude_line, memory_copy, write_lines
 from tests.replay_checks import fingerprint as _fingerprint
 from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_append_files, shrink_corpus
 from tests.replay_checks import real_line_files as _real_line_files
 from tests.replay_checks import replay_all as _replay_all
-from tests.replay_checks import shrink_corpus
 
 DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
@@ -214,9 +214,10 @@ def _full_fingerprints(con) -> dict:
     return {t: _fingerprint(con, t) for t in DERIVED}
 
 
-@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])  # (a second seed: slow tier)
+# the default run grows the real files under 1 MB; the slow tier's second seed grows them all
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
-    files = _real_line_files()
+    files = real_append_files(everything=seed == 2)
     if not files:
         pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
     monkeypatch.chdir(tmp_path)
@@ -227,7 +228,7 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     con = connect(str(tmp_path / "inc.duckdb"))
     _replay_all(con)  # an empty database first
     modes = []
-    for step in _grow(con, files, random.Random(seed), corpus):
+    for step in _grow(con, files, random.Random(seed), corpus, steps=3 if seed == 1 else 4):
         modes.append(_stamp(con, "stalls")["mode"])
         got = {t: _fingerprint(con, t) for t in DERIVED}
         assert got == _full_fingerprints(con), f"step {step}"
