@@ -33,6 +33,10 @@ from tests.helpers import SAMPLES
 TABLES = ("events", "user_labels", "turn_boundaries", "rounds", "stalls", "turns")
 
 
+# the reports here compare two inputs under the same options, or only need to succeed: few resamples
+FAST = ("--bootstrap", "20")
+
+
 def process(*args: str) -> subprocess.CompletedProcess[str]:
     """The command in a real `python -m stallscan` process."""
     return subprocess.run([sys.executable, "-m", "stallscan", *args], capture_output=True, text=True)
@@ -104,9 +108,9 @@ def test_default_export_reports_from_parquet(tmp_path, dbs):
     run = process("export", str(tmp_path / "x"), "--db", str(db))
     assert run.returncode == 0, run.stderr
     assert_export_is(tmp_path / "x", counts)  # rounds is among the default tables
-    rep = process("report", "--from-parquet", str(tmp_path / "x"), "--format", "json")
+    rep = process("report", "--from-parquet", str(tmp_path / "x"), "--format", "json", *FAST)
     assert rep.returncode == 0, rep.stderr
-    direct = cli("report", "--db", str(db), "--format", "json")
+    direct = cli("report", "--db", str(db), "--format", "json", *FAST)
     pick = lambda r: json.loads(r.stdout)["headline"]["items"]  # (the examples name file lines: db only)
     assert pick(rep) == pick(direct)
 
@@ -121,7 +125,7 @@ def test_reexport_with_other_partitioning_leaves_one_layout(tmp_path, dbs, first
     assert_export_is(out, counts)
     layout = {p.name.split("=")[0] for p in (out / "events").iterdir()}
     assert layout == ({second} if second else {"data.parquet"})
-    assert cli("report", "--from-parquet", str(out)).returncode == 0
+    assert cli("report", "--from-parquet", str(out), *FAST).returncode == 0
 
 
 def test_shrink_then_reexport_counts_the_new_data(tmp_path, dbs):
@@ -130,8 +134,8 @@ def test_shrink_then_reexport_counts_the_new_data(tmp_path, dbs):
         run = cli("export", str(out), "--db", str(dbs[name][0]), "--partition-by", "session_bucket", "--buckets", "8")
         assert run.returncode == 0, run.stderr
     assert_export_is(out, dbs["small"][1])
-    rep = cli("report", "--from-parquet", str(out), "--format", "json")
-    direct = cli("report", "--db", str(dbs["small"][0]), "--format", "json")
+    rep = cli("report", "--from-parquet", str(out), "--format", "json", *FAST)
+    direct = cli("report", "--db", str(dbs["small"][0]), "--format", "json", *FAST)
     assert json.loads(rep.stdout)["headline"]["items"] == json.loads(direct.stdout)["headline"]["items"]
 
 
@@ -172,7 +176,7 @@ def test_killed_export_leaves_the_old_or_the_new_never_a_mix(tmp_path, dbs, poin
     for i, t in enumerate(TABLES, 1):  # each table folder is whole: the old export's or the new one's
         swapped = step == "manifest" or (step == "swapped" and i <= int(n))
         assert read_counts(out, t) == {(new if swapped else old)[t]}, (point, t)
-    rep = cli("report", "--from-parquet", str(out))
+    rep = cli("report", "--from-parquet", str(out), *FAST)
     if step == "swapped":  # mid-swap: no manifest, so no reader that checks it takes the mix
         assert not (out / LAYOUT_FILE).exists()
         assert rep.returncode == 3 and "interrupted" in rep.stderr and "re-run the export" in rep.stderr, rep.stderr

@@ -25,9 +25,9 @@ from stallscan.store.db import connect
 from tests.helpers import SAMPLES, claude_line, memory_copy, write_lines
 from tests.replay_checks import fingerprint as _fingerprint
 from tests.replay_checks import grow as _grow
+from tests.replay_checks import real_append_files, shrink_corpus
 from tests.replay_checks import real_line_files as _real_line_files
 from tests.replay_checks import replay_all as _replay_all
-from tests.replay_checks import shrink_corpus
 
 DERIVED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns")
 
@@ -50,18 +50,29 @@ def db(tmp_path, monkeypatch, sample_ingested_file):
     con.close()
 
 
+@pytest.fixture
+def replayed(tmp_path, monkeypatch, sample_db_file):
+    """As `db` after one replay_all with the default options: a copy of the session's sample_db_file (that
+    ingest with that replay, stamped full once), for tests whose subject is what a later replay reuses."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    yield con
+    con.close()
+
+
 def _stamp_rows(con) -> list[tuple]:
     return con.execute(f"SELECT * FROM {stamps.STAMPS} ORDER BY name").fetchall()
 
 
-def test_repeat_reuses_and_writes_nothing(db, monkeypatch):
-    _replay_all(db)
+def test_repeat_reuses_and_writes_nothing(replayed, monkeypatch):
     for name in ("turn_boundaries", "stalls"):
-        st = _stamp(db, name)
+        st = _stamp(replayed, name)
         assert (st["mode"], st["n_full"]) == ("full", 1), name
-    assert _stamp(db, "user_labels")["n_full"] == 1  # (replay_stalls asked for the same labels: reused)
-    before = {t: _fingerprint(db, t) for t in DERIVED}
-    rows = _stamp_rows(db)
+    assert _stamp(replayed, "user_labels")["n_full"] == 1  # (replay_stalls asked for the same labels: reused)
+    before = {t: _fingerprint(replayed, t) for t in DERIVED}
+    rows = _stamp_rows(replayed)
     modes: list[str] = []
     real_run = derive.run
 
@@ -70,11 +81,11 @@ def test_repeat_reuses_and_writes_nothing(db, monkeypatch):
         return modes[-1]
 
     monkeypatch.setattr(derive, "run", recording_run)
-    _replay_all(db)
-    _replay_all(db)
+    _replay_all(replayed)
+    _replay_all(replayed)
     assert modes and set(modes) == {"reused"}
-    assert _stamp_rows(db) == rows  # no counter, no updated_at: a reuse writes nothing
-    assert {t: _fingerprint(db, t) for t in DERIVED} == before
+    assert _stamp_rows(replayed) == rows  # no counter, no updated_at: a reuse writes nothing
+    assert {t: _fingerprint(replayed, t) for t in DERIVED} == before
 
 
 @pytest.mark.parametrize(
@@ -85,19 +96,18 @@ def test_repeat_reuses_and_writes_nothing(db, monkeypatch):
         ({"narrated_bound": 0}, {"stalls"}),
     ],
 )
-def test_each_option_invalidates_its_stamp(db, change, invalidated):
-    _replay_all(db)
-    label_events(db, config={})
-    replay_boundaries(db, change.get("threshold", 2.0))
-    replay_stalls(db, retry_bound=change.get("retry_bound", 3), narrated_bound=change.get("narrated_bound", 2))
+def test_each_option_invalidates_its_stamp(replayed, change, invalidated):
+    label_events(replayed, config={})
+    replay_boundaries(replayed, change.get("threshold", 2.0))
+    replay_stalls(replayed, retry_bound=change.get("retry_bound", 3), narrated_bound=change.get("narrated_bound", 2))
     for name in ("turn_boundaries", "stalls"):
-        st = _stamp(db, name)
+        st = _stamp(replayed, name)
         assert st["n_full"] == (2 if name in invalidated else 1), name
-    assert _stamp(db, "user_labels")["n_full"] == 1
+    assert _stamp(replayed, "user_labels")["n_full"] == 1
     if "threshold" in change:
-        assert db.execute("SELECT DISTINCT threshold FROM turn_boundaries").fetchall() == [(3.5,)]
+        assert replayed.execute("SELECT DISTINCT threshold FROM turn_boundaries").fetchall() == [(3.5,)]
     if "retry_bound" in change:
-        assert _stamp(db, "stalls")["inputs"]["retry_bound"] == 1
+        assert _stamp(replayed, "stalls")["inputs"]["retry_bound"] == 1
 
 
 def test_config_and_overrides_file_invalidate_labels(db, tmp_path):
@@ -133,12 +143,11 @@ def test_users_stallscan_toml_invalidates(db, tmp_path, monkeypatch):
     assert _stamp(db, "user_labels")["n_full"] == 3
 
 
-def test_library_version_invalidates_every_stamp(db, monkeypatch):
-    _replay_all(db)
+def test_library_version_invalidates_every_stamp(replayed, monkeypatch):
     monkeypatch.setattr(stamps, "rules_hash", lambda: "another-library")
-    _replay_all(db)
+    _replay_all(replayed)
     for name in ("user_labels", "turn_boundaries", "stalls"):
-        assert _stamp(db, name)["n_full"] == 2, name
+        assert _stamp(replayed, name)["n_full"] == 2, name
 
 
 def test_rules_hash_covers_the_data_files():
@@ -149,11 +158,10 @@ def test_rules_hash_covers_the_data_files():
     assert len(stamps.rules_hash()) == 16
 
 
-def test_writes_outside_ingest_are_not_reused(db):
-    _replay_all(db)
-    db.execute("DELETE FROM events WHERE event_id = (SELECT min(event_id) FROM events)")
-    _replay_all(db)
-    assert _stamp(db, "stalls")["n_full"] == 2
+def test_writes_outside_ingest_are_not_reused(replayed):
+    replayed.execute("DELETE FROM events WHERE event_id = (SELECT min(event_id) FROM events)")
+    _replay_all(replayed)
+    assert _stamp(replayed, "stalls")["n_full"] == 2
 
 
 def test_no_change_counter_means_no_reuse(con):
@@ -214,9 +222,10 @@ def _full_fingerprints(con) -> dict:
     return {t: _fingerprint(con, t) for t in DERIVED}
 
 
-@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])  # (a second seed: slow tier)
+# the default run grows the real files under 1 MB; the slow tier's second seed grows them all
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
-    files = _real_line_files()
+    files = real_append_files(everything=seed == 2)
     if not files:
         pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
     monkeypatch.chdir(tmp_path)
@@ -227,7 +236,7 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     con = connect(str(tmp_path / "inc.duckdb"))
     _replay_all(con)  # an empty database first
     modes = []
-    for step in _grow(con, files, random.Random(seed), corpus):
+    for step in _grow(con, files, random.Random(seed), corpus, steps=3 if seed == 1 else 4):
         modes.append(_stamp(con, "stalls")["mode"])
         got = {t: _fingerprint(con, t) for t in DERIVED}
         assert got == _full_fingerprints(con), f"step {step}"

@@ -129,7 +129,9 @@ def test_output_file_takes_the_format_from_its_extension(sample_db, tmp_path):
     out = tmp_path / "forced.txt"
     assert cli("report", "--db", sample_db, "--bootstrap", "0", "--format", "markdown", "-o", str(out)).returncode == 0
     assert out.read_text().startswith("# stallscan report")
-    p = cli("report", "--db", sample_db, "--format", "html", "-o", str(tmp_path / "nodir" / "r.html"))
+    p = cli(
+        "report", "--db", sample_db, "--bootstrap", "0", "--format", "html", "-o", str(tmp_path / "nodir" / "r.html")
+    )
     assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr
 
 
