@@ -51,15 +51,11 @@ def db(tmp_path, monkeypatch, sample_ingested_file):
 
 
 @pytest.fixture
-def replayed(tmp_path, monkeypatch, sample_db_file):
-    """As `db` after one replay_all with the default options: a copy of the session's sample_db_file (that
-    ingest with that replay, stamped full once), for tests whose subject is what a later replay reuses."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
+def replayed(sample_db):
+    """As `db` after one replay_all with the default options: conftest's sample_db, a copy of the session's
+    sample_db_file (that ingest with that replay, stamped full once), for tests whose subject is what a later
+    replay reuses."""
+    return sample_db
 
 
 def _stamp_rows(con) -> list[tuple]:
