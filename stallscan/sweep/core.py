@@ -201,8 +201,8 @@ def sweep_from_cells(
         part = {k: v[sel] for k, v in cells.items()}
         a, b = cost_auto_as_human, cost_human_as_auto
         one = [_point(part, t, p, g, a, b, current, n_sess) for p in policies]
-        n_sess = one[0][3] if one else 0
-        if bootstrap and n_sess > 1 and len(t):  # every policy of a group draws the same resamples
+        g_sess = one[0][3] if one else 0  # (this group's: n_sess, the argument, stays for the next group)
+        if bootstrap and g_sess > 1 and len(t):  # every policy of a group draws the same resamples
             keep = sums if sums is not None and by == "none" else {}
             _fill_sums(
                 keep, [(p, x[2], x[4]) for p, x in zip(policies, one) if p not in keep], len(t) + 1, bootstrap, seed

@@ -202,3 +202,34 @@ def test_picks_from_sums_read_the_cost_formula(a, b):
         cost = a * (fp + fp0) + b * (fn + fn0)
         want[r] = plateau.choose(cost, t, 2.0)[0]
     assert np.array_equal(bootstrap.picks_from_sums(s, t, a, b, 2.0), want)
+
+
+def test_each_group_of_a_grouped_sweep_equals_its_own_sweep():
+    """By harness, a group's recommendation (its session count, plateau advice, whether it has a bootstrap
+    interval) is the one a sweep of that group's rows alone gives, whatever group came before it: here a
+    one-session group (no interval: one session cannot be resampled) sorts before a 40-session one."""
+    rng = np.random.default_rng(11)
+    n = 300
+    sess = np.array([f"s{i:03d}" for i in rng.integers(0, 40, n)], dtype=object)
+    grp = np.where(np.arange(n) < 20, "a-one", "b-many").astype(object)
+    sess[:20] = "lone"
+    rows = {
+        "human": rng.random(n) < 0.4,
+        "decided_by": rng.choice(np.array(["gap", "gap", "header", "completion"], dtype=object), n),
+        "decided_human": rng.random(n) < 0.5,
+        "gap_s": np.round(rng.random(n) * 12, 1),
+        "first_in_session": rng.random(n) < 0.1,
+        "session_id": sess,
+        "grp": grp,
+    }
+    t = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
+    res = sweep_from_cells(sweep_cells(rows, t), t, 1.0, 2.0, "harness", ("router",), 37, 3)
+    for g in ("a-one", "b-many"):
+        alone = _sweep_one({k: v[grp == g] for k, v in rows.items()}, t, "router", g, 1.0, 2.0, 37, 3)[1]
+        # (hand-built rows key a session by its index among the rows swept, so the resamples, hence the
+        # interval's ends, differ between the two runs; whether there is an interval does not)
+        got = res.recommendation[("router", g)]
+        assert {k: v for k, v in got.items() if k != "interval"} == {k: v for k, v in alone.items() if k != "interval"}
+        assert (got["interval"] is None) == (alone["interval"] is None), g
+    assert res.recommendation[("router", "a-one")]["interval"] is None
+    assert res.recommendation[("router", "b-many")]["interval"] is not None
