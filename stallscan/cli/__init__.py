@@ -89,6 +89,10 @@ class _Lazy(TyperGroup):
                     self.commands[cmd_name] = get_group_from_info(
                         group, pretty_exceptions_short=short, rich_markup_mode=markup, suggest_commands=True
                     )
+            if cmd_name in self.commands:
+                from .usage import refuse_options_as_values
+
+                refuse_options_as_values(self.commands[cmd_name])
         return self.commands.get(cmd_name)
 
 

@@ -5,6 +5,7 @@ command, and hands it here."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -94,3 +95,37 @@ def _first(text: str) -> str:
 
 def _lower(text: str) -> str:
     return text[:1].lower() + text[1:]
+
+
+def refuse_options_as_values(cmd: Any) -> None:
+    """An option that takes a value takes the next word whatever it is, so `report --db --full` would write a
+    database named `--full` and drop the flag. After a command's arguments are parsed, a value (of an option
+    with one) that is exactly one of the command's own options is a usage error instead (exit 2); a file
+    whose name starts with '-' is still reachable as ./-name. Applied to a group's commands as well."""
+    make = cmd.make_context
+
+    def make_context(info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        ctx = make(info_name, args, parent=parent, **extra)
+        names = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | set(ctx.help_option_names)
+        for param in cmd.params:
+            if getattr(param, "param_type_name", "") != "option" or param.is_flag or param.count:
+                continue
+            value = ctx.params.get(param.name)
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                text = os.fspath(v) if isinstance(v, (str, os.PathLike)) else None
+                if text is not None and text.split("=", 1)[0] in names:
+                    opt = max(param.opts, key=len)
+                    named = (
+                        param.metavar in ("FILE", "DIR", "PATH") or "path" in str(getattr(param, "type", "")).lower()
+                    )
+                    raise _X.BadParameter(
+                        f"{text} is one of this command's options, not a value: put the value right after {opt}"
+                        + (f" (a file named {text}: ./{text})" if named else ""),
+                        ctx=ctx,
+                        param=param,
+                    )
+        return ctx
+
+    cmd.make_context = make_context
+    for sub in getattr(cmd, "commands", {}).values():
+        refuse_options_as_values(sub)

@@ -149,3 +149,31 @@ def test_vgr_still_names_the_router(db):
     r = CliRunner().invoke(app, ["sweep", "--db", db, "--policy", "vgr", "--bootstrap", "0", "--format", "json"])
     assert r.exit_code == 0
     assert [x["policy"] for x in json.loads(r.stdout)["recommendations"] if x["policy"] != "labels"] == ["router"]
+
+
+def test_an_option_is_never_taken_as_the_value_of_another(db, tmp_path, monkeypatch):
+    """`--db --full` once wrote a database named `--full` (and one named `--bootstrap` was committed by
+    mistake) while the flag was dropped: an option's value that is one of the command's own options is a
+    usage error, with nothing written; a file whose name starts with '-' is still reachable as ./-name."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    cases = [
+        (["report", str(SAMPLES), "--db", "--full"], "--db", "--full"),
+        (["ingest", str(SAMPLES), "--db", "--json"], "--db", "--json"),
+        (["report", "--db", db, "-o", "--full"], "--output", "--full"),
+        (["report", "--db", db, "--since", "--json"], "--since", "--json"),
+        (["sessions", "--db", db, "--harness", "--json"], "--harness", "--json"),
+        (["stalls", "--db", db, "--session", "--format=json"], "--session", "--format=json"),
+        (["export", str(tmp_path / "ex"), "--db", db, "--tables", "-h"], "--tables", "-h"),
+    ]
+    for args, option, value in cases:
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stdout == "", args
+        lines = r.stderr.splitlines()
+        assert lines[0].startswith("error: ") and f"invalid value for {option}: {value} is one of" in lines[0], args
+        assert lines[1].startswith("hint: "), args
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no report, no export written
+    r = runner.invoke(app, ["ingest", str(SAMPLES / "hermes"), "--db", "./--full"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "--full").read_bytes()[8:12] == b"DUCK"

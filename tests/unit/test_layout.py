@@ -193,3 +193,41 @@ def test_first_modules_exist():
     from tests.helpers import FIRST_MODULES, TESTS
 
     assert [name for name in FIRST_MODULES if not (TESTS / name).is_file()] == []
+
+
+# the top level the design card fixes, and the parts beside it (docs, benchmarks, examples, CI, contributors' notes)
+TOP_LEVEL = {"pyproject.toml", "stallscan", "tests", "sample_logs", "queries", "README.md"} | {
+    "docs",
+    "bench",
+    "examples",
+    ".ci",
+    ".gitignore",
+    ".pre-commit-config.yaml",
+    "CONTRIBUTING.md",
+}
+
+
+def _tracked() -> list[str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (or no git): the tracked files cannot be listed")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [p for p in out.decode().split("\0") if p]
+
+
+def test_the_tracked_top_level_is_the_design_cards():
+    """Nothing else is committed at the top: a stray output (a database written by `--db` with a misplaced
+    argument, a scratch file) would otherwise ship with every clone."""
+    assert sorted({p.split("/", 1)[0] for p in _tracked()} - TOP_LEVEL) == []
+
+
+def test_no_database_file_is_tracked():
+    """No committed file is a DuckDB database, whatever its name (the file header's magic bytes at offset 8)."""
+    dbs = []
+    for p in _tracked():
+        with open(ROOT / p, "rb") as f:
+            if f.read(12)[8:12] == b"DUCK":
+                dbs.append(p)
+    assert dbs == []
