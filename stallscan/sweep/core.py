@@ -163,13 +163,13 @@ def tool_results_left_out(
     because its errors on tool results are not in it (issue 23). counted: see run_sweep (the same counts
     from boundary_cells instead of every tool-result row; not by model, which the cells do not hold)."""
     by = _inputs_ready(con, by)
-    have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
-    if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
-        return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
-    if counted is not None and by != "model":
+    if counted is not None and by != "model":  # (the cells are counted from the replay's decisions)
         counted(con)
         cur = sql.query(con, "sweep/tool_results_left_out_cells", {"by": by})
     else:
+        have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
+        if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
+            return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
         cur = sql.query(con, "sweep/tool_results_left_out", {"by": by})
     cols = [d[0] for d in cur.description]
     out = []
