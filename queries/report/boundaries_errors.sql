@@ -8,9 +8,7 @@
 -- (an error's truth is human exactly when the router read it as automatic).
 WITH worst AS (
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
-           t.origin, t.origin_rule, t.error, t.source_format, t.file, t.line, t.excerpt,
-           CASE WHEN t.gap_s IS NOT NULL
-                THEN abs(ln(greatest(t.gap_s, 0.001) / greatest(t.threshold, 0.001))) END AS far
+           t.origin, t.origin_rule, t.error, t.source_format, t.file, t.line, t.excerpt, t.far
     FROM boundary_misreads t
     SEMI JOIN scope_sessions s ON s.session_id = t.session_id
     ORDER BY far DESC NULLS LAST, t.ts NULLS LAST, t.session_id, t.seq

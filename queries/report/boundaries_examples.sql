@@ -4,18 +4,13 @@
 -- session, then every harness's second, ... (one Cline session with 31 errors no longer fills the list).
 -- Input: boundary_misreads (each error with its file, line and excerpt), scope_sessions. Parameter: $k.
 -- (An error's truth is human exactly when the router read it as automatic.)
-WITH err AS (
+WITH per_session AS (  -- each session's worst error (in_session, far, session_errors: report/cells_misreads.sql)
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
            t.origin, t.origin_rule, t.error = 'human_as_auto' AS is_human_turn, t.error, t.source_format,
-           t.file, t.line, t.excerpt,
-           CASE WHEN t.gap_s IS NOT NULL
-                THEN abs(ln(greatest(t.gap_s, 0.001) / greatest(t.threshold, 0.001))) END AS far
+           t.file, t.line, t.excerpt, t.far, t.session_errors
     FROM boundary_misreads t  -- the router's errors, kept per session (report/cells_misreads.sql)
     SEMI JOIN scope_sessions s ON s.session_id = t.session_id
-),
-per_session AS (
-    SELECT *, count(*) OVER (PARTITION BY session_id) AS session_errors FROM err
-    QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY far DESC NULLS LAST, ts NULLS LAST, seq) = 1
+    WHERE t.in_session = 1
 ),
 picked AS (
     SELECT *, row_number() OVER (PARTITION BY source_format

@@ -3,16 +3,22 @@
 -- report/boundaries_examples.sql. Each error carries its event's file, line and excerpt (whitespace folded,
 -- masked, 160 characters), taken here for the sessions summarised, so the report's queries never join the
 -- events by event_id (a scan of every event's text: 0.2 s of a one-session report on 57k events).
+-- far (the gap's distance from the threshold on a log scale, as the worst-first list ranks errors), session_errors
+-- (the session's errors) and in_session (its rank in the session, worst first) are the session's alone, so they
+-- are kept here too: the examples read one row per session instead of ranking every error on each report.
 -- Input: turn_boundaries, events; cells_changed (session_id: the sessions to summarise when not $all).
 -- Parameter: $all (BOOLEAN: every session, for a full build). redact: stallscan/store/redact.py.
 WITH err AS (
     SELECT event_id, session_id, seq, ts, gap_s, prev_reply_status, decided_by, decision, origin, origin_rule,
-           error, source_format, threshold
+           error, source_format, threshold,
+           CASE WHEN gap_s IS NOT NULL THEN abs(ln(greatest(gap_s, 0.001) / greatest(threshold, 0.001))) END AS far
     FROM turn_boundaries
     WHERE error IN ('auto_as_human', 'human_as_auto')
       AND ($all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed))
 )
-SELECT t.*, e.file, e.line, left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt
+SELECT t.*, e.file, e.line, left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 160) AS excerpt,
+       count(*) OVER (PARTITION BY t.session_id) AS session_errors,
+       row_number() OVER (PARTITION BY t.session_id ORDER BY t.far DESC NULLS LAST, t.ts NULLS LAST, t.seq) AS in_session
 FROM err t
 JOIN events e ON e.event_id = t.event_id
              AND ($all::BOOLEAN OR e.session_id IN (SELECT session_id FROM cells_changed));

@@ -25,6 +25,7 @@ from stallscan.store import sql, stamps
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
+SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
 
 
 def run(
@@ -49,8 +50,7 @@ def run(
     n_sessions = None
     if mode == "incremental" and since is not None:
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
-        total = stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events")
-        if n_sessions > FULL_SHARE * max(total, 1):
+        if n_sessions > FULL_SHARE * max(_sessions_at_least(con, n_sessions), 1):
             mode = "full"
     if mode == "reused":
         return mode  # nothing written: a command that only reuses leaves the database as it was
@@ -62,6 +62,17 @@ def run(
     stamps.prune_changes(con)
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
+
+
+def _sessions_at_least(con: duckdb.DuckDBPyConnection, changed: int) -> int:
+    """The sessions of `events`, or a lower bound of them that already keeps the run incremental: the
+    distinct sessions among the events of rowid < SAMPLE_ROWS when they are enough, else the full count (a
+    count(DISTINCT session_id) of every event: 0.01 CPU s at 1M events, once per derived group, against 0.002).
+    The mode chosen is the same either way: the changed sessions are at most FULL_SHARE of both."""
+    some = stamps.one(con, f"SELECT count(DISTINCT session_id) FROM main.events WHERE rowid < {SAMPLE_ROWS}")
+    if changed <= FULL_SHARE * max(some, 1):
+        return int(some)
+    return int(stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events"))
 
 
 def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:  # (a column)

@@ -124,31 +124,29 @@ def has_table(
 ) -> bool:
     """Whether table (or view) `name` exists: in `schema` of the current database (schema=None: in any schema of
     any attached database); temporary=False: a stored table only, True: a temporary one only, None: either."""
-    where = ["table_name = $name"]
-    if schema is not None:
-        where += ["schema_name = $schema", "database_name = current_database()"]
-    if temporary is not None:
-        where.append("temporary" if temporary else "NOT temporary")
-    params: dict[str, Any] = {"name": name} | ({"schema": schema} if schema is not None else {})
-    named = (
-        "(SELECT database_name, schema_name, table_name, temporary FROM duckdb_tables() UNION ALL "
-        "SELECT database_name, schema_name, view_name, temporary FROM duckdb_views() WHERE NOT internal)"
+    return any(
+        t == name and (schema is None or (s == schema and d == here)) and (temporary is None or tmp == temporary)
+        for d, s, tmp, t, here in _catalog(con)
     )
-    row = con.execute(f"SELECT count(*) FROM {named} WHERE {' AND '.join(where)}", params).fetchone()
-    return bool(row and row[0])
+
+
+def _catalog(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, bool, str, str]]:
+    """Every table and view (not DuckDB's internal views): database, schema, temporary, name, and the current
+    database's name. Filtered here, not in SQL: a WHERE over the catalog functions (list_contains of the
+    names, the schema) cost about twice the unfiltered rows (2-3 against 4-6 CPU ms at 29 tables), and the
+    report after one new session runs over 50 such look-ups."""
+    return con.execute(
+        "SELECT database_name, schema_name, temporary, table_name, current_database() FROM duckdb_tables() "
+        "UNION ALL SELECT database_name, schema_name, temporary, view_name, current_database() FROM duckdb_views() "
+        "WHERE NOT internal"
+    ).fetchall()
 
 
 def existing(con: duckdb.DuckDBPyConnection, names: list[str], schema: str = "main") -> set[str]:
     """Which of `names` are stored tables (or views) in `schema` of the current database: has_table for
     several names in one catalog query (each costs a few ms: the catalog functions describe every table)."""
-    rows = con.execute(
-        "SELECT DISTINCT table_name FROM (SELECT database_name, schema_name, table_name, temporary FROM "
-        "duckdb_tables() UNION ALL SELECT database_name, schema_name, view_name, temporary FROM duckdb_views() "
-        "WHERE NOT internal) WHERE list_contains($names, table_name) AND schema_name = $schema "
-        "AND database_name = current_database() AND NOT temporary",
-        {"names": list(names), "schema": schema},
-    ).fetchall()
-    return {r[0] for r in rows}
+    wanted = set(names)
+    return {t for d, s, tmp, t, here in _catalog(con) if t in wanted and s == schema and d == here and not tmp}
 
 
 def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -18,7 +18,7 @@ the truth this tool measures against), reported with how many events no marker d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
@@ -103,9 +103,13 @@ def run_sweep(
     bootstrap: int = 1000,
     seed: int = 0,
     current: float = GAP_THRESHOLD_S,
+    counted: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
 ) -> SweepResult:
     """The sweep of `policies` over `thresholds`; `current` is the router's threshold in use, the one the
-    advice keeps when it lies on the optimal plateau (stallscan.sweep.plateau)."""
+    advice keeps when it lies on the optimal plateau (stallscan.sweep.plateau).
+
+    counted: brings the report's per-session counts of the turn-boundary replay (boundary_cells) up to date
+    with turn_boundaries; given (by the report), the tool results left out are read from them."""
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
@@ -143,21 +147,30 @@ def run_sweep(
 
         res.variants = compare_variants(res, rows, by)
         res.rule_advice = rule_advice(res.variants)
-    res.left_out = tool_results_left_out(con, by, cost_auto_as_human, cost_human_as_auto)
+    res.left_out = tool_results_left_out(con, by, cost_auto_as_human, cost_human_as_auto, counted)
     return res
 
 
 def tool_results_left_out(
-    con: duckdb.DuckDBPyConnection, by: str, a: float = 1.0, b: float = 1.0
+    con: duckdb.DuckDBPyConnection,
+    by: str,
+    a: float = 1.0,
+    b: float = 1.0,
+    counted: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Per group: the tool results the sweep does not score, and the errors (and cost) the router and
     gap-only make on them at the replayed threshold: gap-only's row looks better than the router's partly
-    because its errors on tool results are not in it (issue 23)."""
+    because its errors on tool results are not in it (issue 23). counted: see run_sweep (the same counts
+    from boundary_cells instead of every tool-result row; not by model, which the cells do not hold)."""
     by = _inputs_ready(con, by)
-    have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
-    if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
-        return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
-    cur = sql.query(con, "sweep/tool_results_left_out", {"by": by})
+    if counted is not None and by != "model":  # (the cells are counted from the replay's decisions)
+        counted(con)
+        cur = sql.query(con, "sweep/tool_results_left_out_cells", {"by": by})
+    else:
+        have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
+        if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:
+            return []  # a turn_boundaries built by hand (tests, notebooks) without the replay's decisions
+        cur = sql.query(con, "sweep/tool_results_left_out", {"by": by})
     cols = [d[0] for d in cur.description]
     out = []
     for r in (dict(zip(cols, x)) for x in cur.fetchall()):

@@ -130,3 +130,57 @@ def test_stall_figures_equal_the_row_queries(
     assert data["stalls"]["signatures"] == replay_stalls_mod.signature_hits(con, scoped=True)
     assert data["stalls"]["counts"]  # not vacuous
     con.close()
+
+
+@pytest.mark.parametrize("harness", [None, ["claude_code", "codex"]])
+def test_tool_results_left_out_from_the_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path, harness: list[str] | None
+) -> None:
+    """The threshold section's tool results left out, read from boundary_cells (the report's sweep gives
+    the refresh), equal the count over every tool-result row of turn_boundaries, in and out of a scope."""
+    from stallscan.sweep.core import tool_results_left_out
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    data = build_report(con, ReportOptions(bootstrap=0, harness=harness or []))
+    for by in ("none", "harness", "source_format"):
+        rows = tool_results_left_out(con, by, 1.0, 5.0)
+        assert rows and sum(r["tool_results"] for r in rows) > 0
+        assert tool_results_left_out(con, by, 1.0, 5.0, cells.refresh_boundaries) == rows, by
+    assert data["threshold"]["tool_results_left_out"] == tool_results_left_out(con, "none")
+    con.close()
+
+
+def test_each_sessions_worst_misread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> None:
+    """boundary_misreads' in_session / session_errors / far, which the headline's examples read, against each
+    session's errors ranked here from turn_boundaries' rows: the gap farthest from the threshold on a log
+    scale first (no gap last), then the earlier time (no time last), then the earlier record."""
+    import math
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    _report(con)
+    errors: dict[str, list[tuple[Any, ...]]] = {}
+    for sid, seq, ts, gap, threshold in con.execute(
+        "SELECT session_id, seq, ts, gap_s, threshold FROM turn_boundaries "
+        "WHERE error IN ('auto_as_human', 'human_as_auto')"
+    ).fetchall():
+        far = None if gap is None else abs(math.log(max(gap, 0.001) / max(threshold, 0.001)))
+        errors.setdefault(sid, []).append((far, ts, seq))
+    assert errors
+    want = {}
+    for sid, errs in errors.items():
+        ranked = sorted(errs, key=lambda e: (e[0] is None, -(e[0] or 0.0), e[1] is None, e[1] or 0, e[2]))
+        want[sid] = (ranked[0][2], len(errs))
+    got = {
+        sid: (seq, n)
+        for sid, seq, n in con.execute(
+            "SELECT session_id, seq, session_errors FROM boundary_misreads WHERE in_session = 1"
+        ).fetchall()
+    }
+    assert got == want
+    con.close()
