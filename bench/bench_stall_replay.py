@@ -7,7 +7,7 @@
 Each side is a process of its own (its checkout's code and queries: PYTHONPATH and cwd) on a copy of the
 database: `label_events`, then `replay_stalls`. The sides run at the same time (on a loaded machine both
 see the same load); compare CPU seconds (`time.process_time`, every thread of the process) and peak RSS
-(`ru_maxrss`), not wall seconds. STALLSCAN_PROFILE=1 adds each side's statements, in CPU seconds.
+(`ru_maxrss`), not wall seconds across runs (a side's own CPU / wall is its parallelism). STALLSCAN_PROFILE=1 adds each side's statements, in CPU seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import os, resource, shutil, sys, time
 src = sys.argv[1]
 db = f"{src}.{os.getpid()}.duckdb"
 shutil.copyfile(src, db)
+wall_clock = time.perf_counter  # (before the profile swaps time.perf_counter for process_time)
 from stallscan.store import sql
 if sql.PROFILE is not None:
     sql.time.perf_counter = time.process_time  # the profile in CPU seconds
@@ -33,12 +34,12 @@ try:
     label_events(con)
     sql.report("labels")
     rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    c0 = time.process_time()
+    c0, w0 = time.process_time(), wall_clock()
     info = replay_stalls(con)
-    cpu = time.process_time() - c0
+    cpu, wall = time.process_time() - c0, wall_clock() - w0
     sql.report("stalls")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"RESULT cpu={cpu:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}")
+    print(f"RESULT cpu={cpu:.2f} wall={wall:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}")
     con.close()
 finally:
     for f in (db, db + ".wal"):

@@ -3,7 +3,7 @@
 -- (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt; a
 -- 32-character id per row and up to 240 characters of text were about a third of this table's cost); readers
 -- that need none of them read rounds_narrow.
--- Input: stall_ev, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
+-- Input: events, stall_scan, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
 -- stall_signatures, stall_settings,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
@@ -36,15 +36,21 @@ FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NO
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
--- Every join below looks a reply up in a table smaller than the replies, which is the side to build the hash table
--- on; the row estimate of a positional scan (stall_ev) is about 0, so the optimizer would build on the replies
--- (at 2M generated events, 2.3 against 3.0 CPU s). Reset after the statement.
+-- Every join below builds its hash table on the side written on the right: the replies' scan columns (the first
+-- join), then lookups smaller than the replies (a positional scan's row estimate is about 0, so the optimizer
+-- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
 CREATE OR REPLACE TABLE rounds_narrow AS
-WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_ev), and its own fields
-    SELECT rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, turn_id, round_in_turn,
-           after_tool_round,
+-- The replies are read from `events` joined with the scan's rows of the replies on the rowid (stall_scan, round_rid =
+-- rid: a reply is its turn's last reply at its own row; a reply without a row fails), not through the positional
+-- view stall_ev: DuckDB runs a positional scan on one thread, so this statement and its write ran on one. A hash
+-- join's probe side is a parallel scan of the events, kept in storage order (the table's rows are in the same
+-- order as through stall_ev).
+WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_scan), and its own fields
+    SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
+           CASE WHEN s.rid IS NULL THEN error('stall_scan has no row for a reply') ELSE s.turn_id END AS turn_id,
+           s.round_in_turn, s.after_tool_round,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
            -- parsed only when its text names one of them (every key ingest writes is a plain ASCII literal, never
@@ -54,7 +60,10 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 THEN json_extract_string(meta, ['phase', 'provider', 'model_provider', 'providerId'])
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
-    FROM stall_ev WHERE role = 'assistant'
+    FROM events e
+    LEFT JOIN (SELECT rid, turn_id, round_in_turn, after_tool_round FROM stall_scan WHERE round_rid = rid) s
+           ON e.rowid = s.rid
+    WHERE e.role = 'assistant'
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
     SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
            coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)
