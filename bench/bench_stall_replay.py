@@ -31,6 +31,8 @@ from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
 try:
     con = connect(db)
+    from stallscan.store import stamps
+    stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: replay_stalls reuses the labels
     label_events(con)
     sql.report("labels")
     rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
