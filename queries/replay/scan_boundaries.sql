@@ -1,5 +1,6 @@
 -- Turn boundaries, step 1: the narrow columns the previous-reply scan reads (stallscan/replay/scan_bounds.py),
--- one row per event in storage order (no ORDER BY: the scan sorts only when sessions are not already grouped).
+-- one row per event in storage order (no ORDER BY: the scan sorts only when sessions are not already grouped),
+-- the rows of one rowid range [$lo, $hi) at a time (DuckDB skips the row groups outside it).
 -- Input: events. status: the completion report of an assistant event from its own fields, as a code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (0-based; -1 for other roles); anchored
 -- regexes, not trim(), so no reply text is copied; each regex runs only on the replies whose first character
@@ -27,3 +28,4 @@ SELECT e.rowid AS rid, e.session_id, e.seq,
                 false) AS t_ok,
        coalesce(epoch_us(CASE WHEN e.role = 'assistant' THEN e.ts_end ELSE e.ts END), 0) AS t_us
 FROM events e
+WHERE e.rowid >= $lo AND e.rowid < $hi

@@ -42,7 +42,12 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
       JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'kind'
                       AND r.value = e.kind
       UNION ALL
-      SELECT e.event_id, e.session_id, e.seq, r.id FROM events e JOIN user_labels l USING (event_id)
+      SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
+      -- (the labels a marker rule names, first: joined with every user event on event_id, the optimizer joined
+      -- them all before the rules, 1.3-1.8 CPU s at 10M generated events, against 0.01)
+      JOIN (SELECT event_id, origin_rule FROM user_labels
+            WHERE origin_rule IN (SELECT value FROM tbv_rules WHERE rule_set = 'marker' AND match = 'rule')) l
+        USING (event_id)
       JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'rule'
                       AND r.value = l.origin_rule
       WHERE e.role = 'user')

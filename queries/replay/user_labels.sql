@@ -16,24 +16,28 @@ CROSS JOIN prompt_library p
 WHERE len(list_filter(p.harness, lambda h: h = '*' OR starts_with(f.source_format, h))) > 0
    OR f.source_format IN ('otlp', 'otlp_doc', 'phoenix_spans', 'litellm');
 
--- every user/tool event with the context some entries need. The trimmed text is kept only where an entry
--- reads it (messages and queued inputs always: `after` and the queue-copy check read those), the meta only
--- where an entry reads a flag: most tool results (the bulk of a log's bytes) are never copied
+-- the user/tool events an entry or the queue-copy check can read, with the context some entries need: the
+-- events of a (format, kind) some entry applies to, and every message and queued input (the queue-copy check
+-- and `after` read those). Every other user/tool event gets its label from its own role and kind
+-- (user_labels_finish.sql reads those from events): most tool results (the bulk of a log's rows and bytes)
+-- are never copied. The trimmed text is kept only where an entry reads it (messages and queued inputs
+-- always), the meta only where an entry reads a flag. Rows are keyed by the events' rowid (`rid`, a BIGINT),
+-- not by event_id (a 32-character string): every table of the labels is read from the same `events`.
 CREATE OR REPLACE TEMP TABLE ul_events AS
 WITH reads AS (
     SELECT source_format, kind, bool_or(match NOT IN ('flag')) AS text, bool_or(match = 'flag' OR flag IS NOT NULL) AS meta
     FROM ul_lib GROUP BY ALL
 ), ev AS NOT MATERIALIZED (  -- (inlined in each reader: materialising it copied every row once more, 0.15-0.3 CPU s at 2M)
-    SELECT e.event_id, e.session_id, e.seq, e.source_format, e.role, e.kind, e.is_sidechain,
+    SELECT e.rowid AS rid, e.session_id, e.seq, e.source_format, e.role, e.kind, e.is_sidechain,
            CASE WHEN r.meta THEN e.meta END AS meta,
            CASE WHEN e.kind IN ('message', 'queued_input') OR r.text
                 THEN trim(coalesce(e.text, ''), chr(32) || chr(9) || chr(10) || chr(13)) ELSE '' END AS t
     FROM events e LEFT JOIN reads r ON r.source_format = e.source_format AND r.kind = e.kind
-    WHERE e.role IN ('user', 'tool')
+    WHERE e.role IN ('user', 'tool') AND (r.kind IS NOT NULL OR e.kind IN ('message', 'queued_input'))
 ), msgs AS (
     -- (only the sessions where an entry reads them: a user message of a format with a `first` or `after` entry:
     -- the window still sees every user message of such a session, whatever its format)
-    SELECT event_id,
+    SELECT rid,
            row_number() OVER w = 1 AS is_first,
            lag(t) OVER w AS prev_text
     FROM ev WHERE role = 'user' AND kind = 'message'
@@ -44,12 +48,12 @@ WITH reads AS (
     WINDOW w AS (PARTITION BY session_id ORDER BY seq)
 )
 SELECT ev.*, coalesce(msgs.is_first, false) AS is_first, msgs.prev_text
-FROM ev LEFT JOIN msgs USING (event_id);
+FROM ev LEFT JOIN msgs USING (rid);
 
 -- candidate (event, entry) pairs whose conditions hold, for every match kind but regex (regex entries
 -- run one statement each in queries/replay/user_labels_regex.sql, so each pattern is compiled once)
 CREATE OR REPLACE TEMP TABLE ul_cand AS
-SELECT u.event_id, l.rank, l.id, l.origin, l.starts_request, l.human_content
+SELECT u.rid, l.rank, l.id, l.origin, l.starts_request, l.human_content
 FROM ul_events u
 JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind
 WHERE l.match <> 'regex'

@@ -1,15 +1,15 @@
 -- Origin labels, step 3: the first matching library entry per event (rank order) and the final table.
--- Inputs: ul_events, ul_cand (steps 1 and 2), label_overrides. Output: table user_labels.
+-- Inputs: events, ul_events, ul_cand (steps 1 and 2; keyed by the events' rowid, rid), label_overrides. Output: table user_labels.
 CREATE OR REPLACE TEMP TABLE ul_match AS
-SELECT event_id,
+SELECT rid,
        min_by({'id': id, 'origin': origin, 'starts_request': starts_request, 'human_content': human_content}, rank) AS m
 FROM ul_cand
-GROUP BY event_id;
+GROUP BY rid;
 
 -- a queue-operation enqueue whose text later became a user line of the same session is a copy of that
 -- line (the enqueue/dequeue pair in front of every prompt of the desktop app): not a request of its own
 CREATE OR REPLACE TEMP TABLE ul_queue_copies AS
-SELECT DISTINCT q.event_id
+SELECT DISTINCT q.rid
 FROM ul_events q
 JOIN ul_events u ON u.session_id = q.session_id AND u.seq > q.seq AND u.role = 'user' AND u.kind = 'message'
                 AND u.t = q.t
@@ -31,17 +31,18 @@ SELECT u.event_id,
        coalesce(m.m.id,
                 CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
                      WHEN u.kind = 'context' THEN u.source_format || '.unpaired_context'
-                     WHEN u.kind = 'queued_input' AND c.event_id IS NOT NULL THEN u.source_format || '.queued_copy'
+                     WHEN u.kind = 'queued_input' AND c.rid IS NOT NULL THEN u.source_format || '.queued_copy'
                      WHEN u.kind = 'queued_input' THEN u.source_format || '.queued_input'
                      ELSE 'default_human' END) AS origin_rule,
        coalesce(m.m.human_content, false) AS human_content,
-       CASE WHEN c.event_id IS NOT NULL THEN false
+       CASE WHEN c.rid IS NOT NULL THEN false
             WHEN m.m.id IS NOT NULL THEN m.m.starts_request
             WHEN u.kind = 'context' THEN false
             ELSE true END AS starts_request
-FROM ul_events u
-LEFT JOIN ul_match m USING (event_id)
-LEFT JOIN ul_queue_copies c USING (event_id)
+-- (every user/tool event, read from events: ul_events holds only those an entry or the queue check reads)
+FROM (SELECT rowid AS rid, event_id, role, kind, source_format FROM events WHERE role IN ('user', 'tool')) u
+LEFT JOIN ul_match m USING (rid)
+LEFT JOIN ul_queue_copies c USING (rid)
 LEFT JOIN (SELECT event_id, any_value(origin) AS origin FROM label_overrides GROUP BY event_id) o USING (event_id);
 
 -- (no primary-key index: event_id is unique as in events, and building the index cost 1.3 s per million

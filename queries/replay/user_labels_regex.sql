@@ -2,7 +2,7 @@
 -- pattern matches. A constant pattern per statement lets DuckDB compile the regex once.
 -- Parameters: $rank (the entry), $pattern (RE2). Inputs: ul_events, ul_lib. Output: rows appended to ul_cand.
 INSERT INTO ul_cand
-SELECT u.event_id, l.rank, l.id, l.origin, l.starts_request, l.human_content
+SELECT u.rid, l.rank, l.id, l.origin, l.starts_request, l.human_content
 FROM ul_events u
 JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind
 WHERE l.rank = $rank::INTEGER

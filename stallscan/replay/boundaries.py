@@ -73,7 +73,7 @@ def replay_boundaries(
 
         _prev_replies(c)
         sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold)})
-        c.unregister("tb_scan")
+        c.execute("DROP TABLE IF EXISTS temp.tb_scan")
         _view(c)
         replay_variants(c)  # the rule variants beside the router order (turn_boundary_variants)
 
@@ -106,9 +106,9 @@ def _view(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
-    """Register `tb_scan`: for every user / tool event, in storage order, the previous reply in its session (event
-    id and completion report) and the gap from that reply's end to the event when both times are per-message
-    (stallscan/replay/scan_bounds.py, in batches of whole sessions)."""
+    """The temp table `tb_scan`: for every event, in storage order, the previous reply in its session of a user
+    / tool event (event id and completion report) and the gap from that reply's end to the event when both times
+    are per-message (stallscan/replay/scan_bounds.py, in batches of whole sessions)."""
     from stallscan.replay.scan_bounds import prev_replies
 
-    con.register("tb_scan", prev_replies(con))
+    prev_replies(con)

@@ -1,4 +1,5 @@
-"""The turn boundaries' previous-reply scan in batches of whole sessions (stallscan/replay/scan_bounds.py)
+"""The turn boundaries' previous-reply scan in batches of whole sessions (stallscan/replay/scan_bounds.py, over
+stallscan/replay/scan.py's rowid ranges)
 against a plain walk per session, for every batch size: sessions cut across batches, a session longer than
 a batch, and storage orders the batches cannot use (sessions interleaved), where the scan must fall back to
 the whole table and still give the same rows."""
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stallscan.replay import scan_bounds
+from stallscan.replay import scan, scan_bounds
 from stallscan.store import sql
 from stallscan.store.db import connect
 
@@ -97,18 +98,19 @@ def _expected(rows):
     return out
 
 
-def _got(con, table):
-    ids = [r[0] for r in con.execute("SELECT rowid, event_id FROM events ORDER BY rowid").fetchall()]
-    eid = dict(con.execute("SELECT rowid, event_id FROM events").fetchall())
-    assert table.column("rid").to_pylist() == [
-        r[0] for r in con.execute("SELECT rowid FROM events WHERE role IN ('user', 'tool') ORDER BY rowid").fetchall()
-    ]
-    assert len(ids) >= table.num_rows
-    d = table.to_pydict()
-    return [
-        (eid[r], p, s, None if g is None else round(g, 6))
-        for r, p, s, g in zip(d["rid"], d["prev_event_id"], d["prev_reply_status"], d["gap_raw_s"])
-    ]
+def _got(con):
+    """tb_scan (one row per event, in storage order) as (event_id, previous reply's id, its status, gap) of each
+    user / tool row."""
+    rows = con.execute("SELECT rid, prev_event_id, prev_status, gap_raw_s FROM tb_scan").fetchall()
+    events = con.execute("SELECT rowid, event_id, role FROM events ORDER BY rowid").fetchall()
+    assert [r[0] for r in rows] == [e[0] for e in events]  # every event, in storage order
+    out = []
+    for (_, p, s, g), (_, eid, role) in zip(rows, events):
+        if role in ("user", "tool"):
+            out.append((eid, p, None if s is None else scan_bounds.STATUSES[s - 1], None if g is None else round(g, 6)))
+        else:
+            assert (p, s, g) == (None, None, None)
+    return out
 
 
 @pytest.mark.parametrize("batch", [1, 2, 3, 7, 1 << 20])
@@ -123,7 +125,8 @@ def test_batched_scan_equals_a_walk(con, monkeypatch, seed, order, batch):
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", batch)
     want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
-    assert _got(con, scan_bounds.prev_replies(con)) == want
+    scan_bounds.prev_replies(con)
+    assert _got(con) == want
 
 
 def test_a_session_met_again_stops_the_batches(con, monkeypatch):
@@ -137,16 +140,19 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     ]  # fmt: skip
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
-    with pytest.raises(scan_bounds._Interleaved):
-        list(scan_bounds._batched(con))
+    with pytest.raises(scan.Interleaved):
+        list(scan.batches(con, "scan_boundaries", 6, 2))
     want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
-    assert _got(con, scan_bounds.prev_replies(con)) == want  # (the whole-table scan)
+    scan_bounds.prev_replies(con)
+    assert _got(con) == want  # (the whole-table scan)
     con.execute("DELETE FROM events")
     rows = sorted(rows, key=lambda e: (e["session_id"], e["seq"]))
     _insert(con, rows)
-    assert sum(t.num_rows for t in scan_bounds._batched(con)) == 3
+    end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
+    assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4, 2]  # (a carried into the second range)
     want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
-    assert _got(con, scan_bounds.prev_replies(con)) == want
+    scan_bounds.prev_replies(con)
+    assert _got(con) == want
 
 
 def test_reply_status_cases(con):
@@ -160,7 +166,8 @@ def test_reply_status_cases(con):
         "'assistant', 'message', ?, ?, ?, false)",
         [[f"r{i}", i + 1, T0, T0, text, n, finish] for i, (text, finish, n, _) in enumerate(cases)],
     )
-    got = con.execute(f"SELECT seq, status FROM ({sql.load('replay/scan_boundaries')[0]}) ORDER BY seq").fetchall()
+    query = sql.load("replay/scan_boundaries")[0]
+    got = con.execute(f"SELECT seq, status FROM ({query}) ORDER BY seq", {"lo": 0, "hi": 1 << 40}).fetchall()
     assert [(repr(c[0]), scan_bounds.STATUSES[s]) for c, (_, s) in zip(cases, got)] == [
         (repr(c[0]), c[3]) for c in cases
     ]
