@@ -6,15 +6,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
+from stallscan.ingest import tx as txn
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
-from stallscan.ingest import tx as txn
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
 from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
