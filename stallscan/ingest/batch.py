@@ -206,6 +206,11 @@ def _ingest_batch(
         con.execute(
             "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
         )
+    # the rows the batch replaces; a file without a `files` row has none (its rows would have been written
+    # with it, in one transaction), so a batch of new files skips the four statements
+    replaces = any(p.known for p in batch)
+    if replaces:
+        sql.run(con, "ingest/replace_rows")
     sql.run(con, "ingest/ingest_commit")
     if cast("tuple[bool]", con.execute("SELECT EXISTS (FROM seq_fix)").fetchone())[0]:
         sql.run(con, "ingest/renumber_seq")  # (planning its UPDATE costs more than asking first)
@@ -213,8 +218,12 @@ def _ingest_batch(
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")
     sql.run(con, "ingest/tx_keep")
-    # the sessions written (with their rows) and those whose rows were replaced or removed (n NULL)
-    written = con.execute("SELECT session_id, n FROM touched UNION ALL SELECT session_id, NULL FROM removed").fetchall()
+    # the sessions written, with their rows (batch_seq: the keys of the rows just written), and those whose
+    # rows were replaced or removed (n NULL)
+    written = con.execute(
+        "SELECT session_id, count(*) AS n FROM batch_seq GROUP BY session_id"
+        + (" UNION ALL SELECT session_id, NULL FROM removed" if replaces else "")
+    ).fetchall()
     touched.update(r[0] for r in written if r[1] is not None)
     tx.add(batch, states, list(dict.fromkeys(r[0] for r in written)))
     res.bytes += nbytes

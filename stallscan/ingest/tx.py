@@ -97,4 +97,5 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx) -> Tx:
             plan.chunked = False
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
         plan.skip_leading_newline = False
+        plan.known = True
     return start(con)
