@@ -33,3 +33,8 @@ WHERE r.from_line >= b.start_line;
 CREATE OR REPLACE TEMP TABLE held_events AS
 SELECT k.fid, k.line, k.last_line, k.role, k.session_id, k.model, k.turn_id
 FROM batch_keys k JOIN held h ON k.fid = h.fid AND k.line >= h.from_line;
+
+-- kept for the flush that books the batch's files (file_stats.sql reads tx_held, tx_held_events: tx_tables.sql)
+INSERT INTO tx_held SELECT fid, from_line FROM held;
+
+INSERT INTO tx_held_events SELECT * FROM held_events;

@@ -1,17 +1,8 @@
--- Replace the rows of the batch's files from each file's start line on, then insert the new rows.
--- Inputs: batch_files (fid, file, stem, fmt, start_line) and the variable batch_from (its least start_line:
--- `line >= batch_from` lets DuckDB skip the row groups of earlier chunks of a big file by their line ranges), fmt_events, fmt_fates, held (hold_tail.sql: rows
--- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction with the `files` upsert,
--- so a file's events, skips, rejects and bookkeeping land together.
--- sessions whose rows are about to be replaced or removed (logged as changed, with `touched`, below)
-CREATE OR REPLACE TEMP TABLE removed AS
-SELECT DISTINCT e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
-WHERE e.line >= getvariable('batch_from');
-
-DELETE FROM events e USING batch_files b WHERE e.file = b.file AND e.line >= b.start_line AND e.line >= getvariable('batch_from');
-DELETE FROM skipped s USING batch_files b WHERE s.file = b.file AND s.line >= b.start_line AND s.line >= getvariable('batch_from');
-DELETE FROM rejects r USING batch_files b WHERE r.file = b.file AND r.line >= b.start_line AND r.line >= getvariable('batch_from');
-
+-- Insert the batch's new rows (replace_rows.sql deleted the rows they replace, where a file had any).
+-- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates, held (hold_tail.sql: rows
+-- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction; the `files`
+-- rows of the batch are written in the same transaction, before its COMMIT (ingest/tx.py), so a file's events,
+-- skips, rejects and bookkeeping land together.
 -- seq as the final order gives it when the session's kept rows are all in this batch's file, before this
 -- batch's rows (the usual case: a file read in order). renumber_seq.sql (run next) re-sequences only the other
 -- sessions (seq_fix: rows in several files); in the usual case it changes no row (DuckDB updates rows its
@@ -56,7 +47,3 @@ WHERE f.fate = 'skip' AND (h.fid IS NULL OR f.line < h.from_line);
 INSERT INTO rejects
 SELECT b.file, f.line, f.label, f.excerpt FROM fmt_fates f JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
 WHERE f.fate = 'reject' AND (h.fid IS NULL OR f.line < h.from_line);
-
-CREATE OR REPLACE TEMP TABLE touched AS   -- from the rows just written (fmt_events may be a costly view)
-SELECT e.session_id, count(*) AS n FROM events e JOIN batch_files b ON e.file = b.file AND e.line >= b.start_line
-WHERE e.line >= getvariable('batch_from') GROUP BY e.session_id;

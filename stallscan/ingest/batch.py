@@ -6,19 +6,19 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
+from stallscan.ingest import tx as txn
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
-from stallscan.ingest.files_rows import update_files
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
 from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
-from stallscan.store import arrow, sql, stamps
+from stallscan.store import arrow, sql
 
 if TYPE_CHECKING:
     from stallscan.ingest.result import IngestResult
@@ -43,7 +43,9 @@ def run_batches(
     """Ingest the plans batch by batch (at most `batch_bytes` read per batch and per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
-    Each batch's `files` rows are in the same transaction as its rows, so a kill loses whole batches only."""
+    Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
+    batches at once before its COMMIT, and at the end of each pass: ingest/tx.py), so a kill loses whole
+    transactions only."""
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
@@ -56,12 +58,14 @@ def run_batches(
     )
     con.execute("BEGIN TRANSACTION")
     try:
+        tx = txn.start(con)
         while plans:
             continued: list[FilePlan] = []
             for batch in _batches(plans, batch_bytes):
-                nbytes, nrows = _ingest_batch(con, stage, batch, res, touched, continued, batch_bytes)
+                nbytes, nrows = _ingest_batch(con, stage, batch, res, touched, continued, tx, batch_bytes)
                 done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                    tx = txn.flush(con, tx)
                     with sql.timed("COMMIT"):
                         con.execute("COMMIT")
                     failpoint.hit()
@@ -69,6 +73,7 @@ def run_batches(
                     tx_rows = tx_bytes = 0
                 if progress:
                     progress(done, total)
+            tx = txn.flush(con, tx)  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
@@ -121,16 +126,18 @@ def _ingest_batch(
     res: IngestResult,
     touched: set[str],
     continued: list[FilePlan],
+    tx: txn.Tx,
     batch_bytes: int,
 ) -> tuple[int, int]:
     """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
-    transaction. Returns the bytes read and the events written."""
+    transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
+    written."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
     readable: list[FilePlan] = []
     for plan in batch:
-        fid = len(readable)
+        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
         state = ReadState(plan.start_offset, plan.start_line)
         try:
             array = read_array(con, plan.path, plan.compression, state) if plan.array else None
@@ -164,7 +171,7 @@ def _ingest_batch(
         "_batch_files",
         arrow.table(
             {
-                "fid": arrow.from_numpy(np.arange(len(batch), dtype=np.int32)),
+                "fid": arrow.from_numpy(np.arange(len(tx.plans), len(tx.plans) + len(batch), dtype=np.int32)),
                 "file": arrow.strings([str(p.path) for p in batch]),
                 "stem": arrow.strings([file_stem(p.path) for p in batch]),
                 "fmt": arrow.strings([p.fmt for p in batch]),
@@ -199,34 +206,30 @@ def _ingest_batch(
         con.execute(
             "CREATE OR REPLACE TEMP TABLE batch_tsq (fid INTEGER, line INTEGER, part INTEGER, ts_quality VARCHAR)"
         )
+    # the rows the batch replaces; a file without a `files` row has none (its rows would have been written
+    # with it, in one transaction), so a batch of new files skips the four statements
+    replaces = any(p.known for p in batch)
+    if replaces:
+        sql.run(con, "ingest/replace_rows")
     sql.run(con, "ingest/ingest_commit")
-    sql.run(con, "ingest/renumber_seq")
+    if cast("tuple[bool]", con.execute("SELECT EXISTS (FROM seq_fix)").fetchone())[0]:
+        sql.run(con, "ingest/renumber_seq")  # (planning its UPDATE costs more than asking first)
     _book_damage(con, batch, states)
     if batch[0].fmt == "openai_chat":
         sql.run(con, "ingest/openai_chat_ts_quality")
-    with sql.timed("files rows (file_stats + upsert)"):
-        update_files(con, batch, states)
-    # the events change counter and the sessions this batch changed: derived tables replay only those
-    with sql.timed("record_changes"):
-        stamps.record_changes(con, "SELECT session_id FROM touched UNION SELECT session_id FROM removed")
-    written = con.execute("SELECT session_id, n FROM touched").fetchall()
-    touched.update(r[0] for r in written)
-    for plan in (p for p in continued if p in batch):
-        row = cast(
-            "tuple[Any, ...]",
-            con.execute(
-                "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
-                [str(plan.path)],
-            ).fetchone(),
-        )
-        if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
-            plan.chunked = False
-        plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
-        plan.skip_leading_newline = False
+    sql.run(con, "ingest/tx_keep")
+    # the sessions written, with their rows (batch_seq: the keys of the rows just written), and those whose
+    # rows were replaced or removed (n NULL)
+    written = con.execute(
+        "SELECT session_id, count(*) AS n FROM batch_seq GROUP BY session_id"
+        + (" UNION ALL SELECT session_id, NULL FROM removed" if replaces else "")
+    ).fetchall()
+    touched.update(r[0] for r in written if r[1] is not None)
+    tx.add(batch, states, list(dict.fromkeys(r[0] for r in written)))
     res.bytes += nbytes
     con.execute("DROP VIEW IF EXISTS stage_lines")
     stage.table = stage.empty
-    return nbytes, sum(r[1] for r in written)
+    return nbytes, sum(r[1] or 0 for r in written)
 
 
 def _book_damage(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:

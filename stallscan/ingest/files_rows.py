@@ -1,6 +1,7 @@
-"""The `files` rows of one ingest batch: line accounting, where a grown file is re-read from, hashes.
+"""The `files` rows of the ingest batches since the last flush (ingest/tx.py): line accounting, where a grown
+file is re-read from, hashes.
 
-Written in the batch's transaction, with its events, skips and rejects (queries/ingest/file_stats.sql).
+Written in the batches' transaction, with their events, skips and rejects (queries/ingest/file_stats.sql).
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ class FilePlan:
     ctx_turn: str | None = None
     chunked: bool = True  # read at most BATCH_BYTES per pass (False once a pass could not move forward)
     array: bool = False  # a line format's records saved as one JSON array: elements numbered 1.. as lines
+    known: bool = False  # the file has a `files` row (else no rows: they are written with it, batch.py)
 
 
 def _known(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
@@ -134,7 +135,14 @@ def plan(con: duckdb.DuckDBPyConnection, files: list[Path], fmt: str, res: Inges
         # a format that cannot be read on from a line (appendable=False: aider, gemini_cli) is read in one
         # pass: a chunk boundary is such a resume point too (its session header / ids would be lost there)
         plan = FilePlan(
-            path, kind, compression_of(path), st.st_size, st.st_mtime, array=array, chunked=SPECS[kind].appendable
+            path,
+            kind,
+            compression_of(path),
+            st.st_size,
+            st.st_mtime,
+            array=array,
+            chunked=SPECS[kind].appendable,
+            known=row is not None,
         )
         if (
             not array

@@ -88,6 +88,19 @@ def record_changes(con: duckdb.DuckDBPyConnection, sessions_sql: str) -> int:
     return v
 
 
+def record_batches(con: duckdb.DuckDBPyConnection, n: int, sessions_sql: str) -> int:
+    """record_changes for `n` ingest batches at once (one statement, not one per batch): batch k (1..n)
+    gets version v + k, with the sessions `sessions_sql` selects for it (a query with columns k and
+    session_id), exactly as n calls of record_changes in batch order would. Returns the last version."""
+    v = events_version(con) or 0
+    con.execute(f"CREATE TABLE IF NOT EXISTS main.{CHANGES} (version BIGINT NOT NULL, session_id VARCHAR NOT NULL)")
+    con.execute(
+        f"INSERT INTO main.{CHANGES} SELECT DISTINCT $v::BIGINT + k, session_id FROM ({sessions_sql})", {"v": v}
+    )
+    con.execute("INSERT OR REPLACE INTO main.stallscan_meta VALUES ($k, $v)", {"k": VERSION_KEY, "v": str(v + n)})
+    return v + n
+
+
 def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None) -> dict[str, Any] | None:
     if STAMPS not in (known if known is not None else _existing(con, [STAMPS])):
         return None
