@@ -8,7 +8,7 @@ file. events, skipped and rejects (and the files row's line accounting) must equ
 ingest of the whole file at once into a fresh database. The expected side is that one-shot ingest, never a
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
-Default tier: a bounded number of hypothesis examples, and one of the four Codex second passes per
+Default tier: 12 hypothesis examples (STALLSCAN_HYPOTHESIS=full: 24), and one of the four Codex second passes per
 rollout, in turn (each pass on a quarter of them, at least one); a line-oriented file over CAP bytes is
 read as its first lines up to CAP bytes (a file of its own: the same formats, multi-chunk reads, resumes
 inside and at chunk ends, at a fraction of the bytes; whole JSON documents are never cut). `-m slow`: all four on every rollout; whole files; the sweep, every line boundary of
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import stallscan.ingest.run as ing
 from stallscan.store.db import connect
-from tests.helpers import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES, examples
 
 TABLES = {
     "events": "file, line, part",
@@ -173,7 +173,13 @@ def base(tmp_path_factory):
     return tmp_path_factory.mktemp("splits")
 
 
-@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 12 examples by default (each ingests a file up to four times, about 1.4 CPU s); STALLSCAN_HYPOTHESIS=full: 24.
+# Every file's cut points are swept by the slow tier's test_sweep_every_file_at_many_cut_points
+@settings(
+    max_examples=examples(24, default=12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(case=splits())
 def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
     src, cuts, chunk = case
