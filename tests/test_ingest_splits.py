@@ -8,8 +8,8 @@ file. events, skipped and rejects (and the files row's line accounting) must equ
 ingest of the whole file at once into a fresh database. The expected side is that one-shot ingest, never a
 stored figure. Codex tokens_in / tokens_out were NULL after any second pass before fmt_resume.
 
-Default tier: a bounded number of hypothesis examples, and one of the four Codex second passes per
-rollout, in turn (each pass on a quarter of them, at least one); a line-oriented file over CAP bytes is
+Default tier: 12 hypothesis examples (`-m slow` or STALLSCAN_HYPOTHESIS=full: 24), and one of the four Codex
+second passes per rollout, in turn (each pass on a quarter of them, at least one); a line-oriented file over CAP bytes is
 read as its first lines up to CAP bytes (a file of its own: the same formats, multi-chunk reads, resumes
 inside and at chunk ends, at a fraction of the bytes; whole JSON documents are never cut). `-m slow`: all four on every rollout; whole files; the sweep, every line boundary of
 files with at most 8 lines and 8 evenly spaced ones of the others ($STALLSCAN_SWEEP_CUTS), each
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import stallscan.ingest.run as ing
 from stallscan.store.db import connect
-from tests.helpers import ROOT, SAMPLES
+from tests.helpers import ROOT, SAMPLES, examples
 
 TABLES = {
     "events": "file, line, part",
@@ -173,14 +173,31 @@ def base(tmp_path_factory):
     return tmp_path_factory.mktemp("splits")
 
 
-@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=splits())
-def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
+def split_equals_one_shot(base: Path, monkeypatch, case) -> None:
     src, cuts, chunk = case
     dest = _dest(base, src)
     want = one_shot(content(src), dest)
     got = ingest_in_parts(content(src), dest, cuts, chunk, monkeypatch)
     assert differences(got, want) == [], (src, cuts, chunk)
+
+
+# 12 examples in the default tier (each ingests a file up to four times, about 1.4 CPU s); the slow tier draws
+# the full 24 (test_any_split_full_count below), as does STALLSCAN_HYPOTHESIS=full here
+@settings(
+    max_examples=examples(24, default=12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(case=splits())
+def test_any_split_and_chunk_size_equals_one_shot(base, monkeypatch, case):
+    split_equals_one_shot(base, monkeypatch, case)
+
+
+@pytest.mark.slow
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=splits())
+def test_any_split_full_count(base, monkeypatch, case):
+    split_equals_one_shot(base, monkeypatch, case)
 
 
 # the second passes of a Codex rollout: grown at k quarters, read whole (None) or in chunks of a quarter; 4: touched

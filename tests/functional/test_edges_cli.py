@@ -92,14 +92,16 @@ def test_report_with_nothing_anywhere_leaves_no_database(tmp_path):
     assert not (tmp_path / "stallscan.duckdb").exists()
 
 
-def test_ingest_that_finds_nothing_leaves_no_database(tmp_path):
+def test_ingest_that_finds_nothing_leaves_no_database(tmp_path, monkeypatch):
+    """ingest has no path before typer (only report does): its exit code and stderr are the command's, in-process."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    p = cli("ingest", str(empty), "--db", str(tmp_path / "n.duckdb"))
+    p = in_process("ingest", str(empty), "--db", str(tmp_path / "n.duckdb"))
     # (issue 23: nothing at all found is exit 2, one error line and a hint, no longer a success)
     assert p.returncode == 2 and p.stderr.startswith(f"error: no transcript found in {empty}\nhint: ")
     assert not (tmp_path / "n.duckdb").exists()
-    p = cli("ingest", cwd=tmp_path, home=tmp_path)  # no PATH, no usual folder
+    monkeypatch.chdir(tmp_path)
+    p = in_process("ingest", home=tmp_path)  # no PATH, no usual folder
     assert p.returncode == 2 and not (tmp_path / "stallscan.duckdb").exists()
 
 
@@ -109,8 +111,8 @@ def test_strict_fails_on_unrecognised_files(tmp_path):
     (d / "notes.jsonl").write_text('{"hello": "world"}\n')
     shutil.copy(SAMPLES / "hermes" / "normal_session.jsonl", d / "normal_session.jsonl")
     db = str(tmp_path / "s.duckdb")
-    assert cli("ingest", str(d), "--db", db).returncode == 0
-    p = cli("ingest", str(d), "--db", str(tmp_path / "s2.duckdb"), "--strict")
+    assert in_process("ingest", str(d), "--db", db).returncode == 0  # (ingest: in-process, as above)
+    p = in_process("ingest", str(d), "--db", str(tmp_path / "s2.duckdb"), "--strict")
     assert p.returncode == 1 and "no format stallscan reads" in p.stderr
 
 

@@ -237,9 +237,9 @@ def test_walk_detects_by_content_and_says_what_it_left_out(tmp_path: Path) -> No
         events = out["events"] if cmd == "ingest" else out["corpus"]["totals"]["events"]
         assert events == 7  # the sample's 7 events (its README): the suffix-less file was read
     os.remove(logs / "session")
-    p = stallscan("ingest", str(logs), "--db", str(tmp_path / "none.duckdb"))
-    assert p.returncode == 2
-    lines = p.stderr.splitlines()
+    code, _, err = _in_process("ingest", str(logs), "--db", str(tmp_path / "none.duckdb"))
+    assert code == 2
+    lines = err.splitlines()
     assert lines[0].startswith(f"error: no transcript found in {logs} (left out 3 file(s)") and len(lines) == 2
     assert lines[1].startswith("hint: to read one, name it") and not (tmp_path / "none.duckdb").exists()
 
@@ -287,11 +287,14 @@ def test_forced_format_that_matches_nothing(tmp_path: Path) -> None:
     """Item "a forced --input-format that matches nothing": a Claude Code file read as copilot_cli skipped its
     13 lines silently (exit 0 under --strict too). Now a warning names the file; --strict exits 1."""
     f = SAMPLES / "claude-code" / "session.jsonl"
-    p = stallscan("ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "a.duckdb"), "--json")
-    assert p.returncode == 0
-    out = json.loads(p.stdout)
+    # (ingest has no path before typer: its stdout, stderr and exit code are the command's, in-process)
+    code, out_text, err = _in_process(
+        "ingest", str(f), "--input-format", "copilot_cli", "--db", str(tmp_path / "a.duckdb"), "--json"
+    )
+    assert code == 0
+    out = json.loads(out_text)
     assert out["events"] == 0 and out["lines"] == 13 and out["forced_no_events"] == [str(f)]
-    assert p.stderr.startswith(
+    assert err.startswith(
         f"warning: --input-format copilot_cli matched nothing in 1 file(s), every line skipped or rejected: {f}"
     )
     code, _, err = _in_process(

@@ -33,7 +33,6 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         return load(name)
 
     monkeypatch.setattr(sql, "load", recording_load)
-    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 8000)  # the biggest files are read in chunks (ingest/hold_tail)
     monkeypatch.chdir(tmp_path)
     logs = tmp_path / "logs"
     shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("*.py", "README.md"))
@@ -53,6 +52,15 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         return r
 
     cli("ingest", str(logs))
+    # a transcript read in chunks (ingest/hold_tail, run_tails): the Claude Code sample (8 KB) in 4 KB batches,
+    # one file alone (the whole corpus in 8 KB batches ran the same query files, at 14 batches' fixed cost)
+    chunked = tmp_path / "chunked"
+    chunked.mkdir()
+    shutil.copy(SAMPLES / "claude-code" / "session.jsonl", chunked / "session.jsonl")
+    whole = ingest_run.BATCH_BYTES
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 4000)
+    cli("ingest", str(chunked))
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", whole)
     cli("report", "--full", "--format", "json")
     cli("report", "--full", "--format", "json")  # the same report again: read from the memo
     cli("stalls", "--format", "json")
