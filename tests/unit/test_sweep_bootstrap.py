@@ -233,3 +233,17 @@ def test_each_group_of_a_grouped_sweep_equals_its_own_sweep():
         assert (got["interval"] is None) == (alone["interval"] is None), g
     assert res.recommendation[("router", "a-one")]["interval"] is None
     assert res.recommendation[("router", "b-many")]["interval"] is not None
+
+
+def test_the_integer_cdf_steps_are_the_uniform_compared_with_the_cdf():
+    """_draw compares the mixed 64-bit value x with _STEPS_X instead of f = (x >> 11) * 2**-53 with the CDF
+    (the definition): the two agree on every x at and around each step, where a rounding would show."""
+    xs = []
+    for c in bootstrap._CDF[: bootstrap._STEPS]:
+        m = int(np.floor(c * 2.0**53))  # the 53-bit values either side of the step
+        for u in (m - 1, m, m + 1, m + 2):
+            xs += [(u << 11) + low for low in (0, 1, 2046, 2047)]
+    x = np.array(xs, dtype=np.uint64)
+    f = (x >> np.uint64(11)) * (1.0 / (1 << 53))
+    for c, step in zip(bootstrap._CDF, bootstrap._STEPS_X):
+        assert np.array_equal(f >= c, x >= step)
