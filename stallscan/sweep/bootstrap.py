@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -142,7 +143,7 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
     out = [(np.zeros((n_boot, nb)), np.zeros((n_boot, nb)), np.zeros((n_boot, 2))) for _ in policies]
     workers = min(_workers(), n_boot, max(1, (len(k) + widest) * n_boot // _PER_WORKER))
     cuts = np.linspace(0, n_boot, workers + 1).astype(int)
-    ranges = [range(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    ranges = [range(int(lo), int(hi)) for lo, hi in pairwise(cuts)]
     if workers == 1:
         _sums_range(ranges[0], k, rs, prepared, out)
     else:
@@ -166,7 +167,6 @@ def _pairs_prepared(pairs: Pairs) -> _Prepared:
     sess, b, n = (np.asarray(x) for x in pairs)
     counts = np.asarray(n, dtype=float)
     return sess.astype(np.intp), b.astype(np.intp), None if bool((counts == 1).all()) else counts
-
 
 
 def _sums_range(
