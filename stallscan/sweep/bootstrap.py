@@ -23,7 +23,6 @@ incremental update equals a build from scratch exactly.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
@@ -31,6 +30,7 @@ from itertools import pairwise
 import numpy as np
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.store.db import threads
 from stallscan.sweep.plateau import choose_rows
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
@@ -141,7 +141,7 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
         for gh, go, cells in policies
     ]
     out = [(np.zeros((n_boot, nb)), np.zeros((n_boot, nb)), np.zeros((n_boot, 2))) for _ in policies]
-    workers = min(_workers(), n_boot, max(1, (len(k) + widest) * n_boot // _PER_WORKER))
+    workers = min(threads(), n_boot, max(1, (len(k) + widest) * n_boot // _PER_WORKER))
     cuts = np.linspace(0, n_boot, workers + 1).astype(int)
     ranges = [range(int(lo), int(hi)) for lo, hi in pairwise(cuts)]
     if workers == 1:
@@ -155,12 +155,6 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
 
 _Prepared = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # (session index, bin, count or None: all 1)
 _PER_WORKER = 1 << 24  # (sessions + pairs) x resamples below which one thread does the whole loop
-
-
-def _workers() -> int:
-    """Threads for the resample loop: $STALLSCAN_THREADS when set (as DuckDB's), else one per CPU."""
-    threads = os.environ.get("STALLSCAN_THREADS", "").strip()
-    return int(threads) if threads.isdigit() and int(threads) > 0 else max(1, os.cpu_count() or 1)
 
 
 def _pairs_prepared(pairs: Pairs) -> _Prepared:
