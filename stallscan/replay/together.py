@@ -10,6 +10,10 @@ either way: each replay runs its own code, unchanged, on a connection set up as 
 
 What the two share is guarded: each batched scan takes half of the memory budget's share for its batches
 (stallscan.replay.scan.sharing), and derive.run records its stamp under a lock (both stamps go to one table).
+One thing is not: DuckDB's `disabled_optimizers` is a setting of the whole database, not of a connection, so
+while one replay runs a statement that disables the build-side swap (queries/replay/turn_boundaries.sql,
+stall_rounds.sql), the other's statements are planned without it too, and a RESET by one can re-enable it
+under the other. That changes plans (their speed), never rows.
 """
 
 from __future__ import annotations
