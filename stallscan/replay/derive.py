@@ -15,6 +15,7 @@ Sessions are independent in every replay rule, so the incremental result equals 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from stallscan.store import sql, stamps
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
+_STAMPING = threading.Lock()
 SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
 
 
@@ -58,8 +60,9 @@ def run(
         compute(con)
     else:
         _incremental(con, compute, outputs, upstream, merge)
-    stamps.put(con, name, key, inputs, mode, n_sessions)
-    stamps.prune_changes(con)
+    with _STAMPING:  # (two replays at once, stallscan.replay.together: one writer of the stamps at a time)
+        stamps.put(con, name, key, inputs, mode, n_sessions)
+        stamps.prune_changes(con)
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 

@@ -21,6 +21,7 @@ misaligned read fails loudly instead of mixing events).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -217,7 +218,20 @@ def batch_rows() -> int:
         return max(1, int(env))
     from stallscan.store.db import memory_budget
 
-    return max(1 << 16, min(1 << 22, memory_budget() // 1600))
+    return max(1 << 16, min(1 << 22, memory_budget() // 1600 // _SHARING[0]))
+
+
+_SHARING = [1]  # scans running at once in this process (stallscan.replay.together), each with its share
+
+
+@contextmanager
+def sharing(n: int) -> Iterator[None]:
+    """Inside: n replays scan at once, so batch_rows() gives each an n-th of the budget's share."""
+    _SHARING[0] = n
+    try:
+        yield
+    finally:
+        _SHARING[0] = 1
 
 
 def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> Iterator[Walk]:

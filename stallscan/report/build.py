@@ -65,6 +65,12 @@ def build_report(
     total = len(steps) + 1
     scope(con, opts)
     out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
+    if not opts._replayed and {"boundaries", "stalls"} <= {s.name for s in steps}:
+        from stallscan.replay.together import replay_together
+
+        if progress:
+            progress("replaying", 0, total)
+        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config)  # (the sections then reuse)
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)

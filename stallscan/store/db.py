@@ -114,6 +114,20 @@ def connect(
     return con
 
 
+def threads() -> int:
+    """Worker threads: $STALLSCAN_THREADS when set (a positive integer), else one per CPU."""
+    env = os.environ.get("STALLSCAN_THREADS", "").strip()
+    return int(env) if env.isdigit() and int(env) > 0 else max(1, os.cpu_count() or 1)
+
+
+def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A second connection to con's database (its own transactions, temp tables and macros), set up as
+    connect() sets up a connection."""
+    cur = con.cursor()
+    _session(cur)
+    return cur
+
+
 def _session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)

@@ -23,11 +23,14 @@ incremental update equals a build from scratch exactly.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
+from stallscan.store.db import threads
 from stallscan.sweep.plateau import choose_rows
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
@@ -47,14 +50,22 @@ def _cdf() -> np.ndarray:
 
 
 _CDF = _cdf()
+# _draw's first _STEPS CDF comparisons on the mixed 64-bit value itself: f = (x >> 11) * 2**-53 >= c holds iff
+# x >> 11 >= ceil(c * 2**53) (an integer) iff x >= ceil(c * 2**53) << 11, so no shift, conversion or multiply
+_STEPS_X = np.array([int(np.ceil(c * float(1 << 53))) << 11 for c in _CDF[:_STEPS]], dtype=np.uint64)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser over uint64 (wrapping arithmetic)."""
+    """splitmix64's finaliser over uint64 (wrapping arithmetic); a new array (x is not changed), its steps done
+    in place on it with one scratch array."""
     x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    out: np.ndarray = x ^ (x >> np.uint64(31))
+    t = np.empty_like(x)
+    for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        np.right_shift(x, np.uint64(shift), out=t)
+        np.bitwise_xor(x, t, out=x)
+        np.multiply(x, np.uint64(mult), out=x)
+    np.right_shift(x, np.uint64(31), out=t)
+    out: np.ndarray = np.bitwise_xor(x, t, out=x)
     return out
 
 
@@ -64,22 +75,22 @@ def _resample_mix(n_boot: int, seed: int) -> np.ndarray:
 
 
 def _draw(k: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Poisson(1) counts (int64) of keys k in resamples r (broadcast): a uniform from splitmix64(k ^ r) read
-    off the CDF."""
+    """Poisson(1) counts (int64) of keys k in resamples r (broadcast): a uniform f from splitmix64(k ^ r) (its
+    53 high bits, times 2**-53) read off the CDF."""
     with np.errstate(over="ignore"):
-        u = _mix(k ^ r) >> np.uint64(11)  # 53 random bits
-    f = u * (1.0 / (1 << 53))
+        x = _mix(k ^ r)
     # searchsorted(_CDF, f, "right") counts the CDF steps at or below f: the first _STEPS by comparisons into
-    # a uint8 count (a third of searchsorted's time), the rare f past them (P < 0.0006) by searchsorted
-    n = np.zeros(f.shape, np.uint8)
-    ge = np.empty(f.shape, np.bool_)
-    for c in _CDF[:_STEPS]:
-        np.greater_equal(f, c, out=ge)
+    # a uint8 count (a third of searchsorted's time), made on x itself (_STEPS_X), the rare f past them
+    # (P < 0.0006) by searchsorted
+    n = np.zeros(x.shape, np.uint8)
+    ge = np.empty(x.shape, np.bool_)
+    for step in _STEPS_X:
+        np.greater_equal(x, step, out=ge)
         n += ge.view(np.uint8)
     w: np.ndarray = n.astype(np.int64)
     far = ge  # f >= _CDF[_STEPS - 1]
     if far.any():
-        w[far] = np.searchsorted(_CDF, f[far], side="right")
+        w[far] = np.searchsorted(_CDF, (x[far] >> np.uint64(11)) * (1.0 / (1 << 53)), side="right")
     return w
 
 
@@ -117,28 +128,55 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
     """sums() of each policy over the same sessions: one pass over the resamples, each resample's weights
     drawn once for every policy, then one weighted bincount per policy and kind over its (session, bin)
     pairs and one matrix-vector product for the fixed counts. The weighted counts are integers held exactly
-    in float64 (far below 2**53), so they convert to the int64 sums exactly."""
+    in float64 (far below 2**53), so they convert to the int64 sums exactly. The resamples are independent,
+    so they are shared out over worker threads in contiguous ranges (numpy releases the GIL in the draws and
+    the bincounts); each resample's sums are the same whichever thread computes them."""
     k = np.asarray(keys, dtype=np.uint64)
     rs = _resample_mix(n_boot, seed)
     widest = max([len(gh[0]) + len(go[0]) for gh, go, _ in policies], default=0)
     if max(len(k), widest) * n_boot <= _AT_ONCE:
         return _sums_at_once(policies, k, rs, nb)
     prepared = [
-        (
-            (gh[0], gh[1], np.asarray(gh[2], float)),
-            (go[0], go[1], np.asarray(go[2], float)),
-            np.asarray(cells[1:3], dtype=float),  # (fn, fp) x sessions
-        )
+        (_pairs_prepared(gh), _pairs_prepared(go), np.asarray(cells[1:3], dtype=float))  # (fn, fp) x sessions
         for gh, go, cells in policies
     ]
     out = [(np.zeros((n_boot, nb)), np.zeros((n_boot, nb)), np.zeros((n_boot, 2))) for _ in policies]
-    for r in range(n_boot):  # (a loop over resamples, vectorised over sessions and pairs)
-        w = _draw(k, rs[r]).astype(float)
-        for ((hs, hb, hn), (os_, ob, on), fixed), (h, o, f) in zip(prepared, out):
-            h[r] = np.bincount(hb, w[hs] * hn, minlength=nb)
-            o[r] = np.bincount(ob, w[os_] * on, minlength=nb)
-            f[r] = fixed @ w
+    workers = min(threads(), n_boot, max(1, (len(k) + widest) * n_boot // _PER_WORKER))
+    cuts = np.linspace(0, n_boot, workers + 1).astype(int)
+    ranges = [range(int(lo), int(hi)) for lo, hi in pairwise(cuts)]
+    if workers == 1:
+        _sums_range(ranges[0], k, rs, prepared, out)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            for done in [pool.submit(_sums_range, rr, k, rs, prepared, out) for rr in ranges]:
+                done.result()
     return [Sums(*(np.rint(x).astype(np.int64) for x in sums3)) for sums3 in out]
+
+
+_Prepared = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # (session index, bin, count or None: all 1)
+_PER_WORKER = 1 << 24  # (sessions + pairs) x resamples below which one thread does the whole loop
+
+
+def _pairs_prepared(pairs: Pairs) -> _Prepared:
+    sess, b, n = (np.asarray(x) for x in pairs)
+    counts = np.asarray(n, dtype=float)
+    return sess.astype(np.intp), b.astype(np.intp), None if bool((counts == 1).all()) else counts
+
+
+def _sums_range(
+    rr: range,
+    k: np.ndarray,
+    rs: np.ndarray,
+    prepared: list[tuple[_Prepared, _Prepared, np.ndarray]],
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> None:
+    """The sums of resamples rr into their rows of `out`."""
+    for r in rr:
+        w = _draw(k, rs[r]).astype(float)
+        for (hp, op, fixed), (h, o, f) in zip(prepared, out):
+            for (sess, b, cnt), into in ((hp, h), (op, o)):
+                into[r] = np.bincount(b, w[sess] if cnt is None else w[sess] * cnt, minlength=into.shape[1])
+            f[r] = fixed @ w
 
 
 def _sums_at_once(policies: list[Parts], k: np.ndarray, rs: np.ndarray, nb: int) -> list[Sums]:

@@ -233,3 +233,40 @@ def test_each_group_of_a_grouped_sweep_equals_its_own_sweep():
         assert (got["interval"] is None) == (alone["interval"] is None), g
     assert res.recommendation[("router", "a-one")]["interval"] is None
     assert res.recommendation[("router", "b-many")]["interval"] is not None
+
+
+def test_the_integer_cdf_steps_are_the_uniform_compared_with_the_cdf():
+    """_draw compares the mixed 64-bit value x with _STEPS_X instead of f = (x >> 11) * 2**-53 with the CDF
+    (the definition): the two agree on every x at and around each step, where a rounding would show."""
+    xs = []
+    for c in bootstrap._CDF[: bootstrap._STEPS]:
+        m = int(np.floor(c * 2.0**53))  # the 53-bit values either side of the step
+        for u in (m - 1, m, m + 1, m + 2):
+            xs += [(u << 11) + low for low in (0, 1, 2046, 2047)]
+    x = np.array(xs, dtype=np.uint64)
+    f = (x >> np.uint64(11)) * (1.0 / (1 << 53))
+    for c, step in zip(bootstrap._CDF, bootstrap._STEPS_X):
+        assert np.array_equal(f >= c, x >= step)
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_resamples_shared_over_threads_give_the_same_sums(threads, monkeypatch):
+    """sums_many's loop over the resamples, cut into contiguous ranges for worker threads: the same int64 sums
+    as one resample at a time in one thread (_sums_range on the whole range), pair counts above one included."""
+    rng = np.random.default_rng(5)
+    n, nb, n_boot = 40, 9, 23
+    keys = rng.integers(0, 2**63, n).astype(np.uint64)
+    ones = (rng.integers(0, n, 120), rng.integers(0, nb, 120), np.ones(120))
+    many = (rng.integers(0, n, 60), rng.integers(0, nb, 60), rng.integers(1, 4, 60))
+    policies = [(ones, many, rng.integers(0, 5, (4, n)))]
+    monkeypatch.setattr(bootstrap, "_AT_ONCE", 0)
+    monkeypatch.setattr(bootstrap, "_PER_WORKER", 1)  # threads even for this little work
+    monkeypatch.setenv("STALLSCAN_THREADS", threads)
+    got = bootstrap.sums_many(policies, keys, nb, n_boot, 2)[0]
+    w = bootstrap.weights(keys, n_boot, 2).astype(float)  # (sessions, n_boot)
+    for (sess, b, cnt), sums in ((ones, got.h), (many, got.o)):
+        expect = np.zeros((n_boot, nb))
+        for s, b_, c in zip(sess, b, cnt):  # plain loop over the pairs
+            expect[:, b_] += w[s] * c
+        assert np.array_equal(sums, expect)
+    assert np.array_equal(got.f, (policies[0][2][1:3] @ w).T)

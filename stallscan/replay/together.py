@@ -1,0 +1,93 @@
+"""The turn-boundary and stall replays at once, on two connections of one database.
+
+The two replays read the same inputs (`events`, `user_labels`) and write disjoint tables, and each spends a
+good part of its time on one CPU (the numpy scans, DuckDB's positional reads of their results). A first
+replay of a corpus (no stamp of either yet: a first report, the benchmark's fresh database) therefore runs
+them side by side, each on its own cursor of the caller's database, after labelling the events once; on one
+CPU, with $STALLSCAN_THREADS=1, or when either has a stamp (a repeat is reused or incremental and small),
+nothing is done here and the callers replay one after the other as before. The tables written are the same
+either way: each replay runs its own code, unchanged, on a connection set up as `connect()` sets one up.
+
+What the two share is guarded: each batched scan takes half of the memory budget's share for its batches
+(stallscan.replay.scan.sharing), and derive.run records its stamp under a lock (both stamps go to one table).
+One thing is not: DuckDB's `disabled_optimizers` is a setting of the whole database, not of a connection, so
+while one replay runs a statement that disables the build-side swap (queries/replay/turn_boundaries.sql,
+stall_rounds.sql), the other's statements are planned without it too, and a RESET by one can re-enable it
+under the other. That changes plans (their speed), never rows.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from stallscan.replay import scan
+from stallscan.store import stamps
+from stallscan.store.db import cursor, threads
+
+
+def replay_together(
+    con: duckdb.DuckDBPyConnection,
+    threshold: float,
+    retry_bound: int,
+    narrated_bound: int | None = None,
+    config: Any = None,
+) -> dict[str, float] | None:
+    """Label the events, then replay turn boundaries (at `threshold`) and stalls at once when both are still
+    to be replayed for the first time and there are two CPUs; returns each replay's wall seconds, or None
+    when it did not run them (the callers' own replay calls then do the work)."""
+    from stallscan.replay.boundaries import replay_boundaries
+    from stallscan.replay.labels import label_events
+    from stallscan.replay.stalls import replay_stalls
+
+    label_events(con, config)
+    if threads() < 2 or stamps.get(con, "turn_boundaries") or stamps.get(con, "stalls"):
+        return None
+    stall_kw: dict[str, Any] = {"retry_bound": retry_bound, "config": config}
+    if narrated_bound is not None:
+        stall_kw["narrated_bound"] = narrated_bound
+    jobs: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
+        "boundaries": lambda c: replay_boundaries(c, threshold, summary=False),
+        "stalls": lambda c: replay_stalls(c, **stall_kw),
+    }
+    return run_at_once(con, jobs)
+
+
+def run_at_once(
+    con: duckdb.DuckDBPyConnection, jobs: dict[str, Callable[[duckdb.DuckDBPyConnection], object]]
+) -> dict[str, float]:
+    """Run each job on a cursor of its own, in a thread of its own; returns each job's wall seconds. When one
+    fails, the others are interrupted, every thread is joined, the cursors closed, and the first error raised."""
+    curs = {name: cursor(con) for name in jobs}
+    seconds: dict[str, float] = {}
+    errors: list[BaseException] = []
+
+    def work(name: str) -> None:
+        t0 = time.perf_counter()
+        try:
+            jobs[name](curs[name])
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+            for other, c in curs.items():
+                if other != name:
+                    c.interrupt()
+        finally:
+            seconds[name] = time.perf_counter() - t0
+
+    threads = [threading.Thread(target=work, args=(name,), name=f"stallscan-{name}") for name in jobs]
+    try:
+        with scan.sharing(len(jobs)):
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        for c in curs.values():
+            c.close()
+    if errors:
+        raise errors[0]
+    return seconds
