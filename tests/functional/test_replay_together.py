@@ -30,7 +30,8 @@ def test_at_once_writes_what_one_after_the_other_writes(corpus, tmp_path, monkey
     monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("STALLSCAN_THREADS", "2")  # (whatever this machine's CPUs)
-    monkeypatch.setenv("STALLSCAN_SCAN_BATCH_ROWS", "97")  # many batches in each scan while the other runs
+    # several batches in each scan while the other runs (277 events in sample_logs, about 22,000 real ones)
+    monkeypatch.setenv("STALLSCAN_SCAN_BATCH_ROWS", "97" if corpus == "sample" else "4096")
     ingested = request.getfixturevalue("sample_ingested_file" if corpus == "sample" else "real_ingested_file")
     one, two = _pair(tmp_path, ingested)
     label_events(one, {})
