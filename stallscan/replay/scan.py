@@ -168,7 +168,9 @@ def walk_of(table: pa.Table) -> Walk:
     perm = None
     if n > 1:
         changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
-        grouped = int(changed.sum()) + 1 == pc.count_distinct(sess).as_py()
+        # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
+        heads = sess.filter(arrow.from_numpy(np.concatenate(([True], changed))))
+        grouped = int(changed.sum()) + 1 == pc.count_distinct(heads).as_py()
         if not grouped or not bool(np.all(seq[1:][~changed] > seq[:-1][~changed])):
             codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
             perm = np.lexsort((seq, codes)).astype(np.int64)
@@ -249,15 +251,21 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
             batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
         if not batch.num_rows:
             continue
-        nxt = pc.unique(batch.column("session_id"))
+        nxt = pc.unique(_runs(batch)[0])
         if pending is not None:  # scan the sessions that do not go on in this range, carry the others
-            goes_on = pc.is_in(pending.column("session_id"), value_set=nxt)
-            ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
+            heads, lengths = _runs(pending)
+            runs_on = _np(pc.is_in(heads, value_set=nxt), np.bool_)
+            k = int(lengths[: int(np.argmax(runs_on))].sum()) if runs_on.any() else pending.num_rows
+            if runs_on[np.cumsum(lengths) > k].all():  # (usually: the sessions going on are the last rows)
+                ready, pending = pending.slice(0, k), pending.slice(k)
+            else:
+                goes_on = arrow.from_numpy(np.repeat(runs_on, lengths))
+                ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
             if ready.num_rows:
                 if pc.min(ready.column("rid")).as_py() <= last:
                     raise Interleaved
                 last = pc.max(ready.column("rid")).as_py()
-                done.append(pc.unique(ready.column("session_id").combine_chunks()))
+                done.append(pc.unique(_runs(ready)[0]))
                 yield walk_of(ready)
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise Interleaved  # a session already scanned goes on here
@@ -266,6 +274,17 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
         if pending.num_rows and pc.min(pending.column("rid")).as_py() <= last:
             raise Interleaved
         yield walk_of(pending)
+
+
+def _runs(table: pa.Table) -> tuple[pa.Array, Int]:
+    """The session id of each run of equal adjacent session ids in `table` (storage order) and the run lengths:
+    the set operations of `batches` hash one id per run, not one per row (a session is usually one run)."""
+    sess = table.column("session_id").combine_chunks()
+    n = len(sess)
+    if n == 0:
+        return sess, np.zeros(0, dtype=np.int64)
+    at = np.flatnonzero(np.concatenate(([True], _np(pc.not_equal(sess[1:], sess[:-1]), np.bool_))))
+    return sess.take(arrow.from_numpy(at)), np.diff(np.append(at, n))
 
 
 def scan_into(

@@ -155,6 +155,47 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     assert _got(con) == want
 
 
+def _ev(s: str, i: int) -> dict[str, object]:
+    """A user (odd seq) or assistant (even seq) event of session s, a second apart."""
+    return {
+        "event_id": f"{s}{i}",
+        "session_id": s,
+        "seq": i,
+        "role": "user" if i % 2 else "assistant",
+        "ms": i * 1000,
+        "dur": 0,
+        "ts_quality": "per_message",
+        "finish": None if i % 2 else "stop",
+    }
+
+
+def test_a_carried_session_before_a_finished_one(con, monkeypatch):
+    """Storage order a b | a c | c with 2-row batches: after the second range, session a goes on and b ends,
+    but a's rows come first, so they cannot be cut off the end of the carried rows; b is scanned, and a
+    (rowid 0, before b's) would then go back in rowid order: the batching gives up."""
+    rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("c", 1), _ev("c", 2)]
+    _insert(con, rows)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
+    with pytest.raises(scan.Interleaved):
+        list(scan.batches(con, "scan_boundaries", 5, 2))
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    scan_bounds.prev_replies(con)
+    assert _got(con) == want  # (the whole-table scan)
+
+
+def test_sessions_interleaved_inside_the_carried_rows(con, monkeypatch):
+    """Stored a b | a b with 2-row batches: both sessions go on into the second range, so both are carried to
+    the end and walked together (one walk of all four rows, sorted there), not cut apart."""
+    rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("b", 2)]
+    _insert(con, rows)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
+    end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
+    assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4]
+    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    scan_bounds.prev_replies(con)
+    assert _got(con) == want
+
+
 def test_reply_status_cases(con):
     """scan_boundaries.sql's completion report of a reply, on texts around each anchored pattern: leading
     whitespace (RE2's \\s is [\\t\\n\\f\\r ]: a vertical tab or a no-break space is not), the pattern later in
