@@ -166,9 +166,11 @@ def walk_of(table: pa.Table) -> Walk:
     seq = _np(table.column("seq"), np.int64)
     perm = None
     if n > 1:
-        changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
-        grouped = int(changed.sum()) + 1 == pc.count_distinct(sess).as_py()
-        if not grouped or not bool(np.all(seq[1:][~changed] > seq[:-1][~changed])):
+        heads = _heads(sess)
+        changed = heads[1:]
+        # grouped: no session has two runs, i.e. the runs' first rows are distinct (hashing those only)
+        grouped = int(heads.sum()) == pc.count_distinct(sess.filter(pa.array(heads))).as_py()
+        if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
             codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
             perm = np.lexsort((seq, codes)).astype(np.int64)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
@@ -190,6 +192,20 @@ def walk_of(table: pa.Table) -> Walk:
             sc = codes[perm]
             starts[1:] = sc[1:] != sc[:-1]
     return Walk(cols, texts, starts, perm, n)
+
+
+def _heads(sess: pa.ChunkedArray) -> Bool:
+    """True on each row whose session id differs from the row before (and on the first row): the runs' starts."""
+    n = len(sess)
+    heads = np.ones(n, dtype=np.bool_)
+    if n > 1:
+        heads[1:] = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
+    return heads
+
+
+def _sessions(sess: pa.ChunkedArray) -> pa.Array:
+    """The distinct session ids of a column (hashing only the first row of each run of one session)."""
+    return pc.unique(sess.filter(pa.array(_heads(sess))).combine_chunks())
 
 
 def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
@@ -235,15 +251,18 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
             batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
         if not batch.num_rows:
             continue
-        nxt = pc.unique(batch.column("session_id"))
+        nxt = _sessions(batch.column("session_id"))
         if pending is not None:  # scan the sessions that do not go on in this range, carry the others
-            goes_on = pc.is_in(pending.column("session_id"), value_set=nxt)
+            psess = pending.column("session_id")
+            pheads = _heads(psess)  # (looked up once per run of a session, not once per row)
+            head_on = _np(pc.is_in(psess.filter(pa.array(pheads)), value_set=nxt), np.bool_)
+            goes_on = pa.array(head_on[np.cumsum(pheads) - 1])
             ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
             if ready.num_rows:
                 if pc.min(ready.column("rid")).as_py() <= last:
                     raise Interleaved
                 last = pc.max(ready.column("rid")).as_py()
-                done.append(pc.unique(ready.column("session_id").combine_chunks()))
+                done.append(_sessions(ready.column("session_id")))
                 yield walk_of(ready)
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise Interleaved  # a session already scanned goes on here
