@@ -169,7 +169,7 @@ def walk_of(table: pa.Table) -> Walk:
         heads = _heads(sess)
         changed = heads[1:]
         # grouped: no session has two runs, i.e. the runs' first rows are distinct (hashing those only)
-        grouped = int(heads.sum()) == pc.count_distinct(sess.filter(pa.array(heads))).as_py()
+        grouped = int(heads.sum()) == pc.count_distinct(sess.filter(arrow.from_numpy(heads))).as_py()
         if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
             codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
             perm = np.lexsort((seq, codes)).astype(np.int64)
@@ -205,7 +205,7 @@ def _heads(sess: pa.ChunkedArray) -> Bool:
 
 def _sessions(sess: pa.ChunkedArray) -> pa.Array:
     """The distinct session ids of a column (hashing only the first row of each run of one session)."""
-    return pc.unique(sess.filter(pa.array(_heads(sess))).combine_chunks())
+    return pc.unique(sess.filter(arrow.from_numpy(_heads(sess))).combine_chunks())
 
 
 def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
@@ -255,8 +255,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
         if pending is not None:  # scan the sessions that do not go on in this range, carry the others
             psess = pending.column("session_id")
             pheads = _heads(psess)  # (looked up once per run of a session, not once per row)
-            head_on = _np(pc.is_in(psess.filter(pa.array(pheads)), value_set=nxt), np.bool_)
-            goes_on = pa.array(head_on[np.cumsum(pheads) - 1])
+            head_on = _np(pc.is_in(psess.filter(arrow.from_numpy(pheads)), value_set=nxt), np.bool_)
+            goes_on = arrow.from_numpy(head_on[np.cumsum(pheads) - 1])
             ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
             if ready.num_rows:
                 if pc.min(ready.column("rid")).as_py() <= last:
