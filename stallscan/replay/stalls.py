@@ -14,8 +14,6 @@ segmentation="fallback", human-looking user messages (queries/replay/stall_turn_
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -148,8 +146,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     _walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     con.execute("DROP TABLE stall_walk_scan")
-    with _unordered_writes(con):  # (turns' storage order is a parallel aggregate's: no reader relies on it)
-        sql.run(con, "replay/stall_turns")
+    sql.run(con, "replay/stall_turns")
     con.execute(
         "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
         "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
@@ -174,19 +171,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         con.execute(f"DROP TABLE IF EXISTS {t}")
     for v in ("stall_tail_chars", "stall_cap"):  # (stall_rounds_prep.sql's limits: nothing left on the connection)
         con.execute(f"RESET VARIABLE {v}")
-
-
-@contextmanager
-def _unordered_writes(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """`preserve_insertion_order` off for the block, then back to the connection's own setting."""
-    saved = cast("tuple[Any]", con.execute("SELECT current_setting('preserve_insertion_order')").fetchone())[0]
-    con.execute("SET preserve_insertion_order = false")
-    failed = True
-    try:
-        yield
-        failed = False
-    finally:
-        sql.after_failure(con, f"SET preserve_insertion_order = {bool(saved)}", failed)
 
 
 def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
