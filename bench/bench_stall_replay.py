@@ -8,6 +8,8 @@ Each side is a process of its own (its checkout's code and queries: PYTHONPATH a
 database: `label_events`, then `replay_stalls`. The sides run at the same time (on a loaded machine both
 see the same load); compare CPU seconds (`time.process_time`, every thread of the process) and peak RSS
 (`ru_maxrss`), not wall seconds across runs (a side's own CPU / wall is its parallelism). STALLSCAN_PROFILE=1 adds each side's statements, in CPU seconds.
+`--pairs N` runs the sides one after the other instead, alternating (baseline, this; this, baseline; ...):
+neither side runs beside the other, so the wall seconds of a pair can be compared too.
 """
 
 from __future__ import annotations
@@ -54,9 +56,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db", help="a database with events (bench_replay.py --generate-only)")
     ap.add_argument("--baseline", help="an older checkout, run at the same time")
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=0,
+        help="run the sides one after the other instead, alternating (baseline, this; this, baseline; ...), N pairs",
+    )
     args = ap.parse_args()
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
+    if args.pairs:
+        _interleaved(sides, os.path.abspath(args.db), args.pairs)
+        return
     procs = {
         name: subprocess.Popen(
             [sys.executable, "-c", CHILD, os.path.abspath(args.db)],
@@ -73,6 +84,26 @@ def main() -> None:
         sys.stderr.write(f"-- {name} --\n{err}")
         line = next((x for x in out.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})")
         print(f"{name:10} {line[len('RESULT ') :]}")
+
+
+def _interleaved(sides: dict[str, str], db: str, pairs: int) -> None:
+    """One side at a time, the order flipped each pair (each run sees the load of its own minutes)."""
+    names = list(sides)[::-1]  # (baseline first in the first pair)
+    for i in range(pairs):
+        for name in names if i % 2 == 0 else names[::-1]:
+            root = sides[name]
+            p = subprocess.run(
+                [sys.executable, "-c", CHILD, db],
+                cwd=root,
+                env={**os.environ, "PYTHONPATH": root},
+                capture_output=True,
+                text=True,
+            )
+            sys.stderr.write(f"-- pair {i + 1}, {name} --\n{p.stderr}")
+            line = next(
+                (x for x in p.stdout.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})"
+            )
+            print(f"pair {i + 1} {name:10} {line[len('RESULT ') :]} load={os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

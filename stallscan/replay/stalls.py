@@ -184,20 +184,24 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     from stallscan.replay import scan
 
     with sql.timed("scan mark scan_stall_starts"):
-        turn_starts = scan.fetch_rids(con, "scan_stall_starts")
+        turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
 
     def step(w: scan.Walk) -> dict[str, Any]:
-        starts = w.mark_rids(turn_starts)
+        rids = w.cols["rid_storage"]  # (ascending: storage order)
+        lo = np.searchsorted(turn_starts, rids[0], side="left") if w.n else 0
+        hi = np.searchsorted(turn_starts, rids[-1], side="right") if w.n else 0
+        starts = w.mark_rids(turn_starts[lo:hi])  # only the turn starts inside this batch's rowids
         reply, tool = w.cols["reply"], w.cols["tool_round"]
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
-        in_turn = scan.seg_cumsum(reply, tseg)
-        tools_before = scan.seg_cumsum(tool, tseg) - tool
         idx = np.arange(w.n, dtype=np.int64)
+        first = np.maximum.accumulate(np.where(tseg, idx, 0)) if w.n else idx  # (scan.seg_start, found once)
+        in_turn = _cumsum_from(reply, first)
+        tools_before = _cumsum_from(tool, first) - tool
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
-        last[last < scan.seg_start(tseg)] = -1
-        round_rid = np.where(last >= 0, w.cols["rid_storage"][w.positions_to_storage(last)], -1)
+        last[last < first] = -1
+        round_rid = np.where(last >= 0, rids[w.positions_to_storage(last)], -1)
         return {
-            "turn_id": w.to_storage(w.seg_cumsum(starts).astype(np.int32)),
+            "turn_id": w.to_storage(_cumsum_from(starts, w.seg_start()).astype(np.int32)),
             "starts_turn": w.to_storage(starts),
             "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
             "after_tool_round": w.to_storage(tools_before > 0),
@@ -206,6 +210,15 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan stall numbers"):
         scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step)
+
+
+def _cumsum_from(x: Any, first: Any) -> Any:
+    """Running sum of x from each row's segment start `first` (a walk position), the row itself included
+    (scan.seg_cumsum with the segment starts found once)."""
+    import numpy as np
+
+    c = np.cumsum(x, dtype=np.int64)
+    return c - (c[first] - x[first]) if len(c) else c
 
 
 def _walk(con: duckdb.DuckDBPyConnection) -> None:
