@@ -118,23 +118,36 @@ def n_events(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
-    """('reused' | 'incremental' | 'full', the events version the incremental run starts from)."""
+    """('reused' | 'incremental' | 'full', the events version the incremental run starts from).
+
+    Two statements: the catalog look-up, then the counter, the stamp, the events' count and the versions the
+    change log holds since the stamp in one query (each statement costs a few ms of planning)."""
     known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, *outputs])
-    ev = events_version(con, known)
-    st = get(con, name, known)
-    if ev is None or st is None or st["key"] != key or st["events_version"] is None:
+    if "stallscan_meta" not in known or STAMPS not in known:
+        return "full", None
+    logged = (
+        f"(SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > s.events_version AND version <= ev.v)"
+        if CHANGES in known
+        else "NULL::BIGINT"
+    )
+    row = con.execute(
+        f"SELECT ev.v, s.key, s.events_version, s.n_events, (SELECT count(*) FROM main.events), {logged} "
+        f"FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT AS v) ev, main.{STAMPS} s "
+        "WHERE s.name = $name",
+        {"vk": VERSION_KEY, "name": name},
+    ).fetchone()
+    if row is None:
+        return "full", None
+    ev, st_key, since, st_n, n_now, n_logged = row
+    if ev is None or st_key != key or since is None:
         return "full", None
     if not all(t in known for t in outputs):
         return "full", None
-    since = st["events_version"]
     if since == ev:
-        return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
+        return ("reused", since) if st_n == n_now else ("full", None)
     if since > ev or CHANGES not in known:
         return "full", None
-    logged = one(
-        con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
-    )
-    return ("incremental", since) if logged == ev - since else ("full", None)
+    return ("incremental", since) if n_logged == ev - since else ("full", None)
 
 
 def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
@@ -153,39 +166,42 @@ def put(
     inputs: dict[str, Any],
     mode: str,
     n_sessions: int | None = None,
-) -> None:
-    """Record that `name` now reflects the current events (after a full or incremental run)."""
-    known = _existing(con, ["stallscan_meta", STAMPS])
+) -> set[str]:
+    """Record that `name` now reflects the current events (after a full or incremental run): one INSERT
+    reading the counter, the events' count and the old stamp's run counts. Returns the tables of main it
+    found among stallscan_meta, the stamps and the change log (for prune_changes)."""
+    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES])
     if "stallscan_meta" not in known:  # not a stallscan database (e.g. a bare connection holding events)
-        return
+        return known
+    if STAMPS not in known:
+        con.execute(
+            f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
+            "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
+            "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
+        )
+        known = known | {STAMPS}
+    counts = ", ".join(f"coalesce(o.n_{m}, 0) + {1 if mode == m else 0}" for m in ("full", "incremental", "reused"))
     con.execute(
-        f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
-        "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
-        "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
+        f"INSERT OR REPLACE INTO main.{STAMPS} SELECT $name, $key, $inputs, "
+        "(SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT, (SELECT count(*) FROM main.events), "
+        f"$mode, {counts}, $n::INTEGER, now() "
+        f"FROM (SELECT 1) one LEFT JOIN (SELECT * FROM main.{STAMPS} WHERE name = $name) o ON true",
+        {
+            "name": name,
+            "key": key,
+            "inputs": json.dumps(inputs, sort_keys=True, default=str),
+            "vk": VERSION_KEY,
+            "mode": mode,
+            "n": n_sessions,
+        },
     )
-    old = get(con, name, known | {STAMPS}) or {}
-    counts = {m: (old.get(f"n_{m}") or 0) + (1 if mode == m else 0) for m in ("full", "incremental", "reused")}
-    con.execute(
-        f"INSERT OR REPLACE INTO main.{STAMPS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
-        [
-            name,
-            key,
-            json.dumps(inputs, sort_keys=True, default=str),
-            events_version(con, known),
-            n_events(con),
-            mode,
-            counts["full"],
-            counts["incremental"],
-            counts["reused"],
-            n_sessions,
-        ],
-    )
+    return known
 
 
-def prune_changes(con: duckdb.DuckDBPyConnection) -> None:
+def prune_changes(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> None:
     """Drop the change log below the oldest stamp (no stamp needs it; an unstamped table replays in full
-    anyway)."""
-    if not {CHANGES, STAMPS} <= _existing(con, [CHANGES, STAMPS]):
+    anyway). known: the tables put() returned, when the caller has them."""
+    if not {CHANGES, STAMPS} <= (known if known is not None else _existing(con, [CHANGES, STAMPS])):
         return
     con.execute(f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS})")
 
