@@ -113,6 +113,29 @@ def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None
     return out
 
 
+def with_state(
+    con: duckdb.DuckDBPyConnection, name: str | None = None
+) -> tuple[dict[str, Any] | None, int | None, int]:
+    """(the stamp of `name` as get() returns it, or None; the events change counter as events_version()
+    returns it; count(*) of events, 0 with no events table) in two statements: the catalog look-up and one query, where get(),
+    events_version() and n_events() take five."""
+    known = _existing(con, ["stallscan_meta", STAMPS, "events"])
+    ev = "(SELECT value FROM main.stallscan_meta WHERE key = $vk)" if "stallscan_meta" in known else "NULL"
+    n = "(SELECT count(*) FROM main.events)" if "events" in known else "0"
+    stamp = name is not None and STAMPS in known
+    cur = con.execute(
+        f"SELECT {ev}, {n}"
+        + (f", s.* FROM (SELECT 1) one LEFT JOIN main.{STAMPS} s ON s.name = $name" if stamp else ""),
+        ({"vk": VERSION_KEY} if "stallscan_meta" in known else {}) | ({"name": name} if stamp else {}),
+    )
+    row = cast("tuple[Any, ...]", cur.fetchone())
+    st = None
+    if stamp and row[2] is not None:  # (name is the stamp's primary key: NULL only when there is no row)
+        st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
+        st["inputs"] = json.loads(st["inputs"])
+    return st, (int(row[0]) if row[0] is not None else None), int(row[1])
+
+
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
     return int(one(con, "SELECT count(*) FROM main.events"))
 
