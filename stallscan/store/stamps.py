@@ -174,12 +174,15 @@ def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str
 
 
 def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
-    """Temp table `into` (session_id): the sessions changed after version `since`. Returns how many."""
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
-        [since],
+    """Temp table `into` (session_id): the sessions changed after version `since`. Returns how many (the
+    row count the CREATE ... AS statement returns: no second statement)."""
+    return int(
+        one(
+            con,
+            f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
+            [since],
+        )
     )
-    return int(one(con, f"SELECT count(*) FROM {into}"))
 
 
 def put(
