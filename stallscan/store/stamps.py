@@ -141,36 +141,23 @@ def n_events(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
-    """('reused' | 'incremental' | 'full', the events version the incremental run starts from).
-
-    Two statements: the catalog look-up, then the counter, the stamp, the events' count and the versions the
-    change log holds since the stamp in one query (each statement costs a few ms of planning)."""
+    """('reused' | 'incremental' | 'full', the events version the incremental run starts from)."""
     known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, *outputs])
-    if "stallscan_meta" not in known or STAMPS not in known:
-        return "full", None
-    logged = (
-        f"(SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > s.events_version AND version <= ev.v)"
-        if CHANGES in known
-        else "NULL::BIGINT"
-    )
-    row = con.execute(
-        f"SELECT ev.v, s.key, s.events_version, s.n_events, (SELECT count(*) FROM main.events), {logged} "
-        f"FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT AS v) ev, main.{STAMPS} s "
-        "WHERE s.name = $name",
-        {"vk": VERSION_KEY, "name": name},
-    ).fetchone()
-    if row is None:
-        return "full", None
-    ev, st_key, since, st_n, n_now, n_logged = row
-    if ev is None or st_key != key or since is None:
+    ev = events_version(con, known)
+    st = get(con, name, known)
+    if ev is None or st is None or st["key"] != key or st["events_version"] is None:
         return "full", None
     if not all(t in known for t in outputs):
         return "full", None
+    since = st["events_version"]
     if since == ev:
-        return ("reused", since) if st_n == n_now else ("full", None)
+        return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
     if since > ev or CHANGES not in known:
         return "full", None
-    return ("incremental", since) if n_logged == ev - since else ("full", None)
+    logged = one(
+        con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
+    )
+    return ("incremental", since) if logged == ev - since else ("full", None)
 
 
 def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
