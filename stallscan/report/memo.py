@@ -73,11 +73,11 @@ def code_stamp() -> str:
 
 
 def _data_state(con: duckdb.DuckDBPyConnection) -> list[Any] | None:
-    ev = stamps.events_version(con)
+    _, ev, n = stamps.with_state(con)
     if ev is None:
         return None
     files = con.execute("SELECT count(*), max(ingested_at)::VARCHAR FROM main.files").fetchone()
-    return [ev, stamps.n_events(con), *(files or ())]
+    return [ev, n, *(files or ())]
 
 
 def key(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> str | None:

@@ -57,12 +57,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
                 else:
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
-        stamps.put(con, entry.name, key, inputs, mode, n_sessions)
+        known = stamps.put(con, entry.name, key, inputs, mode, n_sessions)
         con.execute("COMMIT")
     except BaseException:
         sql.rollback(con)
         raise
-    stamps.prune_changes(con)
+    stamps.prune_changes(con, known)
     sql.report(f"derive {entry.name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 

@@ -26,11 +26,8 @@ def _ids(con: duckdb.DuckDBPyConnection) -> list[str]:
     when they reflect the current events, else from the events."""
     from stallscan.store import stamps
 
-    st = stamps.get(con, "session_cells")
-    ev = stamps.events_version(con)
-    current = (
-        st is not None and ev is not None and st["events_version"] == ev and st["n_events"] == stamps.n_events(con)
-    )
+    st, ev, n = stamps.with_state(con, "session_cells")
+    current = st is not None and ev is not None and st["events_version"] == ev and st["n_events"] == n
     table = "session_cells" if current else "events"
     return sorted(r[0] for r in con.execute(f"SELECT DISTINCT session_id FROM {table}").fetchall())
 
@@ -109,7 +106,7 @@ def _id_words(con: duckdb.DuckDBPyConnection) -> tuple[list[str], dict[str, str]
     session id, 0.1 s of CPU at 17k sessions). Weakly keyed: it goes with the connection."""
     from stallscan.store import stamps
 
-    state = (stamps.events_version(con), stamps.n_events(con))
+    state = stamps.with_state(con)[1:]
     got = _ID_WORDS.get(con)
     if got is None or got[0] != state:
         all_ids = _ids(con)

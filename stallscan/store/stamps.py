@@ -113,6 +113,29 @@ def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None
     return out
 
 
+def with_state(
+    con: duckdb.DuckDBPyConnection, name: str | None = None
+) -> tuple[dict[str, Any] | None, int | None, int]:
+    """(the stamp of `name` as get() returns it, or None; the events change counter as events_version()
+    returns it; count(*) of events, 0 with no events table) in two statements: the catalog look-up and one query, where get(),
+    events_version() and n_events() take five."""
+    known = _existing(con, ["stallscan_meta", STAMPS, "events"])
+    ev = "(SELECT value FROM main.stallscan_meta WHERE key = $vk)" if "stallscan_meta" in known else "NULL"
+    n = "(SELECT count(*) FROM main.events)" if "events" in known else "0"
+    stamp = name is not None and STAMPS in known
+    cur = con.execute(
+        f"SELECT {ev}, {n}"
+        + (f", s.* FROM (SELECT 1) one LEFT JOIN main.{STAMPS} s ON s.name = $name" if stamp else ""),
+        ({"vk": VERSION_KEY} if "stallscan_meta" in known else {}) | ({"name": name} if stamp else {}),
+    )
+    row = cast("tuple[Any, ...]", cur.fetchone())
+    st = None
+    if stamp and row[2] is not None:  # (name is the stamp's primary key: NULL only when there is no row)
+        st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
+        st["inputs"] = json.loads(st["inputs"])
+    return st, (int(row[0]) if row[0] is not None else None), int(row[1])
+
+
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
     return int(one(con, "SELECT count(*) FROM main.events"))
 
@@ -138,12 +161,15 @@ def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str
 
 
 def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
-    """Temp table `into` (session_id): the sessions changed after version `since`. Returns how many."""
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
-        [since],
+    """Temp table `into` (session_id): the sessions changed after version `since`. Returns how many (the
+    row count the CREATE ... AS statement returns: no second statement)."""
+    return int(
+        one(
+            con,
+            f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT DISTINCT session_id FROM main.{CHANGES} WHERE version > ?",
+            [since],
+        )
     )
-    return int(one(con, f"SELECT count(*) FROM {into}"))
 
 
 def put(
@@ -153,39 +179,42 @@ def put(
     inputs: dict[str, Any],
     mode: str,
     n_sessions: int | None = None,
-) -> None:
-    """Record that `name` now reflects the current events (after a full or incremental run)."""
-    known = _existing(con, ["stallscan_meta", STAMPS])
+) -> set[str]:
+    """Record that `name` now reflects the current events (after a full or incremental run): one INSERT
+    reading the counter, the events' count and the old stamp's run counts. Returns the tables of main it
+    found among stallscan_meta, the stamps and the change log (for prune_changes)."""
+    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES])
     if "stallscan_meta" not in known:  # not a stallscan database (e.g. a bare connection holding events)
-        return
+        return known
+    if STAMPS not in known:
+        con.execute(
+            f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
+            "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
+            "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
+        )
+        known = known | {STAMPS}
+    counts = ", ".join(f"coalesce(o.n_{m}, 0) + {1 if mode == m else 0}" for m in ("full", "incremental", "reused"))
     con.execute(
-        f"CREATE TABLE IF NOT EXISTS main.{STAMPS} (name VARCHAR PRIMARY KEY, key VARCHAR, inputs VARCHAR, "
-        "events_version BIGINT, n_events BIGINT, mode VARCHAR, n_full INTEGER, n_incremental INTEGER, "
-        "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
+        f"INSERT OR REPLACE INTO main.{STAMPS} SELECT $name, $key, $inputs, "
+        "(SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT, (SELECT count(*) FROM main.events), "
+        f"$mode, {counts}, $n::INTEGER, now() "
+        f"FROM (SELECT 1) one LEFT JOIN (SELECT * FROM main.{STAMPS} WHERE name = $name) o ON true",
+        {
+            "name": name,
+            "key": key,
+            "inputs": json.dumps(inputs, sort_keys=True, default=str),
+            "vk": VERSION_KEY,
+            "mode": mode,
+            "n": n_sessions,
+        },
     )
-    old = get(con, name, known | {STAMPS}) or {}
-    counts = {m: (old.get(f"n_{m}") or 0) + (1 if mode == m else 0) for m in ("full", "incremental", "reused")}
-    con.execute(
-        f"INSERT OR REPLACE INTO main.{STAMPS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
-        [
-            name,
-            key,
-            json.dumps(inputs, sort_keys=True, default=str),
-            events_version(con, known),
-            n_events(con),
-            mode,
-            counts["full"],
-            counts["incremental"],
-            counts["reused"],
-            n_sessions,
-        ],
-    )
+    return known
 
 
-def prune_changes(con: duckdb.DuckDBPyConnection) -> None:
+def prune_changes(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> None:
     """Drop the change log below the oldest stamp (no stamp needs it; an unstamped table replays in full
-    anyway)."""
-    if not {CHANGES, STAMPS} <= _existing(con, [CHANGES, STAMPS]):
+    anyway). known: the tables put() returned, when the caller has them."""
+    if not {CHANGES, STAMPS} <= (known if known is not None else _existing(con, [CHANGES, STAMPS])):
         return
     con.execute(f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS})")
 

@@ -40,8 +40,8 @@ def refresh(con: duckdb.DuckDBPyConnection) -> str | None:
     from stallscan.replay import derive
 
     registry.refresh(con, "turn_boundaries")
-    bounds = stamps.get(con, "turn_boundaries")
-    if bounds is None or bounds["events_version"] != stamps.events_version(con):
+    bounds, ev, _ = stamps.with_state(con, "turn_boundaries")
+    if bounds is None or bounds["events_version"] != ev:
         return None
     inputs = {"grid": list(GRID), "boundaries": bounds["key"]}
     return derive.run(con, ENTRY.name, inputs, _compute, ENTRY.outputs, upstream=ENTRY.upstream, merge=boot.merge)
