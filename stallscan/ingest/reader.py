@@ -8,6 +8,8 @@ OpenHands, ...) are not line-based and are handled by their format modules.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +77,9 @@ class ReadState:
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:
-    step = 16 * 1024 * 1024
+    # (1 MB steps: the step's temporaries stay in the allocator's heap; 16 MB ones were fresh pages every
+    # step, paid in page faults: 0.10-0.16 s CPU less over a 326 MB tree of 990 files)
+    step = 1024 * 1024
     parts = [np.flatnonzero(buf[i : i + step] == 10) + i for i in range(0, len(buf), step)]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
@@ -100,7 +104,7 @@ def iter_lines(
         first = True
         step = min(BLOCK, max_bytes) if max_bytes else BLOCK
         while True:
-            chunk, err = read_some(fh, step, compression)
+            chunk, err = read_some(fh, _want(fh, step, compression), compression)
             if err is not None:  # a damaged gzip / zstd stream: keep what decoded, book the rest as one reject
                 state.damaged = (
                     f"{compression} stream damaged after {pos + len(carry) + len(chunk)} decoded bytes: "
@@ -188,6 +192,18 @@ def read_array(
     offsets = np.zeros(len(raw), dtype=np.int64)  # elements have no byte offsets of their own
     state.line_offsets.append(offsets)
     return iter([LineBlock(first_line=1, raw=cast(pa.LargeBinaryArray, raw), offsets=offsets)])
+
+
+def _want(fh: BinaryIO, step: int, compression: str) -> int:
+    """Bytes to ask for: a plain file's read(n) allocates n bytes up front (a 64 MB buffer for every small
+    file, paid in page faults), so ask for what a regular file holds now, plus 64 KB (a file that grows while
+    read reads on in the next steps); a pipe or a compressed stream takes the step."""
+    if compression != "none":
+        return step
+    st = os.fstat(fh.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        return step
+    return min(step, max(st.st_size - fh.tell(), 0) + 65536)
 
 
 def _block(data: bytes, starts: np.ndarray, line_no: int, pos: int) -> LineBlock:
