@@ -69,7 +69,7 @@ def build_report(
         from stallscan.replay.together import replay_together
 
         if progress:
-            progress("replaying", 0, total)
+            progress("Replaying", 0, total)
         replay_together(con, opts.threshold, opts.retry_bound, config=opts._config)  # (the sections then reuse)
     for i, s in enumerate(steps):
         if progress:

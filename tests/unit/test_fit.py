@@ -52,5 +52,6 @@ def test_report_progress_steps(con):
     seen = []
     build_report(con, ReportOptions(bootstrap=0), progress=lambda label, done, total: seen.append((label, done, total)))
     labels = [s[0] for s in seen]
-    assert labels[:4] == ["Corpus", "Turn boundaries", "Stalls", "Threshold"] and labels[-1] == "done"
+    # the two replays first (stallscan.replay.together), then each section
+    assert labels[:5] == ["Replaying", "Corpus", "Turn boundaries", "Stalls", "Threshold"] and labels[-1] == "done"
     assert [s[1] for s in seen] == sorted(s[1] for s in seen) and seen[-1][1] == seen[-1][2]
