@@ -7,6 +7,7 @@ the whole table and still give the same rows."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def test_batched_scan_equals_a_walk(con, monkeypatch, seed, order, batch):
         rows = [s[i] for i in range(max(map(len, sessions))) for s in sessions if i < len(s)]
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", batch)
-    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want
 
@@ -142,7 +143,7 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     with pytest.raises(scan.Interleaved):
         list(scan.batches(con, "scan_boundaries", 6, 2))
-    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want  # (the whole-table scan)
     con.execute("DELETE FROM events")
@@ -150,9 +151,14 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     _insert(con, rows)
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
     assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4, 2]  # (a carried into the second range)
-    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want
+
+
+def _want(rows: Sequence[Mapping[str, object]]) -> list[tuple[object, ...]]:
+    """The reference walk's rows, gaps rounded as _got rounds them."""
+    return [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
 
 
 def _ev(s: str, i: int) -> dict[str, object]:
@@ -178,7 +184,7 @@ def test_a_carried_session_before_a_finished_one(con, monkeypatch):
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     with pytest.raises(scan.Interleaved):
         list(scan.batches(con, "scan_boundaries", 5, 2))
-    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want  # (the whole-table scan)
 
@@ -191,7 +197,7 @@ def test_sessions_interleaved_inside_the_carried_rows(con, monkeypatch):
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
     assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4]
-    want = [(a, b, c, None if g is None else round(g, 6)) for a, b, c, g in _expected(rows)]
+    want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want
 
