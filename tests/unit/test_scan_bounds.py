@@ -139,13 +139,7 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
          "dur": 0, "ts_quality": "per_message", "finish": None if i % 2 else "stop"}
         for s, i in (("a", 1), ("a", 2), ("b", 1), ("b", 2), ("a", 3), ("a", 4))
     ]  # fmt: skip
-    _insert(con, rows)
-    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
-    with pytest.raises(scan.Interleaved):
-        list(scan.batches(con, "scan_boundaries", 6, 2))
-    want = _want(rows)
-    scan_bounds.prev_replies(con)
-    assert _got(con) == want  # (the whole-table scan)
+    _batching_gives_up(con, monkeypatch, rows)
     con.execute("DELETE FROM events")
     rows = sorted(rows, key=lambda e: (e["session_id"], e["seq"]))
     _insert(con, rows)
@@ -154,6 +148,17 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want
+
+
+def _batching_gives_up(con, monkeypatch, rows) -> None:
+    """Stored in this order, 2-row batches raise Interleaved; prev_replies then scans the whole table and
+    gives the reference walk's rows."""
+    _insert(con, rows)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
+    with pytest.raises(scan.Interleaved):
+        list(scan.batches(con, "scan_boundaries", len(rows), 2))
+    scan_bounds.prev_replies(con)
+    assert _got(con) == _want(rows)  # (the whole-table scan)
 
 
 def _want(rows: Sequence[Mapping[str, object]]) -> list[tuple[object, ...]]:
@@ -180,13 +185,7 @@ def test_a_carried_session_before_a_finished_one(con, monkeypatch):
     but a's rows come first, so they cannot be cut off the end of the carried rows; b is scanned, and a
     (rowid 0, before b's) would then go back in rowid order: the batching gives up."""
     rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("c", 1), _ev("c", 2)]
-    _insert(con, rows)
-    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
-    with pytest.raises(scan.Interleaved):
-        list(scan.batches(con, "scan_boundaries", 5, 2))
-    want = _want(rows)
-    scan_bounds.prev_replies(con)
-    assert _got(con) == want  # (the whole-table scan)
+    _batching_gives_up(con, monkeypatch, rows)
 
 
 def test_sessions_interleaved_inside_the_carried_rows(con, monkeypatch):
