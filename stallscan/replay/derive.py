@@ -26,8 +26,10 @@ from stallscan.store import sql, stamps
 SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
-_STAMPING = threading.Lock()
 SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
+# one writer of the stamps at a time: two replays at once (stallscan.replay.together) write to one table, and
+# pruning the change log from two transactions at once could conflict
+_STAMPING = threading.Lock()
 
 
 def run(
@@ -60,9 +62,8 @@ def run(
         compute(con)
     else:
         _incremental(con, compute, outputs, upstream, merge)
-    with _STAMPING:  # (two replays at once, stallscan.replay.together: one writer of the stamps at a time)
-        stamps.put(con, name, key, inputs, mode, n_sessions)
-        stamps.prune_changes(con)
+    with _STAMPING:
+        stamps.prune_changes(con, stamps.put(con, name, key, inputs, mode, n_sessions))
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 

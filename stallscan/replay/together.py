@@ -34,12 +34,12 @@ def replay_together(
     con: duckdb.DuckDBPyConnection,
     threshold: float,
     retry_bound: int,
-    narrated_bound: int | None = None,
     config: Any = None,
 ) -> dict[str, float] | None:
-    """Label the events, then replay turn boundaries (at `threshold`) and stalls at once when both are still
-    to be replayed for the first time and there are two CPUs; returns each replay's wall seconds, or None
-    when it did not run them (the callers' own replay calls then do the work)."""
+    """Label the events, then replay turn boundaries (at `threshold`) and stalls (at `retry_bound`, the
+    default narrated bound, as the report's sections ask) at once when both are still to be replayed for
+    the first time and there are two CPUs; returns each replay's wall seconds, or None when it did not run
+    them (the callers' own replay calls then do the work)."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
@@ -47,12 +47,9 @@ def replay_together(
     label_events(con, config)
     if threads() < 2 or stamps.get(con, "turn_boundaries") or stamps.get(con, "stalls"):
         return None
-    stall_kw: dict[str, Any] = {"retry_bound": retry_bound, "config": config}
-    if narrated_bound is not None:
-        stall_kw["narrated_bound"] = narrated_bound
     jobs: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
         "boundaries": lambda c: replay_boundaries(c, threshold, summary=False),
-        "stalls": lambda c: replay_stalls(c, **stall_kw),
+        "stalls": lambda c: replay_stalls(c, retry_bound=retry_bound, config=config),
     }
     return run_at_once(con, jobs)
 

@@ -116,8 +116,12 @@ def connect(
 
 def threads() -> int:
     """Worker threads: $STALLSCAN_THREADS when set (a positive integer), else one per CPU."""
+    return _threads_set() or max(1, os.cpu_count() or 1)
+
+
+def _threads_set() -> int | None:
     env = os.environ.get("STALLSCAN_THREADS", "").strip()
-    return int(env) if env.isdigit() and int(env) > 0 else max(1, os.cpu_count() or 1)
+    return int(env) if env.isdigit() and int(env) > 0 else None
 
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -133,9 +137,8 @@ def _session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
     # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
     con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
-    threads = os.environ.get("STALLSCAN_THREADS", "").strip()
-    if threads.isdigit() and int(threads) > 0:  # DuckDB's worker threads (default: one per CPU)
-        con.execute(f"SET threads = {int(threads)}")
+    if _threads_set():  # DuckDB's worker threads (default: one per CPU)
+        con.execute(f"SET threads = {_threads_set()}")
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
