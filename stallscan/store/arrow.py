@@ -115,3 +115,29 @@ def to_numpy(col: pa.ChunkedArray | pa.Array, dtype: Any = None) -> npt.NDArray[
     else:
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return out if dtype is None else np.asarray(out, dtype=dtype)
+
+
+def objects(col: pa.ChunkedArray | pa.Array) -> npt.NDArray[Any]:
+    """A string column without nulls as a numpy object array of str, as `fetchnumpy` gives it: each distinct
+    string made a Python object once and the rows pointed at it (dictionary-encoded, then a take), not one
+    object per row (at 1.25M rows of a few distinct values, 0.03 against 0.3 s)."""
+    import pyarrow.compute as pc  # (about 0.1 s to import: only the bulk paths call this)
+
+    if col.null_count:
+        raise ValueError("objects: the column holds NULL")
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not chunks:
+        return np.empty(0, dtype=object)
+    enc = pc.dictionary_encode(pa.chunked_array(chunks, col.type)).combine_chunks()
+    words = np.empty(len(enc.dictionary), dtype=object)
+    words[:] = enc.dictionary.to_pylist()
+    out: npt.NDArray[Any] = words[to_numpy(enc.indices, np.intp)]
+    return out
+
+
+def numpy_columns(tbl: pa.Table) -> dict[str, npt.NDArray[Any]]:
+    """Every column of a table without nulls as numpy (strings: objects()), keyed by name, in order."""
+    return {
+        name: objects(col) if pa.types.is_string(col.type) or pa.types.is_large_string(col.type) else to_numpy(col)
+        for name, col in zip(tbl.column_names, tbl.columns)
+    }

@@ -85,7 +85,10 @@ def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
 
 def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
     by = _inputs_ready(con, by)
-    rows = sql.query(con, "sweep/sweep_input", {"by": by}).fetchnumpy()
+    from stallscan.store import arrow
+
+    # (through Arrow: a string column becomes one Python object per distinct value, not one per row)
+    rows = arrow.numpy_columns(sql.relation(con, "sweep/sweep_input", {"by": by}).to_arrow_table())
     if variants:
         from stallscan.sweep.variants import variant_columns
 
