@@ -128,7 +128,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     else:
         sql.run(con, "replay/stall_turn_starts")
     _turn_numbers(con)
-    sql.run(con, "replay/stall_rounds_prep")
+    tools = "|".join(f"(?:{bg.tool})" for bg in data.background) or None  # (any entry's tool: stall_calls)
+    sql.run(con, "replay/stall_rounds_prep", {"bg_tools": tools})
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
