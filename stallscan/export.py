@@ -299,11 +299,16 @@ def connect_parquet(
         drop = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall() if r[0] in PSEUDO_COLUMNS]
         exclude = f"EXCLUDE ({', '.join(drop)})" if drop else ""
         con.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * {exclude} FROM {src}")
-    # the stored columns of rounds, which the stall sections read under that name (stallscan.replay.stalls: a
-    # replay stores rounds_narrow and reads the view rounds over it and events)
+    # the columns of rounds the stall sections read under these names (stallscan.replay.stalls: a replay stores
+    # rounds_core, its sparse columns apart, and reads the views rounds_narrow and rounds over them and events)
     con.execute(
         "CREATE OR REPLACE VIEW rounds_narrow AS "
         "SELECT * EXCLUDE (event_id, ts, finish_eff, text_chars, excerpt) FROM rounds"
+    )
+    con.execute(
+        "CREATE OR REPLACE VIEW rounds_core AS SELECT session_id, source_format, seq, turn_id, round_in_turn, model, "
+        "provider, finish_reason, n_tool_calls, after_tool_round, round_kind, signature, NULL::INTEGER AS hit_key "
+        "FROM rounds"
     )
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):

@@ -1,5 +1,5 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds_narrow, stall_walk_scan (stallscan/replay/stalls.py), events (the walked replies' event_id, ts and
+-- Inputs: rounds_core, rounds_nudges (a walked round's nudge), stall_walk_scan (stallscan/replay/stalls.py), events (the walked replies' event_id, ts and
 -- excerpt, by session_id and seq: computed as the view `rounds` computes them, queries/replay/stall_rounds_view.sql).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
@@ -17,10 +17,10 @@
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
 -- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
 -- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
--- round of a turn that holds a stall, joined to rounds_narrow on its rowid; only those turns are walked).
+-- round of a turn that holds a stall, joined to rounds_core on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, a.ts, r.*,
+    SELECT a.event_id, a.ts, r.*, n.nudge_id,
            CASE WHEN length(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))) <= 240
                 THEN trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))
                 ELSE '…' || right(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13)), 239) END AS excerpt,
@@ -32,7 +32,8 @@ WITH g AS (
            CASE WHEN r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') THEN s.stall_index END AS stall_index,
            CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
            s.episode_nudges, s.ends_on_stall, s.delivered_nudged
-    FROM rounds_narrow r JOIN stall_walk_scan s ON r.rowid = s.rid
+    FROM rounds_core r JOIN stall_walk_scan s ON r.rowid = s.rid
+    LEFT JOIN rounds_nudges n ON n.session_id = r.session_id AND n.seq = r.seq
     JOIN events a ON a.session_id = r.session_id AND a.seq = r.seq AND a.role = 'assistant'
 )
 SELECT g.*,

@@ -1,8 +1,12 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
--- rounds_narrow: the columns of the view `rounds` but those it reads or computes from the reply's own event
--- (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt; a
--- 32-character id per row and up to 240 characters of text were about a third of this table's cost); readers
--- that need none of them read rounds_narrow.
+-- rounds_core: the columns every reply has (its key, turn, own fields, round_kind, signature) and hit_key, the
+-- number of its tail and capped length's signature hits (NULL: none). The columns that are empty on most replies are
+-- stored apart, only where they are set (queries/replay/stall_rounds_side.sql: the hit lists once per session and
+-- hit_key, the nudges after a round, a turn's background / approval-mode evidence), and the view rounds_narrow
+-- (queries/replay/stall_rounds_narrow_view.sql) puts them back; the view `rounds` adds what it reads or computes
+-- from the reply's own event (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt).
+-- Storing a column costs per row even where it is empty (at 2M generated events about 0.03 CPU s for an integer,
+-- 0.05-0.14 s for a string or a list): the ten sparse columns were about a third of this table's write.
 -- Input: events, stall_scan, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
 -- stall_signatures, stall_settings,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
@@ -12,7 +16,7 @@
 -- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
 -- The signature hits of the replies with one tail and capped length (stall_tail_caps: the tail's matches,
 -- stall_tail_matches, a signature with max_chars only when the reply's whole text is no longer), in signature order
--- (list_sort on (ord, id): no ordered aggregate)
+-- (list_sort on (ord, id): no ordered aggregate), numbered (hit_key: any numbering, one replay's rows agree)
 CREATE OR REPLACE TEMP TABLE stall_sig_hits AS
 WITH m AS (
     SELECT c.tail, c.cap, m.ord, m.id, m.kind, s.decides
@@ -27,7 +31,8 @@ SELECT m.tail, m.cap,
        -- the vetoes that count: any question / statement; a done one unless a `decides` intent matched
        count(*) FILTER (WHERE m.kind IN ('question', 'statement')) > 0
            OR (count(*) FILTER (WHERE m.kind = 'done') > 0
-               AND NOT coalesce(bool_or(m.kind = 'intent' AND m.decides), false)) AS vetoed
+               AND NOT coalesce(bool_or(m.kind = 'intent' AND m.decides), false)) AS vetoed,
+       (row_number() OVER ())::INTEGER AS hit_key
 FROM m GROUP BY m.tail, m.cap;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
@@ -41,7 +46,7 @@ GROUP BY m.model;
 -- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
-CREATE OR REPLACE TABLE rounds_narrow AS
+CREATE OR REPLACE TABLE rounds_core AS
 -- The replies are read from `events` joined with the scan's rows of the replies on the rowid (stall_scan, round_rid =
 -- rid: a reply is its turn's last reply at its own row; a reply without a row fails), not through the positional
 -- view stall_ev: DuckDB runs a positional scan on one thread, so this statement and its write ran on one. A hash
@@ -76,7 +81,7 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
 ), b AS (
     SELECT x.* EXCLUDE (tail, cap), st.sentinel_kind,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
-           coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed,
+           coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed, h.hit_key,
            CASE WHEN ev.bg_seq < x.seq THEN ev.bg_id END AS background,
            CASE WHEN ev.mode_seq < x.seq THEN ev.mode_id END AS approval_mode,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
@@ -116,7 +121,7 @@ SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
            WHEN 'narrated_intent' THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
-       c.sig_hits, c.veto_hits, c.wait_hits, c.vetoed, c.background, c.approval_mode, c.nudge_id, c.nudge_reacts_to, c.n_nudges::INTEGER AS n_nudges, c.interrupted
+       c.hit_key
 FROM c LEFT JOIN stall_model_provider mp USING (model);
 
 RESET disabled_optimizers;

@@ -19,13 +19,19 @@ SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source
 FROM events e POSITIONAL JOIN stall_scan s
 WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
 
--- every tool call with its turn, and the table the [[background]] entries' matches go to: one statement per
--- entry (queries/replay/stall_background_match.sql, its regexes constants, compiled once), then
--- queries/replay/stall_turn_evidence.sql keeps each turn's first
+-- the tool calls some [[background]] entry's tool regex matches ($bg_tools: the entries' `tool` regexes as one
+-- alternation, a constant compiled once; NULL: no entry), with their turn, and the table the entries' matches go to:
+-- one statement per entry (queries/replay/stall_background_match.sql, its regexes constants, compiled once), then
+-- queries/replay/stall_turn_evidence.sql keeps each turn's first. The calls are read from `events` (a parallel scan)
+-- and only the kept ones look up their turn in stall_scan by rowid: the positional view stall_ev runs on one thread
+-- (every tool call through it: 2.3 CPU s at 10M generated events, none of whose calls a tool regex matches).
 CREATE OR REPLACE TEMP TABLE stall_calls AS
-SELECT v.session_id, v.turn_id, v.seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
-FROM (SELECT v.session_id, v.turn_id, v.seq, unnest(v.tool_calls) AS c
-      FROM stall_ev v WHERE v.role = 'assistant' AND v.n_tool_calls > 0) v;
+SELECT v.session_id, s.turn_id, v.seq, v.name, v.arguments
+FROM (SELECT rid, session_id, seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
+      FROM (SELECT rowid AS rid, session_id, seq, unnest(tool_calls) AS c
+            FROM events WHERE role = 'assistant' AND n_tool_calls > 0)
+      WHERE $bg_tools::VARCHAR IS NOT NULL AND regexp_matches(coalesce(c.name, ''), coalesce($bg_tools::VARCHAR, ''))) v
+JOIN stall_scan s ON s.rid = v.rid;
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 

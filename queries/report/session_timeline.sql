@@ -3,7 +3,7 @@
 -- and stall outcome, in session order, each with its event's rowid; the excerpts of the rows shown come
 -- from report/timeline_excerpts.sql, by those rowids
 -- (the report keeps a few rows around what a session flags: redacting every text of a long session cost
--- more than the rest). Inputs: events, turn_boundaries, rounds_narrow (a reply's row by session_id and seq), stalls.
+-- more than the rest). Inputs: events, turn_boundaries, rounds_core (a reply's row by session_id and seq), stalls.
 -- Parameter: $sessions (VARCHAR[]: exact session ids; `show` asks for one, the report for every session it
 -- lists, in one statement). Each derived table is narrowed to the sessions (by session_id) before its join,
 -- so no join reads a whole table: joining the whole tables took 0.1-0.2 s per session at 1M events. The
@@ -21,7 +21,7 @@ SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.
 FROM e
 LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries
            WHERE list_contains($sessions::VARCHAR[], session_id)) b USING (event_id)
-LEFT JOIN (SELECT session_id, seq, round_kind, signature FROM rounds_narrow
+LEFT JOIN (SELECT session_id, seq, round_kind, signature FROM rounds_core
            WHERE list_contains($sessions::VARCHAR[], session_id)) r USING (session_id, seq)
 LEFT JOIN (SELECT event_id, stall_index, outcome FROM stalls
            WHERE list_contains($sessions::VARCHAR[], session_id)) s USING (event_id)

@@ -2,7 +2,8 @@
 
 Core API (no CLI here):
   replay_stalls(con, retry_bound=3, narrated_bound=2) -> ReplayInfo
-      (re)creates the tables `rounds_narrow` (read through the view `rounds`), `stalls`, `turns` from `events`
+      (re)creates the tables `rounds_core` with its sparse columns apart (`rounds_hits`, `rounds_nudges`,
+      `rounds_evidence`; read through the views `rounds_narrow` and `rounds`), `stalls`, `turns` from `events`
       (idempotent);
   list_stalls(con, ...) / silent_rates(con) / recovery(con) / bound_sweep(con, bounds) -> plain rows.
 
@@ -27,6 +28,9 @@ STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 # what a stall episode ended as (stalls.outcome), and the short names `stallscan stalls --outcome` accepts
 OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
+# the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
+# stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
+ROUND_TABLES = ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence")
 
 
 @dataclass
@@ -73,19 +77,19 @@ def replay_stalls(
         "segmentation": used,
         "labels": st["key"] if st else None,
     }
-    derive.run(
+    mode = derive.run(
         con,
         "stalls",
         inputs,
         lambda c: _compute(c, retry_bound, narrated_bound, used),
-        ("rounds_narrow", "stalls", "turns"),  # (rounds: a view over rounds_narrow and events)
+        ROUND_TABLES + ("stalls", "turns"),  # (rounds_narrow, rounds: views over them and events)
         upstream=upstream,
     )
-    _rounds_view(con)
+    _rounds_views(con, mode != "reused")
     counts = cast(
         "tuple[int, int, int, str | None]",
         con.execute(
-            "SELECT (SELECT count(*) FROM rounds_narrow), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+            "SELECT (SELECT count(*) FROM rounds_core), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
             "(SELECT any_value(data_version) FROM stall_replay_info)"
         ).fetchone(),
     )
@@ -93,35 +97,39 @@ def replay_stalls(
     return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
 
 
-def _rounds_view(con: duckdb.DuckDBPyConnection) -> None:
-    """The view `rounds` (queries/replay/stall_rounds_view.sql) in the current schema when it is not there: a
-    database written before it holds a table of that name, dropped first. Nothing written when it is there
-    (a replay that reuses its tables leaves the database as it was)."""
-    kinds = {
-        r[0]
-        for r in con.execute(
-            "SELECT 'table' FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND schema_name = current_schema() AND table_name = 'rounds' UNION ALL "
-            "SELECT 'view' FROM duckdb_views() WHERE database_name = current_database() "
-            "AND schema_name = current_schema() AND view_name = 'rounds'"
-        ).fetchall()
-    }
-    if "view" in kinds:
-        return
-    if "table" in kinds:
-        sql.drop_stored_table(con, "rounds")
-    sql.run(con, "replay/stall_rounds_view")
+def _rounds_views(con: duckdb.DuckDBPyConnection, replayed: bool) -> None:
+    """The views `rounds_narrow` (queries/replay/stall_rounds_narrow_view.sql) and `rounds`
+    (queries/replay/stall_rounds_view.sql) in the current schema, made anew after a replay wrote the tables and
+    else only when missing: a database written before a view holds a table of its name (rounds, rounds_narrow),
+    dropped first. Nothing written when a reused replay finds both views (it leaves the database as it was)."""
+    for name, query in (("rounds_narrow", "replay/stall_rounds_narrow_view"), ("rounds", "replay/stall_rounds_view")):
+        kinds = {
+            r[0]
+            for r in con.execute(
+                "SELECT 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND schema_name = current_schema() AND table_name = $n UNION ALL "
+                "SELECT 'view' FROM duckdb_views() WHERE database_name = current_database() "
+                "AND schema_name = current_schema() AND view_name = $n",
+                {"n": name},
+            ).fetchall()
+        }
+        if "view" in kinds and not replayed:
+            continue
+        if "table" in kinds:
+            sql.drop_stored_table(con, name)
+        sql.run(con, query)
 
 
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
-    """(Re)create `rounds_narrow`, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    """(Re)create the ROUND_TABLES, `stalls`, `turns` (in the schema the search path names) from `events`."""
     data = stall_data.install(con)
     if used == "labels":
         sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
     _turn_numbers(con)
-    sql.run(con, "replay/stall_rounds_prep")
+    tools = "|".join(f"(?:{bg.tool})" for bg in data.background) or None  # (any entry's tool: stall_calls)
+    sql.run(con, "replay/stall_rounds_prep", {"bg_tools": tools})
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
@@ -141,6 +149,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         failed = False
     finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
         sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
+    sql.run(con, "replay/stall_rounds_side")
     con.execute("DROP VIEW stall_ev")
     con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
     _walk(con)
@@ -224,7 +233,7 @@ def _cumsum_from(x: Any, first: Any) -> Any:
 def _walk(con: duckdb.DuckDBPyConnection) -> None:
     """The temp table `stall_walk_scan`: the bounded re-prompt walk over the rounds of each turn that holds a
     stall, in seq order, as segmented scans over shares of the sessions (queries/replay/stall_replay.sql
-    states the rules), one row per walked round (rid: its rowid in `rounds_narrow`). An episode runs to a breaker (a tool round or a final, which
+    states the rules), one row per walked round (rid: its rowid in `rounds_core`). An episode runs to a breaker (a tool round or a final, which
     belongs to the episode it ends); the dropped counter restarts with each episode, the narrated counter
     only with the turn."""
     import numpy as np

@@ -1,7 +1,8 @@
-"""`rounds` is a view: the stored table rounds_narrow and each reply's own event (queries/replay/stall_rounds_view.sql).
+"""`rounds` is a view: the view rounds_narrow (the stored table rounds_core with its sparse columns, stored apart,
+joined back: queries/replay/stall_rounds_narrow_view.sql) and each reply's own event (queries/replay/stall_rounds_view.sql).
 
 * one row per assistant event, each with its own event's id (the view finds the reply by session_id and seq);
-* a database holding an older `rounds` table gets the view in its place;
+* a database holding an older `rounds` or `rounds_narrow` table gets the view in its place;
 * after events of one file are removed and the database checkpointed (DuckDB then renumbers the rowids of
   the rows stored after them), the rounds of the other files still show their own events: the incremental
   replay's rounds equal a full replay's.
@@ -34,7 +35,8 @@ def db(tmp_path, monkeypatch, sample_ingested_file):
 def test_one_row_per_reply_with_its_own_event(db):
     replay_stalls(db)
     assert relation_kinds(db, "rounds") == {"view"}
-    assert relation_kinds(db, "rounds_narrow") == {"table"}
+    assert relation_kinds(db, "rounds_narrow") == {"view"}
+    assert relation_kinds(db, "rounds_core") == {"table"}
     pairs = db.execute(
         "SELECT r.event_id, e.event_id FROM rounds r FULL JOIN (SELECT * FROM events WHERE role = 'assistant') e "
         "USING (event_id)"
@@ -52,6 +54,21 @@ def test_an_older_rounds_table_is_replaced_by_the_view(db):
     replay_stalls(db)
     assert relation_kinds(db, "rounds") == {"view"}
     assert fingerprint(db, "rounds") == want
+
+
+def test_an_older_rounds_narrow_table_is_replaced_by_the_view(db):
+    replay_stalls(db)
+    want = {t: fingerprint(db, t) for t in ("rounds", "rounds_narrow")}
+    # as a database written before the view holds: rounds_narrow a table of every column, no rounds_core
+    db.execute("CREATE TABLE rounds_narrow_old AS SELECT * FROM rounds_narrow")
+    db.execute("DROP VIEW rounds_narrow")
+    db.execute("ALTER TABLE rounds_narrow_old RENAME TO rounds_narrow")
+    for t in ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence"):
+        db.execute(f"DROP TABLE {t}")
+    stamps.forget(db, "stalls")
+    replay_stalls(db)
+    assert relation_kinds(db, "rounds_narrow") == {"view"}
+    assert {t: fingerprint(db, t) for t in ("rounds", "rounds_narrow")} == want
 
 
 def test_rounds_follow_their_events_after_a_delete_and_checkpoint(tmp_path, monkeypatch):
