@@ -104,7 +104,9 @@ def _got(con):
     """tb_scan (one row per user / tool event, in storage order) as (event_id, previous reply's id, its status,
     gap) of each user / tool row."""
     rows = con.execute("SELECT rid, prev_event_id, prev_status, gap_raw_s FROM tb_scan").fetchall()
-    events = con.execute("SELECT rowid, event_id FROM events WHERE role IN ('user', 'tool') ORDER BY rowid").fetchall()
+    events = con.execute(
+        "SELECT rowid, event_id FROM events WHERE role IN ('user', 'tool') ORDER BY rowid"
+    ).fetchall()
     assert [r[0] for r in rows] == [e[0] for e in events]  # every user / tool event, in storage order, no other
     return [
         (eid, p, None if s is None else scan_bounds.STATUSES[s - 1], None if g is None else round(g, 6))
