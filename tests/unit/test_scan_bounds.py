@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -217,26 +216,3 @@ def test_reply_status_cases(con):
     assert [(repr(c[0]), scan_bounds.STATUSES[s]) for c, (_, s) in zip(cases, got)] == [
         (repr(c[0]), c[3]) for c in cases
     ]
-
-
-def test_a_user_event_without_a_scan_row_fails(con):
-    """turn_boundaries.sql joins the events with tb_scan on the rowid: a user / tool event the scan gave no row
-    (a pairing gone wrong) fails the statement instead of dropping the event or leaving its reply out."""
-    rows = [_ev("a", 1), _ev("a", 2), _ev("a", 3), _ev("b", 1)]
-    _insert(con, rows)
-    scan_bounds.prev_replies(con)
-    con.execute(
-        "CREATE TEMP TABLE user_labels AS SELECT event_id, 'human' AS origin, 'default_human' AS origin_rule, "
-        "false AS human_content, true AS starts_request FROM events WHERE role IN ('user', 'tool')"
-    )
-    try:
-        sql.run(con, "replay/turn_boundaries", {"threshold": 2.0})
-        got = con.execute("SELECT event_id, prev_event_id FROM turn_boundaries_narrow ORDER BY event_id").fetchall()
-        assert got == [("a1", None), ("a3", "a2"), ("b1", None)]  # (a2 is the reply, not a row of its own)
-        con.execute("DELETE FROM tb_scan WHERE rid = (SELECT rowid FROM events WHERE event_id = 'a3')")
-        with pytest.raises(duckdb.Error, match="tb_scan holds no row of a user / tool event"):
-            sql.run(con, "replay/turn_boundaries", {"threshold": 2.0})
-    finally:
-        sql.rollback(con)
-        con.execute("DROP TABLE IF EXISTS temp.user_labels")
-        con.execute("DROP TABLE IF EXISTS turn_boundaries_narrow")
