@@ -15,12 +15,11 @@
 
 -- The previous reply of each user-role event (the last assistant event of the session with a smaller seq),
 -- its completion report and the gap come from stallscan/replay/scan_bounds.py (over scan_boundaries.sql's
--- columns): the temp table tb_scan, one row per user / tool event keyed by its rowid (rid). The events are
--- joined to it on the rowid with the scan's four narrow columns as the hash table's build side and the events
--- a parallel probe, so the write runs on every thread (a POSITIONAL JOIN with a table of every event, as
--- before, is a source of one thread: the whole INSERT ran on one). A user / tool event without a scan row
--- fails with error(...) (the LEFT JOIN keeps it), as the positional rowid check did. The labels are joined on
--- event_id; nothing is materialised on the way.
+-- columns): the temp table tb_scan, one row per event in storage order, read beside events with POSITIONAL
+-- JOIN (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the
+-- user / tool events: no join on the rowid (a hash join of every user / tool event with its scan row,
+-- carrying every column, spilled at 10M events). The labels are joined on event_id; nothing is materialised on
+-- the way.
 -- Only what the decisions are computed from is stored: the decided_by / decision / error columns of the
 -- three policies, gap_s and is_human_turn are the view's (each stored low-cardinality VARCHAR column cost
 -- about 0.07 CPU s per 850k rows to write; the 26-column table 1.7-2.4 CPU s against 0.8-0.9 for this one).
@@ -35,21 +34,21 @@ CREATE OR REPLACE TABLE turn_boundaries_narrow (
     "role" VARCHAR, kind VARCHAR, origin_rule VARCHAR, human_content BOOLEAN, starts_request BOOLEAN,
     prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, ts_quality VARCHAR, threshold DOUBLE);
 
--- The hash tables are built on tb_scan (rid and three small columns) and user_labels (its id and four small
--- columns), the right sides, not on the events (twelve columns): DuckDB's estimates could put the events on
--- the build side (at 10M generated events that spilled). Reset after the statement (and by
--- stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
+-- The hash table of the labels' join is built on user_labels (its id and four small columns), not on the
+-- events' side (twelve columns): the positional scan's row estimate is about 0, so the optimizer would build
+-- on the events (at 10M generated events the INSERT 15-16 against 11-12 CPU s). Reset after the statement
+-- (and by stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
 SET disabled_optimizers = 'build_side_probe_side';
 
 INSERT INTO turn_boundaries_narrow
-SELECT e.session_id, e.seq, e.event_id, e.ts, s.prev_status, e.initiator, l.origin, e.source_format, e.role, e.kind,
-       l.origin_rule, l.human_content, l.starts_request, s.prev_event_id, s.gap_raw_s, e.ts_quality,
+SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, l.origin, e.source_format, e.role, e.kind,
+       l.origin_rule, l.human_content, l.starts_request, e.prev_event_id, e.gap_raw_s, e.ts_quality,
        $threshold::DOUBLE AS threshold
-FROM events e
-LEFT JOIN tb_scan s ON s.rid = e.rowid
-JOIN user_labels l ON l.event_id = e.event_id
-WHERE e.role IN ('user', 'tool')
-  AND CASE WHEN s.rid IS NOT NULL THEN true ELSE error('tb_scan holds no row of a user / tool event') END;
--- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
+FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+             s.prev_status, s.prev_event_id, s.gap_raw_s
+      FROM events e POSITIONAL JOIN tb_scan s
+      WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+        AND e.role IN ('user', 'tool')) e
+JOIN user_labels l USING (event_id);   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
 RESET disabled_optimizers;

@@ -298,8 +298,7 @@ def scan_into(
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
     when the storage order does not allow batches, over the whole table at once. `out` holds one row per
-    row of `source` in its storage order (read beside it with POSITIONAL JOIN), unless `step` returns its own
-    `rid` column: then the rows it returns (a subset, read by joining on `rid`)."""
+    row of `source` in its storage order (read beside it with POSITIONAL JOIN)."""
     end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
 
     def part(w: Walk) -> pa.Table:

@@ -15,10 +15,10 @@ through `scan.scan_into`, as the stall replay's turn scan is:
   order, stops the batching: the scan then starts again over the whole table at once, which is correct in
   any storage order.
 
-The output is the DuckDB temp table `tb_scan`, one row per user / tool event (rid, prev_event_id, prev_status,
-gap_raw_s), which turn_boundaries.sql joins with `events` on the rowid (the scan's rows are the hash table's
-build side, the events a parallel probe). Python holds one batch of narrow columns at a time; the output is in
-DuckDB (inside its memory limit, spillable).
+The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_event_id,
+prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads
+beside `events` with POSITIONAL JOIN (each row checks its rowid), so no join on the rowid is needed. Python
+holds one batch of narrow columns at a time; the output is in DuckDB (inside its memory limit, spillable).
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final") 
 
 def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the temp table `tb_scan`: the previous reply of every user / tool event (see the module
-    docstring), one row per user / tool event of `events`, keyed by its rowid `rid`."""
+    docstring), one row per event of `events` in storage order."""
     with sql.timed("scan previous replies"):
         scan.scan_into(con, "scan_boundaries", "events", "tb_scan", _step, BATCH_ROWS)
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:
-    """The output rows of one walk (whole sessions): its user / tool events only, in storage order, with their
-    own rowid (`rid`), prev_event_id, prev_status (the previous reply's status as a 1-based code into STATUSES)
-    and gap_raw_s; NULL when there is no reply before (the gap: also unless both times are trustworthy)."""
+    """The output columns of one walk (whole sessions), in storage order: prev_event_id, prev_status (the
+    previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
+    event with a reply before it (the gap: and both times trustworthy)."""
     c = w.cols
     ut = c["ut"]
     prev = w.prev_where(c["reply"])  # walk positions
@@ -54,12 +54,10 @@ def _step(w: scan.Walk) -> dict[str, Any]:
     timed = has & c["t_ok"] & c["t_ok"][p]
     gap = (c["t_us"] - c["t_us"][p]) / 1e6
     status = np.where(has, c["status"][p] + 1, 0).astype(np.int8)
-    keep = np.flatnonzero(w.to_storage(ut))  # storage positions of the user / tool events, rising
-    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))[keep]  # storage order from here on
-    status = w.to_storage(status)[keep]
+    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
+    status = w.to_storage(status)
     return {
-        "rid": c["rid_storage"][keep],
         "prev_event_id": w.take_storage("reply_id", prev_storage),
         "prev_status": arrow.from_numpy(status, mask=status == 0),
-        "gap_raw_s": arrow.from_numpy(w.to_storage(gap)[keep], mask=~w.to_storage(timed)[keep]),
+        "gap_raw_s": arrow.from_numpy(w.to_storage(gap), mask=~w.to_storage(timed)),
     }
