@@ -66,6 +66,18 @@ def main() -> None:
         return
     if argv[:1] == ["report"] and _report(argv[1:]):
         return
+    parsed = parse_report(argv[1:]) if argv[:1] == ["report"] else None
+    if parsed is not None:  # the command itself, without typer's parser (stallscan.cli.report_cmd.run_parsed)
+        from stallscan.cli.report_cmd import run_parsed
+
+        try:
+            run_parsed(*parsed)
+        except SystemExit as exc:
+            if not exc.code:
+                _mirror_after_command(argv[1:])
+            raise
+        _mirror_after_command(argv[1:])
+        return
     from stallscan.cli import app
 
     if argv[:1] != ["report"]:
