@@ -66,6 +66,18 @@ def main() -> None:
         return
     if argv[:1] == ["report"] and _report(argv[1:]):
         return
+    parsed = parse_report(argv[1:]) if argv[:1] == ["report"] else None
+    if parsed is not None:  # the command itself, without typer's parser (stallscan.cli.report_cmd.run_parsed)
+        from stallscan.cli.report_cmd import run_parsed
+
+        try:
+            run_parsed(*parsed)
+        except SystemExit as exc:
+            if not exc.code:
+                _mirror_after_command(argv[1:])
+            raise
+        _mirror_after_command(argv[1:])
+        return
     from stallscan.cli import app
 
     if argv[:1] != ["report"]:
@@ -248,11 +260,14 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
         },
     )
     path = v["db"] or default_db_path()
+    found = _older(paths, path) if paths and path != ":memory:" else None
+    if paths and found is None:
+        return None
     con = peek(path) if path != ":memory:" else None
     if con is None:
         return None
     try:
-        ingested = _unchanged(con, paths) if paths else None
+        ingested = _unchanged(con, found) if found is not None else None
         if paths and ingested is None:
             return None
         check_filters(con, opts)
@@ -262,15 +277,30 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     return None if data is None else (data, fmt, ingested)
 
 
-def _unchanged(con: Any, paths: list[str]) -> IngestResult | None:
-    """The no-change ingest's result when every file the paths name has its recorded size and mtime."""
+def _older(paths: list[str], db: str) -> Any:
+    """The files the paths name (stallscan.ingest.discover), or None when one is unreadable, there are none,
+    or one was modified after the database file (and its write-ahead log) last was: a file written since the
+    last ingest cannot have its recorded stats, so the database is not opened for this lookup (a file
+    dated in the future only sends its reports to the typer command)."""
     from stallscan.ingest.discover import discover
-    from stallscan.ingest.plan import same_stats
-    from stallscan.ingest.result import IngestResult
 
     found = discover(paths)
     if found.unreadable or not found.files:
         return None  # (the CLI names what it could not read)
+    try:
+        written = max(os.stat(p).st_mtime_ns for p in (db, f"{db}.wal") if os.path.exists(p))
+        if any(os.stat(f).st_mtime_ns > written for f in found.files):
+            return None
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def _unchanged(con: Any, found: Any) -> IngestResult | None:
+    """The no-change ingest's result when every file found (_older) has its recorded size and mtime."""
+    from stallscan.ingest.plan import same_stats
+    from stallscan.ingest.result import IngestResult
+
     n = same_stats(con, found.files)
     if n is None:
         return None

@@ -146,6 +146,31 @@ def report(
         account(res, strict)
 
 
+def run_parsed(paths: list[str], values: dict[str, Any]) -> None:
+    """The command on arguments the console script parsed (stallscan.entry.parse_report: the values typer
+    passes, tests/functional/test_startup.py), without typer's parser, which builds a pydantic adapter per
+    option (0.1 CPU s). It ends as the typer app does: typer.Exit as SystemExit, another error with typer's
+    traceback (the report's own code raises no click error: those are usage errors of the parser)."""
+    try:
+        report(paths=paths, **values, from_parquet=None, events=None)
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:
+        from typer.main import _typer_developer_exception_attr_name, except_hook
+        from typer.models import DeveloperExceptionConfig
+
+        from stallscan.cli import app as root
+
+        sys.excepthook = except_hook
+        config = DeveloperExceptionConfig(
+            pretty_exceptions_enable=root.pretty_exceptions_enable,
+            pretty_exceptions_show_locals=root.pretty_exceptions_show_locals,
+            pretty_exceptions_short=root.pretty_exceptions_short,
+        )
+        setattr(exc, _typer_developer_exception_attr_name, config)
+        raise
+
+
 def _memoised(
     path: str, paths: list[str], db: str | None, opts: ReportOptions, err: Callable[[], RichConsole]
 ) -> tuple[dict[str, Any], IngestResult | None]:

@@ -31,19 +31,24 @@ TABLE = "sweep_boot"
 
 
 def load(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, nb: int) -> dict[str, Sums]:
-    """The stored sums for (n_boot, seed) over `nb` gap bins, by policy (empty when none are stored)."""
+    """The stored sums for (n_boot, seed) over `nb` gap bins, by policy (empty when none are stored). A
+    policy's set is whole when its row of fixed counts (bin = nb) is stored; a bin without a row sums to 0."""
     if not sql.has_table(con, TABLE):
         return {}
     policies, bins_at, h, o = _get(con, n_boot, seed, nb, None)
     out: dict[str, Sums] = {}
     for p in dict.fromkeys(policies.tolist()):
         sel = np.flatnonzero(policies == p)
-        if len(sel) != nb + 1 or not np.array_equal(bins_at[sel], np.arange(nb + 1)):
-            continue  # not a whole set (never written so): computed afresh
-        lo = int(sel[0])  # every bin, in order: views of the fetched columns
-        out[p] = _shared(
-            Sums(h[:, lo : lo + nb], o[:, lo : lo + nb], np.stack([h[:, lo + nb], o[:, lo + nb]], axis=1)), out
-        )
+        at = bins_at[sel]
+        if at[-1] != nb:
+            continue  # no fixed counts: not a whole set (never written so), computed afresh
+        if len(sel) == nb + 1:  # every bin, in order: views of the fetched columns
+            lo = int(sel[0])
+            hp, op = h[:, lo : lo + nb + 1], o[:, lo : lo + nb + 1]
+        else:  # the bins stored (the others sum to 0)
+            hp, op = np.zeros((n_boot, nb + 1), np.int64), np.zeros((n_boot, nb + 1), np.int64)
+            hp[:, at], op[:, at] = h[:, sel], o[:, sel]
+        out[p] = _shared(Sums(hp[:, :nb], op[:, :nb], np.stack([hp[:, nb], op[:, nb]], axis=1)), out)
     return out
 
 
@@ -78,10 +83,21 @@ def _put(
     rows: tuple[list[str], np.ndarray, np.ndarray, np.ndarray],
     only_these: bool,
 ) -> None:
-    """Write rows (policies, bins, h and o as (n_boot, rows) columns) for key (n_boot, seed, bins)."""
+    """Write rows (policies, bins, h and o as (n_boot, rows) columns) for key (n_boot, seed, bins). A row
+    whose sums are all 0 is not stored (its bin reads as 0), save the fixed counts' (bin = bins), which
+    marks the policy's set as stored; with only_these, such a row's earlier one is still replaced."""
     from stallscan.store import arrow
 
     (n_boot, seed, nb), (policies, at, h, o) = key, rows
+    keep = (np.asarray(at) == nb) | (h != 0).any(0) | (o != 0).any(0)
+    if not only_these:  # (nothing earlier to replace)
+        policies, at, h, o = (
+            [p for p, k in zip(policies, keep.tolist()) if k],
+            np.asarray(at)[keep],
+            h[:, keep],
+            o[:, keep],
+        )
+        keep = keep[keep]
     n = len(policies)
     tbl = arrow.table(
         {
@@ -92,6 +108,7 @@ def _put(
             "bin": arrow.from_numpy(np.asarray(at, np.int32)),
             "h": _blobs(h),
             "o": _blobs(o),
+            "keep": arrow.from_numpy(keep),
         }
     )
     con.register("sweep_boot_rows", tbl)
@@ -162,12 +179,15 @@ def merge(con: duckdb.DuckDBPyConnection) -> None:
         touched = np.flatnonzero(np.any([(h != 0).any(0) | (o != 0).any(0) for h, o in deltas.values()], axis=0))
         if not len(touched):
             continue
-        policies, bins_at, h, o = _get(con, n_boot, seed, nb, at[touched])
-        col = {b: i for i, b in enumerate(at.tolist())}
-        idx = np.array([col[b] for b in bins_at.tolist()], int)  # each stored row's delta column
-        dh = np.concatenate([deltas[p][0][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
-        do = np.concatenate([deltas[p][1][:, [i]] for p, i in zip(policies.tolist(), idx)], axis=1)
-        _put(con, key, (policies.tolist(), bins_at, h + dh, o + do), only_these=True)
+        found, found_at, h0, o0 = _get(con, n_boot, seed, nb, at[touched])
+        policies = [p for p in deltas for _ in touched]  # every policy's touched bins (a bin without a row: 0)
+        row = {pb: i for i, pb in enumerate(zip(policies, at[touched].tolist() * len(deltas)))}
+        idx = np.array([row[pb] for pb in zip(found.tolist(), found_at.tolist())], int)
+        h, o = np.zeros((n_boot, len(policies)), np.int64), np.zeros((n_boot, len(policies)), np.int64)
+        h[:, idx], o[:, idx] = h0, o0
+        h += np.concatenate([deltas[p][0][:, touched] for p in deltas], axis=1)
+        o += np.concatenate([deltas[p][1][:, touched] for p in deltas], axis=1)
+        _put(con, key, (policies, np.tile(at[touched], len(deltas)), h, o), only_these=True)
 
 
 def _part(c: dict[str, np.ndarray], policy: str, nb: int, n_boot: int, seed: int) -> Sums:

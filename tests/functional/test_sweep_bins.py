@@ -179,3 +179,30 @@ def test_full_rebuild_drops_stored_sums_and_filters_do_not_store(sample_db):
     assert _sums(sample_db) != {}
     _full(sample_db)
     assert _sums(sample_db) == {}
+
+
+def test_stored_sums_without_the_zero_bins(sample_db):
+    """sweep_boot keeps no row for a bin whose sums are all 0 (only the fixed counts' row, bin = bins, always):
+    the sums read the same as from a table with a row for every bin (as earlier code stored them), and a set
+    without its fixed counts' row is not used."""
+    sample_db.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
+    nb = len(thresholds_grid()) + 1
+    run_sweep(sample_db, thresholds_grid(), policies=ALL_POLICIES, bootstrap=40, seed=3)
+    stored = _sums(sample_db)
+    rows, policies = sample_db.execute("SELECT count(*), count(DISTINCT policy) FROM sweep_boot").fetchone()
+    assert policies == len(ALL_POLICIES) and rows < policies * (nb + 1)  # most of the grid's bins see no gap
+    zero = [(p, b, np.zeros(40, "<i8").tobytes()) for p, s in stored.items() for b in range(nb) if not _any(s, b)]
+    assert zero
+    sample_db.executemany(
+        "INSERT INTO sweep_boot VALUES (40, 3, ?, ?, ?, ?, ?)", [(p, nb, b, z, z) for p, b, z in zero]
+    )
+    assert sample_db.execute("SELECT count(*) FROM sweep_boot").fetchone()[0] == policies * (nb + 1)
+    assert _sums(sample_db) == stored
+    gone = next(iter(stored))
+    sample_db.execute("DELETE FROM sweep_boot WHERE policy = ? AND bin = ?", [gone, nb])
+    assert set(_sums(sample_db)) == set(stored) - {gone}
+
+
+def _any(s, b) -> bool:
+    """Whether a policy's loaded sums (h, o per resample and bin) have anything in bin b."""
+    return any(row[b] for row in s[0]) or any(row[b] for row in s[1])
