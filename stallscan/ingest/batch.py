@@ -75,10 +75,6 @@ def run_batches(
                     progress(done, total)
             tx = txn.flush(con, tx)  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
-        # the run's last COMMIT checkpoints (run.py's final CHECKPOINT then has nothing left to do): below
-        # the threshold it would log its rows to the WAL, which that CHECKPOINT rewrites into the file
-        # at once (a run of less than a row group of events wrote every text twice)
-        con.execute("SET checkpoint_threshold = '0KB'")
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
         failpoint.hit()
