@@ -25,14 +25,22 @@
 -- about 0.07 CPU s per 850k rows to write; the 26-column table 1.7-2.4 CPU s against 0.8-0.9 for this one).
 -- prev_status: the previous reply's completion report as a 1-based code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (NULL: no reply before).
+-- origin, source_format, role, kind, origin_rule, ts_quality: likewise 1-based codes (UTINYINT) into the fixed
+-- lists below, which the view decodes with the same lists (tests/functional/test_boundaries_view.py holds them
+-- equal): a code costs about a third of a low-cardinality VARCHAR column to write (at 2M generated events the
+-- INSERT 1.10-1.24 against 0.97-1.12 CPU s). A value no list holds (a format or kind added later, a library rule's
+-- id) leaves its code NULL and is kept in `uncoded`, a JSON object of that row's six values (NULL on the rows
+-- whose values are all in the lists), which the view reads instead. initiator stays a string (the header as
+-- logged; NULL on most rows, which costs little).
 -- The table is declared first so that its two event-id columns are stored uncompressed: ids are unique, so
 -- DuckDB's dictionary + FSST compression gains little on them and its analysis was the largest single cost of
 -- writing the table (about 0.35 CPU s per column per 800k rows; docs/replay-scan.md, "Writing the tables").
 CREATE OR REPLACE TABLE turn_boundaries_narrow (
     session_id VARCHAR, seq INTEGER, event_id VARCHAR USING COMPRESSION uncompressed,
-    ts TIMESTAMP WITH TIME ZONE, prev_status TINYINT, initiator VARCHAR, origin VARCHAR, source_format VARCHAR,
-    "role" VARCHAR, kind VARCHAR, origin_rule VARCHAR, human_content BOOLEAN, starts_request BOOLEAN,
-    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, ts_quality VARCHAR, threshold DOUBLE);
+    ts TIMESTAMP WITH TIME ZONE, prev_status TINYINT, initiator VARCHAR, origin UTINYINT, source_format UTINYINT,
+    "role" UTINYINT, kind UTINYINT, origin_rule UTINYINT, human_content BOOLEAN, starts_request BOOLEAN,
+    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, ts_quality UTINYINT, threshold DOUBLE,
+    uncoded VARCHAR);
 
 -- The hash table of the labels' join is built on user_labels (its id and four small columns), not on the
 -- events' side (twelve columns): the positional scan's row estimate is about 0, so the optimizer would build
@@ -41,14 +49,33 @@ CREATE OR REPLACE TABLE turn_boundaries_narrow (
 SET disabled_optimizers = 'build_side_probe_side';
 
 INSERT INTO turn_boundaries_narrow
-SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, l.origin, e.source_format, e.role, e.kind,
-       l.origin_rule, l.human_content, l.starts_request, e.prev_event_id, e.gap_raw_s, e.ts_quality,
-       $threshold::DOUBLE AS threshold
-FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-             s.prev_status, s.prev_event_id, s.gap_raw_s
-      FROM events e POSITIONAL JOIN tb_scan s
-      WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
-        AND e.role IN ('user', 'tool')) e
-JOIN user_labels l USING (event_id);   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
+SELECT session_id, seq, event_id, ts, prev_status, initiator, c_origin, c_source_format, c_role, c_kind,
+       c_origin_rule, human_content, starts_request, prev_event_id, gap_raw_s, c_ts_quality,
+       $threshold::DOUBLE AS threshold,
+       -- (the values no list holds, on the rare row that has one; NULL on every other row)
+       CASE WHEN c_origin IS NULL OR c_source_format IS NULL OR c_role IS NULL OR c_kind IS NULL
+                 OR c_origin_rule IS NULL OR c_ts_quality IS NULL
+            THEN json_object('origin', origin, 'source_format', source_format, 'role', "role", 'kind', kind,
+                             'origin_rule', origin_rule, 'ts_quality', ts_quality)::VARCHAR END AS uncoded
+FROM (
+    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
+           l.human_content, l.starts_request, l.origin, e.source_format, e.role, e.kind, l.origin_rule, e.ts_quality,
+           list_position(['human', 'automatic', 'tool_result'], l.origin)::UTINYINT AS c_origin,
+           list_position(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
+                          'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
+                          'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
+                          'phoenix_spans', 'litellm'], e.source_format)::UTINYINT AS c_source_format,
+           list_position(['user', 'tool'], e.role)::UTINYINT AS c_role,
+           list_position(['message', 'tool_result', 'queued_input', 'context', 'turn_start', 'turn_end',
+                          'turn_aborted', 'compaction', 'system'], e.kind)::UTINYINT AS c_kind,
+           list_position(['default_human', 'tool_result'], l.origin_rule)::UTINYINT AS c_origin_rule,
+           list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
+    FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+                 s.prev_status, s.prev_event_id, s.gap_raw_s
+          FROM events e POSITIONAL JOIN tb_scan s
+          WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+            AND e.role IN ('user', 'tool')) e
+    JOIN user_labels l USING (event_id)
+) c;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
 RESET disabled_optimizers;

@@ -10,7 +10,22 @@
 -- Each policy's error: not_request for a record that is not a model request of its own (not judged), NULL
 -- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
 CREATE OR REPLACE VIEW turn_boundaries AS
-WITH d AS (
+WITH n AS (  -- the stored codes as the strings they stand for (the lists of turn_boundaries.sql; uncoded: any other value)
+    SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_event_id,
+           gap_raw_s, threshold,
+           coalesce(['human', 'automatic', 'tool_result'][origin], uncoded ->> 'origin') AS origin,
+           coalesce(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
+                     'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
+                     'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
+                     'phoenix_spans', 'litellm'][source_format], uncoded ->> 'source_format') AS source_format,
+           coalesce(['user', 'tool']["role"], uncoded ->> 'role') AS "role",
+           coalesce(['message', 'tool_result', 'queued_input', 'context', 'turn_start', 'turn_end',
+                     'turn_aborted', 'compaction', 'system'][kind], uncoded ->> 'kind') AS kind,
+           coalesce(['default_human', 'tool_result'][origin_rule], uncoded ->> 'origin_rule') AS origin_rule,
+           coalesce(['per_message', 'per_flush', 'per_session', 'none'][ts_quality], uncoded ->> 'ts_quality')
+               AS ts_quality
+    FROM turn_boundaries_narrow
+), d AS (
     SELECT n.*,
            CASE WHEN n.gap_raw_s >= 0 THEN n.gap_raw_s END AS gap_s,
            ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'][n.prev_status] AS prev_reply_status,
@@ -20,7 +35,7 @@ WITH d AS (
                 WHEN n.prev_status <> 6 THEN 'completion'
                 WHEN n.gap_raw_s IS NULL OR n.gap_raw_s < 0 THEN 'no_time'
                 ELSE 'gap' END AS decided_by
-    FROM turn_boundaries_narrow n
+    FROM n
 ), p AS (
     SELECT d.*,
            CASE decided_by WHEN 'header' THEN (CASE initiator WHEN 'user' THEN 'human' ELSE 'continuation' END)

@@ -11,8 +11,14 @@
 -- stallscan.replay.derive).
 CREATE OR REPLACE TEMP MACRO sweep_rows() AS TABLE
 WITH r AS (
-    SELECT n.session_id, n.seq, n.source_format, n.gap_raw_s, n.human_content, n.origin, n.origin_rule,
-           n.prev_status,
+    SELECT n.session_id, n.seq, n.gap_raw_s, n.human_content, n.prev_status,
+           -- (the stored codes decoded as the view turn_boundaries decodes them: queries/replay/turn_boundaries_view.sql)
+           coalesce(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
+                     'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
+                     'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
+                     'phoenix_spans', 'litellm'][n.source_format], n.uncoded ->> 'source_format') AS source_format,
+           coalesce(['human', 'automatic', 'tool_result'][n.origin], n.uncoded ->> 'origin') AS origin,
+           coalesce(['default_human', 'tool_result'][n.origin_rule], n.uncoded ->> 'origin_rule') AS origin_rule,
            CASE WHEN n.initiator IN ('user', 'agent') THEN 'header'
                 WHEN n.prev_status IS NULL THEN 'first'
                 WHEN n.prev_status <> 6 THEN 'completion'   -- 6: 'final'
@@ -26,7 +32,7 @@ WITH r AS (
            v.notif_decision, v.both_decided_by, v.both_decision
     FROM turn_boundaries_narrow n
     LEFT JOIN turn_boundary_variants_marked v USING (event_id)
-    WHERE n.starts_request AND n.origin <> 'tool_result'
+    WHERE n.starts_request AND coalesce(['human', 'automatic', 'tool_result'][n.origin], n.uncoded ->> 'origin') <> 'tool_result'
 )
 SELECT session_id, seq, source_format,
        coalesce(origin = 'human' OR human_content, false) AS human,   -- is_human_turn

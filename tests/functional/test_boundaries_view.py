@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import duckdb
 
 from stallscan.replay.boundaries import replay_boundaries
@@ -84,3 +87,48 @@ def test_the_view_reads_without_stallscan(sample_db, tmp_path):
         assert fingerprint(plain, "turn_boundaries") == want
     finally:
         plain.close()
+
+
+def _string_lists(path: str) -> set[tuple[str, ...]]:
+    """The list literals of quoted strings in a query file (whitespace and line breaks ignored)."""
+    text = (Path(__file__).resolve().parents[2] / "queries" / path).read_text()
+    lists = re.findall(r"\[\s*('[^']*'(?:\s*,\s*'[^']*')*)\s*\]", text)
+    return {tuple(re.findall(r"'([^']*)'", lst)) for lst in lists}
+
+
+def test_the_code_lists_agree():
+    """turn_boundaries_narrow stores some strings as 1-based codes into fixed lists: the INSERT encodes with the
+    lists the view and the sweep's rows decode with."""
+    stored = _string_lists("replay/turn_boundaries.sql")
+    view = _string_lists("replay/turn_boundaries_view.sql")
+    sweep = _string_lists("sweep/sweep_rows.sql")
+    assert len(stored) >= 6
+    assert stored <= view
+    assert sweep <= view
+
+
+def test_values_outside_the_code_lists_read_back(sample_db):
+    """A value no code list holds (a kind, source format or time quality a reader might add later, a library
+    rule's id) is kept beside the codes and read back by the view as it was: every row's event columns as
+    `events` holds them, its label columns as `user_labels` does."""
+    sample_db.execute(
+        "UPDATE events SET kind = 'a_new_kind', source_format = 'a_new_format', ts_quality = 'per_turn' "
+        "WHERE role IN ('user', 'tool') AND seq % 3 = 0"
+    )
+    stamps.forget(sample_db, "user_labels")
+    stamps.forget(sample_db, "turn_boundaries")
+    replay_boundaries(sample_db, 2.0, relabel=True)
+    n_new, n_rules = sample_db.execute(
+        "SELECT count(*) FILTER (WHERE kind = 'a_new_kind'), "
+        "count(*) FILTER (WHERE origin_rule NOT IN ('default_human', 'tool_result')) FROM turn_boundaries"
+    ).fetchone()
+    assert n_new > 0 and n_rules > 0  # (the sample logs hold library rules' labels)
+    cols = "session_id, seq, event_id, ts, initiator, source_format, role, kind, ts_quality"
+    got = sample_db.execute(
+        f"SELECT {cols}, origin, origin_rule, human_content, starts_request FROM turn_boundaries ORDER BY event_id"
+    ).fetchall()
+    want = sample_db.execute(
+        f"SELECT {', '.join('e.' + c for c in cols.split(', '))}, l.origin, l.origin_rule, l.human_content, "
+        "l.starts_request FROM events e JOIN user_labels l USING (event_id) ORDER BY event_id"
+    ).fetchall()
+    assert got == want
