@@ -14,6 +14,8 @@ WITH n AS (  -- the stored codes as the strings they stand for (the lists of tur
     SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_event_id,
            gap_raw_s, threshold,
            coalesce(['human', 'automatic', 'tool_result'][origin], uncoded ->> 'origin') AS origin,
+           -- (origin = 'human' on the code: no string made where only is_human_turn is read)
+           CASE WHEN origin IS NOT NULL THEN origin = 1 ELSE (uncoded ->> 'origin') = 'human' END AS is_human,
            coalesce(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
                      'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
                      'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
@@ -29,7 +31,7 @@ WITH n AS (  -- the stored codes as the strings they stand for (the lists of tur
     SELECT n.*,
            CASE WHEN n.gap_raw_s >= 0 THEN n.gap_raw_s END AS gap_s,
            ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'][n.prev_status] AS prev_reply_status,
-           n.origin = 'human' OR n.human_content AS is_human_turn,
+           n.is_human OR n.human_content AS is_human_turn,
            CASE WHEN n.initiator IN ('user', 'agent') THEN 'header'
                 WHEN n.prev_status IS NULL THEN 'first'
                 WHEN n.prev_status <> 6 THEN 'completion'

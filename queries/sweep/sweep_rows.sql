@@ -17,8 +17,10 @@ WITH r AS (
                      'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
                      'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
                      'phoenix_spans', 'litellm'][n.source_format], n.uncoded ->> 'source_format') AS source_format,
-           coalesce(['human', 'automatic', 'tool_result'][n.origin], n.uncoded ->> 'origin') AS origin,
-           coalesce(['default_human', 'tool_result'][n.origin_rule], n.uncoded ->> 'origin_rule') AS origin_rule,
+           -- (origin = 'human', origin_rule = 'default_human' on the codes, as the strings would answer)
+           CASE WHEN n.origin IS NOT NULL THEN n.origin = 1 ELSE (n.uncoded ->> 'origin') = 'human' END AS is_human,
+           CASE WHEN n.origin_rule IS NOT NULL THEN n.origin_rule = 1
+                ELSE coalesce(n.uncoded ->> 'origin_rule', '') IN ('default_human', '') END AS by_fallback,
            CASE WHEN n.initiator IN ('user', 'agent') THEN 'header'
                 WHEN n.prev_status IS NULL THEN 'first'
                 WHEN n.prev_status <> 6 THEN 'completion'   -- 6: 'final'
@@ -32,15 +34,16 @@ WITH r AS (
            v.notif_decision, v.both_decided_by, v.both_decision
     FROM turn_boundaries_narrow n
     LEFT JOIN turn_boundary_variants_marked v USING (event_id)
-    WHERE n.starts_request AND coalesce(['human', 'automatic', 'tool_result'][n.origin], n.uncoded ->> 'origin') <> 'tool_result'
+    WHERE n.starts_request
+      AND CASE WHEN n.origin IS NOT NULL THEN n.origin <> 3 ELSE (n.uncoded ->> 'origin') <> 'tool_result' END
 )
 SELECT session_id, seq, source_format,
-       coalesce(origin = 'human' OR human_content, false) AS human,   -- is_human_turn
+       coalesce(is_human OR human_content, false) AS human,   -- is_human_turn
        step AS decided_by,
        coalesce(called_human, false) AS decided_human,
        coalesce(CASE WHEN gap_raw_s >= 0 THEN gap_raw_s END, 'NaN'::DOUBLE) AS gap_s,
        prev_status IS NULL AS first_in_session,
-       coalesce(origin_rule, '') IN ('default_human', '') AS by_fallback,
+       by_fallback,
        sweep_pick_step(marked, marker_decided_by, step) AS marker_decided_by,
        sweep_pick_human(marked, marker_decision, called_human) AS marker_decided_human,
        sweep_pick_step(marked, notif_decided_by, step) AS notif_decided_by,
