@@ -11,6 +11,7 @@
 -- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
 CREATE OR REPLACE VIEW turn_boundaries AS
 WITH n AS (  -- the stored codes as the strings they stand for (the lists of turn_boundaries.sql; uncoded: any other value)
+    -- (inside this SELECT, origin, kind, ... name the stored codes: a table's column binds before a select alias)
     SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_event_id,
            gap_raw_s, threshold,
            coalesce(['human', 'automatic', 'tool_result'][origin], uncoded ->> 'origin') AS origin,
