@@ -1,8 +1,12 @@
 -- Stall replay, step 1a: the narrow columns of every event that its turn and round numbers are counted from
--- (stallscan/replay/scan.py runs the segmented scans over them). Input: events.
+-- (stallscan/replay/scan.py runs the segmented scans over them), and its times for the turn's span (ts_lo: ts,
+-- ts_hi: ts_end else ts, in microseconds since the epoch; a NULL time is the largest / smallest BIGINT, which no
+-- minimum / maximum of a turn with a time keeps). Input: events.
 -- Storage order (no ORDER BY: the scan checks the order and sorts only when sessions are not already grouped).
 SELECT e.rowid AS rid, e.session_id, e.seq,
        e.role = 'assistant' AS reply,
-       e.role = 'assistant' AND e.n_tool_calls > 0 AS tool_round
+       e.role = 'assistant' AND e.n_tool_calls > 0 AS tool_round,
+       coalesce(epoch_us(e.ts), 9223372036854775807) AS ts_lo,
+       coalesce(epoch_us(coalesce(e.ts_end, e.ts)), -9223372036854775808) AS ts_hi
 FROM events e
 WHERE e.rowid >= $lo AND e.rowid < $hi

@@ -1,6 +1,7 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_turn_span (per turn of stall_ev, with its last reply's event_id), rounds_core, stall_walk (the
+-- Input: stall_turn_span (per turn, from the scan: its span and the rowids of its first row, start and last reply),
+-- events (those rows' session, harness and event ids), rounds_core, stall_walk (the
 -- rounds of turns with a stall, with outcomes and nudges: the nudged stalls are counted there, every stall is in it). The delivered round is the turn's last (highest seq: unique
 -- inside a session), found in stall_walk by its seq.
 -- The two event ids are stored uncompressed: a different 32-character id on every row gains little from DuckDB's
@@ -15,10 +16,16 @@ CREATE OR REPLACE TABLE turns (
 );
 
 INSERT INTO turns
-WITH ev AS (
-    SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end,
-           last_reply_id
-    FROM stall_turn_span
+WITH ids AS (   -- the event ids of the turns' starts and last replies (the events' probe: a parallel scan)
+    SELECT rowid AS rid, event_id FROM events
+    WHERE rowid IN (SELECT start_rid FROM stall_turn_span UNION ALL SELECT last_rid FROM stall_turn_span)
+), ev AS (      -- session and harness from the turn's first row in storage order
+    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format, st.event_id AS start_event_id, t.start_seq,
+           t.end_seq, t.ts_start, t.ts_end, lr.event_id AS last_reply_id
+    FROM stall_turn_span t
+    JOIN events e ON e.rowid = t.first_rid
+    LEFT JOIN ids st ON st.rid = t.start_rid
+    LEFT JOIN ids lr ON lr.rid = t.last_rid
 ), rd AS (
     SELECT r.*, w.outcome AS delivered_outcome
     FROM (SELECT session_id, turn_id,

@@ -150,8 +150,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
         sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
     sql.run(con, "replay/stall_rounds_side")
-    con.execute("DROP VIEW stall_ev")
-    con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
+    con.execute("DROP TABLE stall_scan")  # (freed before the walk)
     _walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     con.execute("DROP TABLE stall_walk_scan")
@@ -187,13 +186,20 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     counted inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the
     turn (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1:
     none; the round a nudge after it reacts to): segmented running sums (stallscan/replay/scan.py) over
-    batches of whole sessions (scan.scan_into), one row per event in storage order."""
+    batches of whole sessions (scan.scan_into), one row per event in storage order. And the temp table
+    `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
+    turn start): its first row in storage order (first_rid), the turn start's rowid (start_rid, -1: turn 0), its
+    last reply's (last_rid, -1: none), its first and last seq and its first and last time (the rows' least ts and
+    greatest ts_end else ts; NULL when no row has one)."""
     import numpy as np
+    import pyarrow as pa
 
     from stallscan.replay import scan
+    from stallscan.store import arrow
 
     with sql.timed("scan mark scan_stall_starts"):
         turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
+    micros = pa.timestamp("us", tz="UTC")
 
     def step(w: scan.Walk) -> dict[str, Any]:
         rids = w.cols["rid_storage"]  # (ascending: storage order)
@@ -209,16 +215,33 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
         last[last < first] = -1
         round_rid = np.where(last >= 0, rids[w.positions_to_storage(last)], -1)
+        turn_id = _cumsum_from(starts, w.seg_start()).astype(np.int32)
+        # per turn (walk positions of its first rows; its last row is the one before the next turn's first)
+        heads = np.flatnonzero(tseg)
+        tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads
+        pos = idx if w.perm is None else w.perm  # walk position -> storage position
+        lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads) if w.n else heads
+        hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads) if w.n else heads
+        side = {
+            "turn_id": turn_id[heads],
+            "first_rid": rids[np.minimum.reduceat(pos, heads)] if w.n else heads,
+            "start_rid": np.where(starts[heads], rids[pos[heads]], -1),
+            "last_rid": round_rid[tails],
+            "start_seq": w.cols["seq"][heads],
+            "end_seq": w.cols["seq"][tails],
+            "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
+            "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
+        }
         return {
-            "turn_id": w.to_storage(_cumsum_from(starts, w.seg_start()).astype(np.int32)),
-            "starts_turn": w.to_storage(starts),
+            "turn_id": w.to_storage(turn_id),
             "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
             "after_tool_round": w.to_storage(tools_before > 0),
             "round_rid": w.to_storage(round_rid),
+            "side": side,
         }
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step)
+        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span")
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:
