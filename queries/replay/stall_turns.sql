@@ -1,6 +1,6 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_turn_span (per turn, from the scan: its span and the rowids of its first row, start and last reply),
+-- Input: stall_turn_span (per turn, from the scan: its span and the rowids of its start and last reply),
 -- events (those rows' session, harness and event ids), rounds_core, stall_walk (the
 -- rounds of turns with a stall, with outcomes and nudges: the nudged stalls are counted there, every stall is in it). The delivered round is the turn's last (highest seq: unique
 -- inside a session), found in stall_walk by its seq.
@@ -16,16 +16,13 @@ CREATE OR REPLACE TABLE turns (
 );
 
 INSERT INTO turns
-WITH ids AS (   -- the event ids of the turns' starts and last replies (the events' probe: a parallel scan)
-    SELECT rowid AS rid, event_id FROM events
-    WHERE rowid IN (SELECT start_rid FROM stall_turn_span UNION ALL SELECT last_rid FROM stall_turn_span)
-), ev AS (      -- session and harness from the turn's first row in storage order
-    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format, st.event_id AS start_event_id, t.start_seq,
-           t.end_seq, t.ts_start, t.ts_end, lr.event_id AS last_reply_id
-    FROM stall_turn_span t
-    JOIN events e ON e.rowid = t.first_rid
-    LEFT JOIN ids st ON st.rid = t.start_rid
-    LEFT JOIN ids lr ON lr.rid = t.last_rid
+WITH ev AS (    -- the turn's session, harness and start's id from its start row (turn 0: its first row), by rowid
+    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format,
+           CASE WHEN t.started THEN e.event_id END AS start_event_id, t.start_seq, t.end_seq, t.ts_start, t.ts_end,
+           t.last_rid
+    FROM events e JOIN stall_turn_span t ON e.rowid = t.first_rid
+), lr AS (      -- the id of each turn's last reply, by rowid
+    SELECT e.rowid AS last_rid, e.event_id AS last_reply_id FROM events e JOIN stall_turn_span t ON e.rowid = t.last_rid
 ), rd AS (
     SELECT r.*, w.outcome AS delivered_outcome
     FROM (SELECT session_id, turn_id,
@@ -46,11 +43,11 @@ SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provid
        ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
        coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(rd.n_tool_calls, 0)::INTEGER AS n_tool_calls,
        coalesce(rd.n_stalls, 0)::INTEGER AS n_stalls, coalesce(nudged.n_nudged, 0)::INTEGER AS n_nudged,
-       ev.last_reply_id AS delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
+       lr.last_reply_id AS delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
        CASE WHEN rd.n_rounds IS NULL THEN 'no_reply'
             WHEN rd.delivered_outcome IS NOT NULL THEN rd.delivered_outcome
             WHEN rd.delivered_round_kind = 'final' THEN 'answered'
             WHEN rd.delivered_round_kind = 'tool_round' THEN 'open'
             ELSE rd.delivered_round_kind END AS outcome
-FROM ev LEFT JOIN rd USING (session_id, turn_id) LEFT JOIN nudged USING (session_id, turn_id)
+FROM ev LEFT JOIN rd USING (session_id, turn_id) LEFT JOIN nudged USING (session_id, turn_id) LEFT JOIN lr USING (last_rid)
 WHERE ev.turn_id > 0 OR rd.n_rounds > 0;

@@ -188,9 +188,10 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     none; the round a nudge after it reacts to): segmented running sums (stallscan/replay/scan.py) over
     batches of whole sessions (scan.scan_into), one row per event in storage order. And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
-    turn start): its first row in storage order (first_rid), the turn start's rowid (start_rid, -1: turn 0), its
-    last reply's (last_rid, -1: none), its first and last seq and its first and last time (the rows' least ts and
-    greatest ts_end else ts; NULL when no row has one)."""
+    turn start): the rowid of its start (first_rid; turn 0, before the session's first turn start, has none:
+    its first row in storage order) and of its last reply (last_rid, -1: none), whether it has a start (started),
+    its first and last seq and its first and last time (the rows' least ts and greatest ts_end else ts; NULL when
+    no row has one)."""
     import numpy as np
     import pyarrow as pa
 
@@ -220,12 +221,13 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         heads = np.flatnonzero(tseg)
         tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads
         pos = idx if w.perm is None else w.perm  # walk position -> storage position
+        started = starts[heads]  # (turn 0, before a session's first turn start, has no start)
         lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads) if w.n else heads
         hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads) if w.n else heads
         side = {
             "turn_id": turn_id[heads],
-            "first_rid": rids[np.minimum.reduceat(pos, heads)] if w.n else heads,
-            "start_rid": np.where(starts[heads], rids[pos[heads]], -1),
+            "first_rid": np.where(started, rids[pos[heads]], rids[np.minimum.reduceat(pos, heads)] if w.n else heads),
+            "started": started,
             "last_rid": round_rid[tails],
             "start_seq": w.cols["seq"][heads],
             "end_seq": w.cols["seq"][tails],
