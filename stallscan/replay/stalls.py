@@ -184,14 +184,15 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
 def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and,
     counted inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the
-    turn (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1:
-    none; the round a nudge after it reacts to): segmented running sums (stallscan/replay/scan.py) over
-    batches of whole sessions (scan.scan_into), one row per event in storage order. And the temp table
-    `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
-    turn start): the rowid of its start (first_rid; turn 0, before the session's first turn start, has none:
-    its first row in storage order) and of its last reply (last_rid, -1: none), whether it has a start (started),
-    its first and last seq and its first and last time (the rows' least ts and greatest ts_end else ts; NULL when
-    no row has one)."""
+    turn (after_tool_round), the rowid of the turn's last reply at or before each event (round_rid, -1: none;
+    the round a nudge after it reacts to) and whether a reply is its turn's last (last_in_turn): segmented running
+    sums (stallscan/replay/scan.py) over batches of whole sessions (scan.scan_into), one row per event in storage
+    order. And the temp table `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its
+    first row, to the next turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
+    start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
+    of its last reply that names a model and of its last that names a finish reason (last_rid, model_rid,
+    finish_rid; -1: none), its replies and their tool calls (n_rounds, n_tool_calls), its first and last seq and
+    its first and last time (the rows' least ts and greatest ts_end else ts; NULL when no row has one)."""
     import numpy as np
     import pyarrow as pa
 
@@ -207,7 +208,8 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         lo = np.searchsorted(turn_starts, rids[0], side="left") if w.n else 0
         hi = np.searchsorted(turn_starts, rids[-1], side="right") if w.n else 0
         starts = w.mark_rids(turn_starts[lo:hi])  # only the turn starts inside this batch's rowids
-        reply, tool = w.cols["reply"], w.cols["tool_round"]
+        reply, calls = w.cols["reply"], w.cols["reply_calls"]
+        tool = calls > 0
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         idx = np.arange(w.n, dtype=np.int64)
         first = np.maximum.accumulate(np.where(tseg, idx, 0)) if w.n else idx  # (scan.seg_start, found once)
@@ -215,20 +217,36 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         tools_before = _cumsum_from(tool, first) - tool
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
         last[last < first] = -1
-        round_rid = np.where(last >= 0, rids[w.positions_to_storage(last)], -1)
+        pos = idx if w.perm is None else w.perm  # walk position -> storage position
+        round_rid = np.where(last >= 0, rids[pos[np.maximum(last, 0)]], -1)
         turn_id = _cumsum_from(starts, w.seg_start()).astype(np.int32)
-        # per turn (walk positions of its first rows; its last row is the one before the next turn's first)
+        # per turn: the walk positions of its first rows (its last row is the one before the next turn's first)
         heads = np.flatnonzero(tseg)
         tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads
-        pos = idx if w.perm is None else w.perm  # walk position -> storage position
-        started = starts[heads]  # (turn 0, before a session's first turn start, has no start)
-        lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads) if w.n else heads
-        hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads) if w.n else heads
+        last_in_turn = np.zeros(w.n, dtype=np.bool_)
+        last_in_turn[last[tails][last[tails] >= 0]] = True
+
+        def last_rid(mask: Any) -> Any:  # the rowid of the turn's last row where mask holds (-1: none)
+            at = np.maximum.accumulate(np.where(mask, idx, -1))[tails] if w.n else heads
+            return np.where(at >= heads, rids[pos[np.maximum(at, 0)]], -1)
+
+        started = starts[heads]  # (turn 0, before a session's first turn start, has none)
+        if w.n:
+            first_rid = np.where(started, rids[pos[heads]], rids[np.minimum.reduceat(pos, heads)])
+            n_calls = np.add.reduceat(calls.astype(np.int64), heads)
+            lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads)
+            hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads)
+        else:
+            first_rid = n_calls = lo_ts = hi_ts = heads
         side = {
             "turn_id": turn_id[heads],
-            "first_rid": np.where(started, rids[pos[heads]], rids[np.minimum.reduceat(pos, heads)] if w.n else heads),
+            "first_rid": first_rid,
             "started": started,
             "last_rid": round_rid[tails],
+            "model_rid": last_rid(w.cols["has_model"]),
+            "finish_rid": last_rid(w.cols["has_finish"]),
+            "n_rounds": in_turn[tails].astype(np.int32),
+            "n_tool_calls": n_calls.astype(np.int32),
             "start_seq": w.cols["seq"][heads],
             "end_seq": w.cols["seq"][tails],
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
@@ -239,6 +257,7 @@ def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
             "after_tool_round": w.to_storage(tools_before > 0),
             "round_rid": w.to_storage(round_rid),
+            "last_in_turn": w.to_storage(last_in_turn),
             "side": side,
         }
 

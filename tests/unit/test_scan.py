@@ -92,7 +92,7 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
     con.execute(
         "CREATE TABLE events AS SELECT session_id, seq::INTEGER AS seq, "
         "CASE WHEN flag THEN 'assistant' ELSE 'user' END AS role, val::INTEGER AS n_tool_calls, "
-        "NULL::TIMESTAMPTZ AS ts, NULL::TIMESTAMPTZ AS ts_end FROM t"
+        "NULL::TIMESTAMPTZ AS ts, NULL::TIMESTAMPTZ AS ts_end, NULL AS model, NULL AS finish_reason FROM t"
     )
     con.execute("DELETE FROM events WHERE seq % 7 = 0")  # gaps in rowid
     kept = con.execute("SELECT rowid, session_id, seq, role = 'assistant' FROM events").fetchall()
