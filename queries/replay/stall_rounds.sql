@@ -1,5 +1,6 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
--- rounds_core: the columns every reply has (its key, turn, own fields, round_kind, signature), hit_key, the
+-- rounds_core: the columns every reply has (its key, turn, harness, provider, tool calls, round_kind, signature; not its
+-- model and finish reason, the event's own, which the views read from it), hit_key, the
 -- number of its tail and capped length's signature hits (NULL: none), and last_in_turn, whether it is its turn's
 -- last reply (queries/replay/stall_turns.sql reads those rows only). The columns that are empty on most replies are
 -- stored apart, only where they are set (queries/replay/stall_rounds_side.sql: the hit lists once per session and
@@ -114,9 +115,9 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     FROM bb
 )
 SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
-       c.round_in_turn::INTEGER AS round_in_turn, c.model,
+       c.round_in_turn::INTEGER AS round_in_turn,
        coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.finish_reason, c.n_tool_calls, c.after_tool_round,
+       c.n_tool_calls, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
