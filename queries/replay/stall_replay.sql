@@ -1,5 +1,5 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds_core, rounds_nudges (a walked round's nudge), stall_walk_scan (stallscan/replay/stalls.py), events (the walked replies' event_id, ts,
+-- Inputs: rounds_core, rounds_nudges (a walked round's nudge), stall_walk_scan (stallscan/replay/stall_scans.py), events (the walked replies' event_id, ts,
 -- model, finish reason and excerpt, by session_id and seq: computed as the view `rounds` computes them, queries/replay/stall_rounds_view.sql).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
@@ -16,7 +16,7 @@
 --     abandoned when the delivered stall was nudged (and nothing answered), else silent_plan_as_answer;
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
 -- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
--- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
+-- (stallscan/replay/stall_scans.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
 -- round of a turn that holds a stall, joined to rounds_core on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (

@@ -1,6 +1,6 @@
 -- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
 -- text-only replies' distinct tails the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
--- Input: events, stall_scan (stallscan/replay/stalls.py: turn and round numbers), stall_prompts,
+-- Input: events, stall_scan (stallscan/replay/stall_scans.py: turn and round numbers), stall_prompts,
 -- stall_settings (stallscan/replay/stall_data.py installs the last two).
 -- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
 -- Texts never go through a sort: the one scan carries narrow columns only, and each text-derived
