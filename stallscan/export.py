@@ -303,11 +303,11 @@ def connect_parquet(
     # rounds_core, its sparse columns apart, and reads the views rounds_narrow and rounds over them and events)
     con.execute(
         "CREATE OR REPLACE VIEW rounds_narrow AS "
-        "SELECT * EXCLUDE (event_id, ts, finish_eff, text_chars, excerpt) FROM rounds"
+        "SELECT * EXCLUDE (event_id, ts, model, finish_reason, finish_eff, text_chars, excerpt) FROM rounds"
     )
     con.execute(
-        "CREATE OR REPLACE VIEW rounds_core AS SELECT session_id, source_format, seq, turn_id, round_in_turn, model, "
-        "provider, finish_reason, n_tool_calls, after_tool_round, round_kind, signature, NULL::INTEGER AS hit_key "
+        "CREATE OR REPLACE VIEW rounds_core AS SELECT session_id, source_format, seq, turn_id, round_in_turn, "
+        "provider, n_tool_calls, after_tool_round, round_kind, signature, NULL::INTEGER AS hit_key "
         "FROM rounds"
     )
     for t in ("files", "skipped", "rejects"):

@@ -1,6 +1,6 @@
 -- Stall replay, step 4a: the narrow columns of the rounds the bounded re-prompt walk reads: every round of a
 -- turn that holds a stall (no other turn is walked), one share of the sessions at a time (part $part of
--- $parts, by a hash of the session id, so a session is never cut; stallscan/replay/stalls.py runs the walk as
+-- $parts, by a hash of the session id, so a session is never cut; stallscan/replay/stall_scans.py runs the walk as
 -- segmented scans over turns and episodes). Input: rounds_core, rounds_nudges.
 -- kind: 0 tool_round, 1 final (the breakers), 2 dropped_tool_call, 3 no_tool (the dropped family),
 -- 4 narrated_intent, 5 any other round. Any order (the scan orders the rows by session and seq).

@@ -1,5 +1,5 @@
 -- Stall replay, step 4a: how many rounds the bounded re-prompt walk reads (the rounds of the turns that hold a
--- stall), from which stallscan/replay/stalls.py chooses how many shares of the sessions it walks apart.
+-- stall), from which stallscan/replay/stall_scans.py chooses how many shares of the sessions it walks apart.
 -- Input: rounds_core.
 SELECT count(*) AS n
 FROM rounds_core r

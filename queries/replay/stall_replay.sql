@@ -1,6 +1,6 @@
 -- Replay the bounded re-prompt rule over `rounds` and write `stalls` (one row per stalled round).
--- Inputs: rounds_core, rounds_nudges (a walked round's nudge), stall_walk_scan (stallscan/replay/stalls.py), events (the walked replies' event_id, ts and
--- excerpt, by session_id and seq: computed as the view `rounds` computes them, queries/replay/stall_rounds_view.sql).
+-- Inputs: rounds_core, rounds_nudges (a walked round's nudge), stall_walk_scan (stallscan/replay/stall_scans.py), events (the walked replies' event_id, ts,
+-- model, finish reason and excerpt, by session_id and seq: computed as the view `rounds` computes them, queries/replay/stall_rounds_view.sql).
 -- Parameters: $retry_bound (dropped_tool_call / no_tool, default 3), $narrated_bound (narrated_intent, default 2).
 --
 -- Walk per turn, in round order:
@@ -16,11 +16,11 @@
 --     abandoned when the delivered stall was nudged (and nothing answered), else silent_plan_as_answer;
 --     the turn ended on an empty / truncated / failed round after the stall -> abandoned.
 -- The running counts and the per-episode facts are segmented scans over rounds in (session, seq) order
--- (stallscan/replay/stalls.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
+-- (stallscan/replay/stall_scans.py over scan_stall_walk.sql's columns: the temp table stall_walk_scan, one row per
 -- round of a turn that holds a stall, joined to rounds_core on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, a.ts, r.*, n.nudge_id,
+    SELECT a.event_id, a.ts, a.model, a.finish_reason, r.*, n.nudge_id,
            CASE WHEN length(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))) <= 240
                 THEN trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))
                 ELSE '…' || right(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13)), 239) END AS excerpt,

@@ -1,6 +1,8 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
--- rounds_core: the columns every reply has (its key, turn, own fields, round_kind, signature) and hit_key, the
--- number of its tail and capped length's signature hits (NULL: none). The columns that are empty on most replies are
+-- rounds_core: the columns every reply has (its key, turn, harness, provider, tool calls, round_kind, signature; not its
+-- model and finish reason, the event's own, which the views read from it), hit_key, the
+-- number of its tail and capped length's signature hits (NULL: none), and last_in_turn, whether it is its turn's
+-- last reply (queries/replay/stall_turns.sql reads those rows only). The columns that are empty on most replies are
 -- stored apart, only where they are set (queries/replay/stall_rounds_side.sql: the hit lists once per session and
 -- hit_key, the nudges after a round, a turn's background / approval-mode evidence), and the view rounds_narrow
 -- (queries/replay/stall_rounds_narrow_view.sql) puts them back; the view `rounds` adds what it reads or computes
@@ -55,7 +57,7 @@ CREATE OR REPLACE TABLE rounds_core AS
 WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_scan), and its own fields
     SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
            CASE WHEN s.rid IS NULL THEN error('stall_scan has no row for a reply') ELSE s.turn_id END AS turn_id,
-           s.round_in_turn, s.after_tool_round,
+           s.round_in_turn, s.after_tool_round, s.last_in_turn,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
            -- parsed only when its text names one of them (every key ingest writes is a plain ASCII literal, never
@@ -66,7 +68,7 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
     FROM events e
-    LEFT JOIN (SELECT rid, turn_id, round_in_turn, after_tool_round FROM stall_scan WHERE round_rid = rid) s
+    LEFT JOIN (SELECT rid, turn_id, round_in_turn, after_tool_round, last_in_turn FROM stall_scan WHERE round_rid = rid) s
            ON e.rowid = s.rid
     WHERE e.role = 'assistant'
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
@@ -113,15 +115,15 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     FROM bb
 )
 SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
-       c.round_in_turn::INTEGER AS round_in_turn, c.model,
+       c.round_in_turn::INTEGER AS round_in_turn,
        coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.finish_reason, c.n_tool_calls, c.after_tool_round,
+       c.n_tool_calls, c.after_tool_round,
        c.round_kind,
        CASE c.round_kind
            WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
            WHEN 'narrated_intent' THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
            WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
-       c.hit_key
+       c.hit_key, c.last_in_turn
 FROM c LEFT JOIN stall_model_provider mp USING (model);
 
 RESET disabled_optimizers;

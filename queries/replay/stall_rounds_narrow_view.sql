@@ -1,11 +1,10 @@
 -- The view rounds_narrow: one row per reply, the columns of the view `rounds` but those read from the reply's own
--- event (queries/replay/stall_rounds_view.sql). rounds_core (queries/replay/stall_rounds.sql) with the sparse columns
+-- event (queries/replay/stall_rounds_view.sql: its id, time, model, finish, text). rounds_core (queries/replay/stall_rounds.sql) with the sparse columns
 -- put back (queries/replay/stall_rounds_side.sql), in the order and types of the table it replaced: the hit lists
 -- by hit_key (none: empty lists, not vetoed), the nudges by the reply's seq (none: 0 nudges, not interrupted), the
 -- turn's background / approval-mode evidence when it came before the reply.
 CREATE OR REPLACE VIEW rounds_narrow AS
-SELECT c.session_id, c.source_format, c.seq, c.turn_id, c.round_in_turn, c.model, c.provider, c.finish_reason,
-       c.n_tool_calls, c.after_tool_round, c.round_kind, c.signature,
+SELECT c.session_id, c.source_format, c.seq, c.turn_id, c.round_in_turn, c.provider, c.n_tool_calls, c.after_tool_round, c.round_kind, c.signature,
        coalesce(h.sig_hits, []::VARCHAR[]) AS sig_hits, coalesce(h.veto_hits, []::VARCHAR[]) AS veto_hits,
        coalesce(h.wait_hits, []::VARCHAR[]) AS wait_hits, coalesce(h.vetoed, false) AS vetoed,
        CASE WHEN ev.bg_seq < c.seq THEN ev.bg_id END AS background,

@@ -1,6 +1,6 @@
 -- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
 -- text-only replies' distinct tails the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
--- Input: events, stall_scan (stallscan/replay/stalls.py: turn and round numbers), stall_prompts,
+-- Input: events, stall_scan (stallscan/replay/stall_scans.py: turn and round numbers), stall_prompts,
 -- stall_settings (stallscan/replay/stall_data.py installs the last two).
 -- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
 -- Texts never go through a sort: the one scan carries narrow columns only, and each text-derived
@@ -8,23 +8,17 @@
 -- (`rid`, a BIGINT) rather than on event_id (a 32-character string): the tables of one replay are all
 -- read from the same `events` table.
 
--- every event with its turn (human turn starts so far) and, for a reply, its place in the turn, counted by
--- stallscan/replay/scan.py over scan_stall_ev.sql's columns (the temp table stall_scan, one row per event in
--- storage order, read beside events by position; each row checks it pairs with the event it was counted for).
--- A view, not a table: each reader reads only the columns it needs (stall_scan is dropped after the rounds).
-CREATE OR REPLACE TEMP VIEW stall_ev AS
-SELECT e.rowid AS rid, e.event_id, e.session_id, e.seq, e.role, e.kind, e.source_format, e.ts, e.ts_end, e.n_tool_calls,
-       e.tool_calls, e.meta, e.model, e.finish_reason, e.finish_norm, e.text,
-       s.turn_id, s.starts_turn, s.round_in_turn, s.after_tool_round
-FROM events e POSITIONAL JOIN stall_scan s
-WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('stall_scan is not aligned with events') END;
+-- Every event's turn (human turn starts so far) and, for a reply, its place in the turn are counted by
+-- stallscan/replay/scan.py over scan_stall_ev.sql's columns: the temp table stall_scan, one row per event in
+-- storage order, read by rowid (rid); the same scan writes stall_turn_span, one row per turn (its span, first row,
+-- start and last reply by rowid), which queries/replay/stall_turns.sql reads.
 
 -- the tool calls some [[background]] entry's tool regex matches ($bg_tools: the entries' `tool` regexes as one
 -- alternation, a constant compiled once; NULL: no entry), with their turn, and the table the entries' matches go to:
 -- one statement per entry (queries/replay/stall_background_match.sql, its regexes constants, compiled once), then
 -- queries/replay/stall_turn_evidence.sql keeps each turn's first. The calls are read from `events` (a parallel scan)
--- and only the kept ones look up their turn in stall_scan by rowid: the positional view stall_ev runs on one thread
--- (every tool call through it: 2.3 CPU s at 10M generated events, none of whose calls a tool regex matches).
+-- and only the kept ones look up their turn in stall_scan by rowid (a positional read of every tool call beside
+-- stall_scan ran on one thread: 2.3 CPU s at 10M generated events, none of whose calls a tool regex matches).
 CREATE OR REPLACE TEMP TABLE stall_calls AS
 SELECT v.session_id, s.turn_id, v.seq, v.name, v.arguments
 FROM (SELECT rid, session_id, seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
@@ -34,16 +28,6 @@ FROM (SELECT rid, session_id, seq, coalesce(c.name, '') AS name, coalesce(c.argu
 JOIN stall_scan s ON s.rid = v.rid;
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
-
--- per turn: its span, start and last reply (the delivered round's event_id; read by turns)
-CREATE OR REPLACE TEMP TABLE stall_turn_span AS
-SELECT session_id, turn_id,
-       any_value(source_format) AS source_format,
-       arg_min(event_id, seq) FILTER (WHERE starts_turn) AS start_event_id,
-       arg_max(event_id, seq) FILTER (WHERE role = 'assistant') AS last_reply_id,
-       min(seq) AS start_seq, max(seq) AS end_seq,
-       min(ts) AS ts_start, max(coalesce(ts_end, ts)) AS ts_end
-FROM stall_ev GROUP BY ALL;
 
 -- Texts are compared with leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost
 -- of trim on a text that neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a text).
@@ -65,7 +49,7 @@ JOIN stall_prompts p ON p.role IN ('nudge', 'interrupt')
 -- person interrupted it (interrupt marker or a Codex turn_aborted event); keyed by the round's rowid (round_rid:
 -- the turn's last reply before the event, counted by the scan; -1 when the turn has none yet). The few events that
 -- can count (a prompt hit, turn_aborted) are found in `events` first and looked up in stall_scan by rowid (a hash
--- join, parallel scans): the positional view over every event runs on one thread (at 2M generated events 0.34-0.38
+-- join, parallel scans): a positional read of every event beside stall_scan runs on one thread (at 2M generated events 0.34-0.38
 -- against 0.18-0.19 CPU s).
 CREATE OR REPLACE TEMP TABLE stall_nudges AS
 SELECT s.round_rid AS rid,

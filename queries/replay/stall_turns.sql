@@ -1,8 +1,13 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
--- Input: stall_turn_span (per turn of stall_ev, with its last reply's event_id), rounds_core, stall_walk (the
--- rounds of turns with a stall, with outcomes and nudges: the nudged stalls are counted there, every stall is in it). The delivered round is the turn's last (highest seq: unique
--- inside a session), found in stall_walk by its seq.
+-- Input: stall_turn_span (per turn, from the scan: its span, replies and tool calls, and the rowids of its start, last
+-- reply and last replies that name a model / a finish reason), events (those rows' session, harness, ids, model and
+-- finish), rounds_core (the last reply's round kind and provider: its row marked last_in_turn), stall_walk (the
+-- rounds of turns with a stall, with outcomes and nudges: the stalls and nudged stalls are counted there, every
+-- stall is in it; the delivered round found by its seq). No aggregate over every reply: the GROUP BY of rounds_core
+-- with four string states was most of this statement (4.1 CPU s at 10M generated events).
+-- The model is the turn's last reply's that names one, the finish its last logged one (arg_max over the replies,
+-- which skipped NULLs).
 -- The two event ids are stored uncompressed: a different 32-character id on every row gains little from DuckDB's
 -- dictionary / FSST compression, whose analysis cost about six times the plain write (at 2M generated events
 -- 0.17-0.20 against 0.03 CPU s a column, 250,048 turns).
@@ -15,35 +20,38 @@ CREATE OR REPLACE TABLE turns (
 );
 
 INSERT INTO turns
-WITH ev AS (
-    SELECT session_id, turn_id::INTEGER AS turn_id, source_format, start_event_id, start_seq, end_seq, ts_start, ts_end,
-           last_reply_id
-    FROM stall_turn_span
-), rd AS (
-    SELECT r.*, w.outcome AS delivered_outcome
-    FROM (SELECT session_id, turn_id,
-                 count(*) AS n_rounds,
-                 sum(n_tool_calls) AS n_tool_calls,
-                 count(*) FILTER (WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) AS n_stalls,
-                 arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model,
-                 arg_max(provider, seq) AS provider,
-                 max(seq) AS delivered_seq,
-                 arg_max(round_kind, seq) AS delivered_round_kind,
-                 arg_max(finish_reason, seq) AS delivered_finish
-          FROM rounds_core GROUP BY ALL) r
-    LEFT JOIN stall_walk w ON w.session_id = r.session_id AND w.seq = r.delivered_seq
-), nudged AS (
-    SELECT session_id, turn_id, count(*) AS n_nudged FROM stall_walk WHERE is_stall AND nudge_id IS NOT NULL GROUP BY ALL
+WITH ev AS (    -- the turn's session, harness and start's id from its start row (turn 0: its first row), by rowid
+    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format,
+           CASE WHEN t.started THEN e.event_id END AS start_event_id, t.start_seq, t.end_seq, t.ts_start, t.ts_end,
+           t.n_rounds, t.n_tool_calls, t.last_rid, t.model_rid, t.finish_rid
+    FROM events e JOIN stall_turn_span t ON e.rowid = t.first_rid
+), ids AS (     -- the turns' last replies and their last replies that name a model / a finish reason, by rowid
+    SELECT e.rowid AS rid, e.event_id, e.model, e.finish_reason
+    FROM events e
+    SEMI JOIN (SELECT last_rid AS rid FROM stall_turn_span UNION ALL SELECT model_rid FROM stall_turn_span
+               UNION ALL SELECT finish_rid FROM stall_turn_span) k ON e.rowid = k.rid
+), last AS (    -- the turn's last reply's row of rounds_core
+    SELECT session_id, turn_id, seq AS delivered_seq, round_kind, provider FROM rounds_core WHERE last_in_turn
+), walked AS (  -- the stalls (every stall is in stall_walk) and the nudged ones
+    SELECT session_id, turn_id, count(*) FILTER (WHERE is_stall) AS n_stalls,
+           count(*) FILTER (WHERE is_stall AND nudge_id IS NOT NULL) AS n_nudged
+    FROM stall_walk GROUP BY ALL
 )
-SELECT ev.session_id, ev.turn_id, ev.source_format, rd.model, coalesce(rd.provider, 'unknown') AS provider,
-       ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end,
-       coalesce(rd.n_rounds, 0)::INTEGER AS n_rounds, coalesce(rd.n_tool_calls, 0)::INTEGER AS n_tool_calls,
-       coalesce(rd.n_stalls, 0)::INTEGER AS n_stalls, coalesce(nudged.n_nudged, 0)::INTEGER AS n_nudged,
-       ev.last_reply_id AS delivered_event_id, rd.delivered_round_kind, rd.delivered_finish,
-       CASE WHEN rd.n_rounds IS NULL THEN 'no_reply'
-            WHEN rd.delivered_outcome IS NOT NULL THEN rd.delivered_outcome
-            WHEN rd.delivered_round_kind = 'final' THEN 'answered'
-            WHEN rd.delivered_round_kind = 'tool_round' THEN 'open'
-            ELSE rd.delivered_round_kind END AS outcome
-FROM ev LEFT JOIN rd USING (session_id, turn_id) LEFT JOIN nudged USING (session_id, turn_id)
-WHERE ev.turn_id > 0 OR rd.n_rounds > 0;
+SELECT ev.session_id, ev.turn_id, ev.source_format, lm.model, coalesce(k.provider, 'unknown') AS provider,
+       ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end, ev.n_rounds, ev.n_tool_calls,
+       coalesce(w.n_stalls, 0)::INTEGER AS n_stalls, coalesce(w.n_nudged, 0)::INTEGER AS n_nudged,
+       lr.event_id AS delivered_event_id, k.round_kind AS delivered_round_kind,
+       lf.finish_reason AS delivered_finish,
+       CASE WHEN ev.n_rounds = 0 THEN 'no_reply'
+            WHEN d.outcome IS NOT NULL THEN d.outcome
+            WHEN k.round_kind = 'final' THEN 'answered'
+            WHEN k.round_kind = 'tool_round' THEN 'open'
+            ELSE k.round_kind END AS outcome
+FROM ev
+LEFT JOIN last k USING (session_id, turn_id)
+LEFT JOIN walked w USING (session_id, turn_id)
+LEFT JOIN stall_walk d ON d.session_id = k.session_id AND d.seq = k.delivered_seq
+LEFT JOIN ids lr ON lr.rid = ev.last_rid
+LEFT JOIN ids lm ON lm.rid = ev.model_rid
+LEFT JOIN ids lf ON lf.rid = ev.finish_rid
+WHERE ev.turn_id > 0 OR ev.n_rounds > 0;

@@ -294,23 +294,30 @@ def scan_into(
     out: str,
     step: Callable[[Walk], dict[str, Any]],
     rows: int | None = None,
+    side: str | None = None,
 ) -> None:
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
     when the storage order does not allow batches, over the whole table at once. `out` holds one row per
-    row of `source` in its storage order (read beside it with POSITIONAL JOIN)."""
+    row of `source` in its storage order (read beside it with POSITIONAL JOIN).
+    side: also (re)create the temp table `side` from the columns `step` returns under the key "side" (a dict of
+    columns of any length: rows of its own, e.g. one per segment of the walk), written batch by batch."""
     end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
+    outs = (out,) if side is None else (out, side)
 
-    def part(w: Walk) -> pa.Table:
-        return arrow.table({"rid": w.cols["rid_storage"], **step(w)})
+    def part(w: Walk) -> tuple[pa.Table, ...]:
+        cols = step(w)
+        extra = cols.pop("side") if side is not None else None
+        main = arrow.table({"rid": w.cols["rid_storage"], **cols})
+        return (main,) if extra is None else (main, arrow.table(extra))
 
     try:
-        if _write(con, out, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
+        if _write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
             return
     except Interleaved:
         pass
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
-        _write(con, out, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
+        _write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
 
 
 def scan_parts(
@@ -335,12 +342,19 @@ def scan_parts(
 
 def _write(con: duckdb.DuckDBPyConnection, out: str, parts: Iterator[pa.Table]) -> bool:
     """Write the parts into the temp table `out` (created by the first); False when there was none."""
+    return _write_all(con, (out,), ((t,) for t in parts))
+
+
+def _write_all(con: duckdb.DuckDBPyConnection, outs: tuple[str, ...], parts: Iterator[tuple[pa.Table, ...]]) -> bool:
+    """Write each part's tables into the temp tables `outs` (one table each, created by the first part); False
+    when there was no part."""
     first = True
-    for table in parts:
-        with sql.timed(f"scan write {out}"):
-            con.register("_scan_part", table)
-            head = f"CREATE OR REPLACE TEMP TABLE {out} AS" if first else f"INSERT INTO {out}"
-            con.execute(f"{head} SELECT * FROM _scan_part")
-            con.unregister("_scan_part")
+    for tables in parts:
+        for out, table in zip(outs, tables, strict=True):
+            with sql.timed(f"scan write {out}"):
+                con.register("_scan_part", table)
+                head = f"CREATE OR REPLACE TEMP TABLE {out} AS" if first else f"INSERT INTO {out}"
+                con.execute(f"{head} SELECT * FROM _scan_part")
+                con.unregister("_scan_part")
         first = False
     return not first

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan.replay import stall_data
+from stallscan.replay import stall_data, stall_scans
 from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store import sql
 
@@ -127,7 +127,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
-    _turn_numbers(con)
+    stall_scans.turn_numbers(con)
     tools = "|".join(f"(?:{bg.tool})" for bg in data.background) or None  # (any entry's tool: stall_calls)
     sql.run(con, "replay/stall_rounds_prep", {"bg_tools": tools})
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
@@ -150,9 +150,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
         sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
     sql.run(con, "replay/stall_rounds_side")
-    con.execute("DROP VIEW stall_ev")
-    con.execute("DROP TABLE stall_scan")  # (read through the view stall_ev only: freed before the walk)
-    _walk(con)
+    con.execute("DROP TABLE stall_scan")  # (freed before the walk)
+    stall_scans.walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     con.execute("DROP TABLE stall_walk_scan")
     sql.run(con, "replay/stall_turns")
@@ -180,96 +179,6 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         con.execute(f"DROP TABLE IF EXISTS {t}")
     for v in ("stall_tail_chars", "stall_cap"):  # (stall_rounds_prep.sql's limits: nothing left on the connection)
         con.execute(f"RESET VARIABLE {v}")
-
-
-def _turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and,
-    counted inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the
-    turn (after_tool_round), and the rowid of the turn's last reply at or before each event (round_rid, -1:
-    none; the round a nudge after it reacts to): segmented running sums (stallscan/replay/scan.py) over
-    batches of whole sessions (scan.scan_into), one row per event in storage order."""
-    import numpy as np
-
-    from stallscan.replay import scan
-
-    with sql.timed("scan mark scan_stall_starts"):
-        turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
-
-    def step(w: scan.Walk) -> dict[str, Any]:
-        rids = w.cols["rid_storage"]  # (ascending: storage order)
-        lo = np.searchsorted(turn_starts, rids[0], side="left") if w.n else 0
-        hi = np.searchsorted(turn_starts, rids[-1], side="right") if w.n else 0
-        starts = w.mark_rids(turn_starts[lo:hi])  # only the turn starts inside this batch's rowids
-        reply, tool = w.cols["reply"], w.cols["tool_round"]
-        tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
-        idx = np.arange(w.n, dtype=np.int64)
-        first = np.maximum.accumulate(np.where(tseg, idx, 0)) if w.n else idx  # (scan.seg_start, found once)
-        in_turn = _cumsum_from(reply, first)
-        tools_before = _cumsum_from(tool, first) - tool
-        last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
-        last[last < first] = -1
-        round_rid = np.where(last >= 0, rids[w.positions_to_storage(last)], -1)
-        return {
-            "turn_id": w.to_storage(_cumsum_from(starts, w.seg_start()).astype(np.int32)),
-            "starts_turn": w.to_storage(starts),
-            "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
-            "after_tool_round": w.to_storage(tools_before > 0),
-            "round_rid": w.to_storage(round_rid),
-        }
-
-    with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step)
-
-
-def _cumsum_from(x: Any, first: Any) -> Any:
-    """Running sum of x from each row's segment start `first` (a walk position), the row itself included
-    (scan.seg_cumsum with the segment starts found once)."""
-    import numpy as np
-
-    c = np.cumsum(x, dtype=np.int64)
-    return c - (c[first] - x[first]) if len(c) else c
-
-
-def _walk(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `stall_walk_scan`: the bounded re-prompt walk over the rounds of each turn that holds a
-    stall, in seq order, as segmented scans over shares of the sessions (queries/replay/stall_replay.sql
-    states the rules), one row per walked round (rid: its rowid in `rounds_core`). An episode runs to a breaker (a tool round or a final, which
-    belongs to the episode it ends); the dropped counter restarts with each episode, the narrated counter
-    only with the turn."""
-    import numpy as np
-
-    from stallscan.replay import scan
-
-    def step(w: scan.Walk) -> dict[str, Any]:
-        kind, turn = w.cols["kind"], w.cols["turn_id"]
-        tstart = w.starts.copy()
-        tstart[1:] |= turn[1:] != turn[:-1]
-        brk = kind <= 1
-        stall = (kind >= 2) & (kind <= 4)
-        episode = scan.seg_cumsum(brk, tstart) - brk
-        estart = tstart.copy()
-        estart[1:] |= brk[:-1]  # a new episode after each breaker
-        dropped = scan.seg_cumsum((kind == 2) | (kind == 3), estart)
-        narrated = scan.seg_cumsum(kind == 4, tstart)
-        delivered = np.ones(w.n, dtype=np.bool_)
-        delivered[:-1] = tstart[1:]  # the last round of its turn
-        g = scan.seg_ids(estart)
-        resolved = np.full(int(g[-1]) + 1 if w.n else 0, -1, dtype=np.int64)
-        resolved[g[brk]] = kind[brk]
-        cols = {
-            "delivered": delivered,
-            "episode": episode.astype(np.int32),  # (counts inside a turn: int32 halves the columns held)
-            "stall_index": np.where(kind == 4, narrated, dropped).astype(np.int32),
-            "resolved": resolved[g].astype(np.int32),
-            "episode_nudges": scan.seg_sum(stall & w.cols["nudged"], estart).astype(np.int32),
-            "ends_on_stall": scan.seg_any(delivered & stall, estart),
-            "delivered_nudged": scan.seg_any(delivered & stall & w.cols["nudged"], estart),
-        }
-        return {k: w.to_storage(v) for k, v in cols.items()}
-
-    with sql.timed("scan stall walk"):
-        rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchone())[0]
-        scan.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan.batch_rows()))
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -91,7 +91,8 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
     con.register("t", _table(rng, 200, 9, order))
     con.execute(
         "CREATE TABLE events AS SELECT session_id, seq::INTEGER AS seq, "
-        "CASE WHEN flag THEN 'assistant' ELSE 'user' END AS role, val::INTEGER AS n_tool_calls FROM t"
+        "CASE WHEN flag THEN 'assistant' ELSE 'user' END AS role, val::INTEGER AS n_tool_calls, "
+        "NULL::TIMESTAMPTZ AS ts, NULL::TIMESTAMPTZ AS ts_end, NULL AS model, NULL AS finish_reason FROM t"
     )
     con.execute("DELETE FROM events WHERE seq % 7 = 0")  # gaps in rowid
     kept = con.execute("SELECT rowid, session_id, seq, role = 'assistant' FROM events").fetchall()
