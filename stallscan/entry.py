@@ -71,7 +71,7 @@ def main() -> None:
         from stallscan.cli.report_cmd import run_parsed
 
         try:
-            run_parsed(*parsed)
+            run_parsed(*parsed, stats_changed=_STATS_CHANGED[0] if _STATS_CHANGED else None)
         except SystemExit as exc:
             if not exc.code:
                 _mirror_after_command(argv[1:])
@@ -240,6 +240,11 @@ def _quietly(work: Any) -> None:
         return
 
 
+# the database whose `files` rows the last _memo_hit found out of date for its paths (the command then
+# ingests without looking them up again: stallscan.cli.report_cmd.run_parsed)
+_STATS_CHANGED: list[str] = []
+
+
 def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str, IngestResult | None] | None:
     """(report data, format, the no-change ingest's result when paths were given), or None."""
     from stallscan.report import memo
@@ -269,6 +274,8 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     try:
         ingested = _unchanged(con, found) if found is not None else None
         if paths and ingested is None:
+            if found is not None:  # (a file with no row, or not its recorded size and mtime)
+                _STATS_CHANGED[:] = [path]
             return None
         check_filters(con, opts)
         data = memo.get(con, memo.key(con, opts))

@@ -79,15 +79,13 @@ def _sessions_at_least(con: duckdb.DuckDBPyConnection, changed: int) -> int:
     return int(stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events"))
 
 
-def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:  # (a column)
-    return bool(
-        stamps.one(
-            con,
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND schema_name = ? "
-            "AND column_name = 'session_id' AND database_name = current_database()",
-            [table, schema],
-        )
-    )
+def _with_session(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> set[str]:
+    """Which of `tables` (of main) have a session_id column: one catalog read for all of them."""
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' AND column_name = 'session_id' "
+        "AND database_name = current_database()"
+    ).fetchall()
+    return {r[0] for r in rows} & set(tables)
 
 
 def _incremental(
@@ -98,6 +96,7 @@ def _incremental(
     merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> None:
     s = SCRATCH
+    keyed = _with_session(con, (*upstream, *outputs))
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     con.execute(f"CREATE SCHEMA {s}")
     failed = True  # (the clean-ups below must not replace the error of a failed write: a full disk, say)
@@ -107,7 +106,7 @@ def _incremental(
             "WHERE session_id IN (SELECT session_id FROM derive_sessions)"
         )
         for t in upstream:
-            if _has_session(con, t):
+            if t in keyed:
                 where = "session_id IN (SELECT session_id FROM derive_sessions)"
             else:
                 where = f"event_id IN (SELECT event_id FROM {s}.events)"
@@ -125,7 +124,7 @@ def _incremental(
             if merge is not None:
                 merge(con)
             for t in outputs:
-                if _has_session(con, t):
+                if t in keyed:
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
                     con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
                     continue

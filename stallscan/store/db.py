@@ -59,13 +59,18 @@ BASE_TABLES = ("events", "files", "skipped", "rejects")
 
 
 def connect(
-    path: str | os.PathLike[str] | None = None, read_only: bool = False, rebuild: bool = False
+    path: str | os.PathLike[str] | None = None,
+    read_only: bool = False,
+    rebuild: bool = False,
+    checked: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to a stallscan database (":memory:" for a throw-away one), schema ready, TimeZone UTC.
 
     A database from an older schema is upgraded in place when every step has a migration; otherwise
     opening it fails (exit 5) with the advice to re-ingest with --rebuild. `rebuild=True` drops every
-    table and view first (the next ingest re-reads everything)."""
+    table and view first (the next ingest re-reads everything). `checked=True`: another write connection
+    of this process, open while this one opens (so DuckDB shares its database and its file lock: nothing
+    else wrote in between), already checked the schema and made it ready; the check is not repeated."""
     target = str(path) if path is not None else default_db_path()
     if read_only and target != ":memory:" and not Path(target).exists():
         raise DatabaseError(f"no database at {target}", hint="run `stallscan ingest PATH` first, or pass --db")
@@ -96,6 +101,8 @@ def connect(
         con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})
     if rebuild and not read_only:
         _drop_all(con)
+    if checked and not read_only and not rebuild:
+        return con
     _check_version(con, target, read_only)
     if not read_only:
         # tables and version stamp in one transaction: a process killed while creating a new database
