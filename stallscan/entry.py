@@ -245,8 +245,12 @@ def _quietly(work: Any) -> None:
 _STATS_CHANGED: list[str] = []
 
 
-def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str, IngestResult | None] | None:
-    """(report data, format, the no-change ingest's result when paths were given), or None."""
+def _memo_hit(
+    paths: list[str], v: dict[str, Any], stored: tuple[str, str, list[tuple[Any, ...]]] | None = None
+) -> tuple[dict[str, Any], str, IngestResult | None] | None:
+    """(report data, format, the no-change ingest's result when paths were given), or None. stored: what the
+    command just stored in the memo of a database (stallscan.cli.report_cmd.STORED): its path, the data's
+    JSON text and the `files` rows' stats, read as a lookup on the closed file would read them."""
     from stallscan.report import memo
     from stallscan.report.output import check_filters, pick_format, report_options
     from stallscan.report.registry import names
@@ -268,6 +272,13 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     found = _older(paths, path) if paths and path != ":memory:" else None
     if paths and found is None:
         return None
+    if stored is not None and stored[0] == path and path != ":memory:":
+        import json
+
+        ingested = _unchanged(stored[2], found) if found is not None else None
+        if paths and ingested is None:
+            return None
+        return dict(json.loads(stored[1])), fmt, ingested
     con = peek(path) if path != ":memory:" else None
     if con is None:
         return None
@@ -304,11 +315,12 @@ def _older(paths: list[str], db: str) -> Any:
 
 
 def _unchanged(con: Any, found: Any) -> IngestResult | None:
-    """The no-change ingest's result when every file found (_older) has its recorded size and mtime."""
-    from stallscan.ingest.plan import same_stats
+    """The no-change ingest's result when every file found (_older) has its recorded size and mtime. con:
+    a connection, or the `files` rows' stats already read (stallscan.ingest.plan.STATS_COLUMNS)."""
+    from stallscan.ingest.plan import same_stats, stats_match
     from stallscan.ingest.result import IngestResult
 
-    n = same_stats(con, found.files)
+    n = stats_match(con, found.files) if isinstance(con, list) else same_stats(con, found.files)
     if n is None:
         return None
     return IngestResult(
@@ -384,7 +396,9 @@ def _mirror_after_command(args: list[str]) -> None:
             return
         paths, v = parsed
         before = _snapshot(paths, v)
-        found = _memo_hit(paths, v)
+        from stallscan.cli.report_cmd import STORED
+
+        found = _memo_hit(paths, v, STORED[0] if STORED else None)
         if found is None:
             return
         data, fmt, ingested = found

@@ -33,7 +33,7 @@ from stallscan.report.output import (
     terminal_console,
 )
 
-from ._lazy import connect
+from ._lazy import connect, default_db_path
 from .accounting import account, check_scope, in_scope, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, write_output
 from .options import Bootstrap, Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
@@ -92,6 +92,7 @@ def report(
     from stallscan.report import memo
     from stallscan.report.registry import names as section_names
 
+    STORED.clear()  # (set again only by a report this command builds and stores)
     fmt = pick_format(out, as_json, output)
     names = section_names()
     for name in section or []:
@@ -146,6 +147,11 @@ def report(
     if res is not None:  # what could not be read, left out, or (--strict) rejected: as ingest says it
         account(res, strict)
 
+
+# what the last report built here stored in the memo: (database path, the data's JSON text, the `files`
+# rows' recorded stats), read before the connection closed, for the console script's mirror of it
+# (stallscan.entry._mirror_after_command), which then need not open the database again to read them
+STORED: list[tuple[str, str, list[tuple[Any, ...]]]] = []
 
 # (database path, paths) whose files the console script found changed by their recorded stats
 # (stallscan.entry: its read-only lookup ran just before the command): _memoised does not look again
@@ -283,6 +289,12 @@ def _build(
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
+    STORED.clear()
+    if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)
+        from stallscan.ingest.plan import STATS_COLUMNS
+
+        rows = con.execute(f"SELECT {STATS_COLUMNS} FROM files").fetchall()
+        STORED.append((db or default_db_path(), text, rows))
     con.close()
     return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
 
