@@ -40,6 +40,7 @@ def run(
     outputs: tuple[str, ...],
     upstream: tuple[str, ...] = (),
     merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    seen: dict[str, Any] | None = None,
 ) -> str:
     """Bring `outputs` up to date; returns the mode used: reused / incremental / full.
 
@@ -47,7 +48,9 @@ def run(
     sessions. A table without a session_id column (user_labels) is matched by event_id.
     merge: in an incremental run, called inside the transaction that replaces the changed sessions' rows,
     before they are replaced (main holds their old rows, the scratch schema SCRATCH their new ones), to
-    bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit."""
+    bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit.
+    seen: filled with the stamp key, and for a reuse the events version the stamp (checked against the events'
+    count) says the tables reflect: what a caller may key a summary of the reused tables on."""
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
     mode, since = stamps.plan(con, name, key, outputs)
@@ -56,6 +59,8 @@ def run(
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
         if n_sessions > FULL_SHARE * max(_sessions_at_least(con, n_sessions), 1):
             mode = "full"
+    if seen is not None:
+        seen.update(key=key, version=since if mode == "reused" else None)
     if mode == "reused":
         return mode  # nothing written: a command that only reuses leaves the database as it was
     if mode == "full":
