@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection
-from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
@@ -254,11 +253,52 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
         )
 
 
-@lru_cache(maxsize=1)
-def _expected_columns() -> dict[str, list[tuple[str, str]]]:
-    scratch = duckdb.connect(":memory:")
+EXPECTED_PREFIX = "stallscan_expected_"  # the temp tables _expected_columns makes (and drops) on the checked connection
+_EXPECTED: list[dict[str, list[tuple[str, str]]]] = []  # its answer, found once per process
+
+
+def _expected_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """The columns (name, DuckDB's type name) queries/store/schema.sql gives each base table: its CREATE TABLE
+    statements run as temp tables of `con` (EXPECTED_PREFIX + name), read from the catalog and dropped. A
+    second, in-memory database for them cost 0.03-0.045 CPU s to open; a schema statement of another shape
+    still runs there."""
+    if not _EXPECTED:
+        _EXPECTED.append(_expected_here(con) or _expected_apart())
+    return _EXPECTED[0]
+
+
+def _expected_here(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]] | None:
+    made: list[str] = []
     try:
         for stmt in sql.load("store/schema"):  # its tables only (the view and macros add no column)
+            if not re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE ", stmt):
+                continue
+            head = re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE IF NOT EXISTS (\w+) \(", stmt)
+            if head is None:
+                return None
+            made.append(head.group(1))
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {EXPECTED_PREFIX}{head.group(1)} (" + stmt[head.end() :])
+        out: dict[str, list[tuple[str, str]]] = {}
+        for name, col, typ in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_catalog = 'temp' AND table_schema = 'main' AND starts_with(table_name, $p) "
+            "ORDER BY table_name, ordinal_position",
+            {"p": EXPECTED_PREFIX},
+        ).fetchall():
+            if name[len(EXPECTED_PREFIX) :] in BASE_TABLES:
+                out.setdefault(name[len(EXPECTED_PREFIX) :], []).append((col, typ))
+        return out
+    except duckdb.Error:
+        return None
+    finally:
+        for name in made:
+            sql.after_failure(con, f"DROP TABLE IF EXISTS temp.{EXPECTED_PREFIX}{name}", True)
+
+
+def _expected_apart() -> dict[str, list[tuple[str, str]]]:
+    scratch = duckdb.connect(":memory:")
+    try:
+        for stmt in sql.load("store/schema"):
             if re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE ", stmt):
                 scratch.execute(stmt)
         return _columns(scratch, BASE_TABLES)
@@ -279,7 +319,7 @@ def _columns(con: duckdb.DuckDBPyConnection, tables: Collection[str]) -> dict[st
 
 def _column_drift(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
     """How the stored tables differ from queries/store/schema.sql ([] when they match)."""
-    want = _expected_columns()
+    want = _expected_columns(con)
     have = _columns(con, tables)
     out = []
     for table, cols in want.items():
