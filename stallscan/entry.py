@@ -160,6 +160,7 @@ def _report(args: list[str]) -> bool:
     if parsed is None:
         return False
     paths, v = parsed
+    _STATS_CHANGED.clear()  # (this lookup's finding only)
     try:
         hit = _mirror_hit(paths, v)
         if hit is None:
