@@ -71,7 +71,7 @@ def main() -> None:
         from stallscan.cli.report_cmd import run_parsed
 
         try:
-            run_parsed(*parsed)
+            run_parsed(*parsed, stats_changed=_STATS_CHANGED[0] if _STATS_CHANGED else None)
         except SystemExit as exc:
             if not exc.code:
                 _mirror_after_command(argv[1:])
@@ -160,6 +160,7 @@ def _report(args: list[str]) -> bool:
     if parsed is None:
         return False
     paths, v = parsed
+    _STATS_CHANGED.clear()  # (this lookup's finding only)
     try:
         hit = _mirror_hit(paths, v)
         if hit is None:
@@ -240,8 +241,17 @@ def _quietly(work: Any) -> None:
         return
 
 
-def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str, IngestResult | None] | None:
-    """(report data, format, the no-change ingest's result when paths were given), or None."""
+# the database whose `files` rows the last _memo_hit found out of date for its paths (the command then
+# ingests without looking them up again: stallscan.cli.report_cmd.run_parsed)
+_STATS_CHANGED: list[str] = []
+
+
+def _memo_hit(
+    paths: list[str], v: dict[str, Any], stored: tuple[str, str, list[tuple[Any, ...]]] | None = None
+) -> tuple[dict[str, Any], str, IngestResult | None] | None:
+    """(report data, format, the no-change ingest's result when paths were given), or None. stored: what the
+    command just stored in the memo of a database (stallscan.cli.report_cmd.STORED): its path, the data's
+    JSON text and the `files` rows' stats, read as a lookup on the closed file would read them."""
     from stallscan.report import memo
     from stallscan.report.output import check_filters, pick_format, report_options
     from stallscan.report.registry import names
@@ -263,12 +273,21 @@ def _memo_hit(paths: list[str], v: dict[str, Any]) -> tuple[dict[str, Any], str,
     found = _older(paths, path) if paths and path != ":memory:" else None
     if paths and found is None:
         return None
+    if stored is not None and stored[0] == path and path != ":memory:":
+        import json
+
+        ingested = _unchanged(stored[2], found) if found is not None else None
+        if paths and ingested is None:
+            return None
+        return dict(json.loads(stored[1])), fmt, ingested
     con = peek(path) if path != ":memory:" else None
     if con is None:
         return None
     try:
         ingested = _unchanged(con, found) if found is not None else None
         if paths and ingested is None:
+            if found is not None:  # (a file with no row, or not its recorded size and mtime)
+                _STATS_CHANGED[:] = [path]
             return None
         check_filters(con, opts)
         data = memo.get(con, memo.key(con, opts))
@@ -297,11 +316,12 @@ def _older(paths: list[str], db: str) -> Any:
 
 
 def _unchanged(con: Any, found: Any) -> IngestResult | None:
-    """The no-change ingest's result when every file found (_older) has its recorded size and mtime."""
-    from stallscan.ingest.plan import same_stats
+    """The no-change ingest's result when every file found (_older) has its recorded size and mtime. con:
+    a connection, or the `files` rows' stats already read (stallscan.ingest.plan.STATS_COLUMNS)."""
+    from stallscan.ingest.plan import same_stats, stats_match
     from stallscan.ingest.result import IngestResult
 
-    n = same_stats(con, found.files)
+    n = stats_match(con, found.files) if isinstance(con, list) else same_stats(con, found.files)
     if n is None:
         return None
     return IngestResult(
@@ -377,7 +397,9 @@ def _mirror_after_command(args: list[str]) -> None:
             return
         paths, v = parsed
         before = _snapshot(paths, v)
-        found = _memo_hit(paths, v)
+        from stallscan.cli.report_cmd import STORED
+
+        found = _memo_hit(paths, v, STORED[0] if STORED else None)
         if found is None:
             return
         data, fmt, ingested = found

@@ -7,11 +7,13 @@
 -- Parameter: $sessions (VARCHAR[]: exact session ids; `show` asks for one, the report for every session it
 -- lists, in one statement). Each derived table is narrowed to the sessions (by session_id) before its join,
 -- so no join reads a whole table: joining the whole tables took 0.1-0.2 s per session at 1M events. The
+-- filter is a semi-join on the unnested ids, not list_contains (which tests the list for every row: the
+-- statement took 0.055 against 0.028 CPU s warm for the 1M-event report's 21 sessions). The
 -- origin comes from turn_boundaries, which holds user_labels' origin and rule for every labelled event (it
 -- joins user_labels, and both have a row for every user / tool event); user_labels has no session column.
 WITH e AS (
     SELECT session_id, event_id, rowid AS event_rowid, seq, line, ts, role, kind, n_tool_calls, finish_reason
-    FROM events WHERE list_contains($sessions::VARCHAR[], session_id)
+    FROM events WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))
 )
 SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.role, e.kind,
        b.origin, b.origin_rule, truth(b.origin, b.is_human_turn) AS truth,
@@ -20,9 +22,9 @@ SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.
        e.n_tool_calls, e.finish_reason
 FROM e
 LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries
-           WHERE list_contains($sessions::VARCHAR[], session_id)) b USING (event_id)
+           WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) b USING (event_id)
 LEFT JOIN (SELECT session_id, seq, round_kind, signature FROM rounds_core
-           WHERE list_contains($sessions::VARCHAR[], session_id)) r USING (session_id, seq)
+           WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) r USING (session_id, seq)
 LEFT JOIN (SELECT event_id, stall_index, outcome FROM stalls
-           WHERE list_contains($sessions::VARCHAR[], session_id)) s USING (event_id)
+           WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) s USING (event_id)
 ORDER BY e.session_id, e.seq;

@@ -70,9 +70,10 @@ def db_path(db: str | None) -> str:
     return path
 
 
-def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def open_db(db: str | None, read_only: bool = False, checked: bool = False) -> duckdb.DuckDBPyConnection:
     """Connect to an existing stallscan database. A missing file is exit 3 and is never created; a file
-    that is not a DuckDB database (a transcript given as --db, say) is exit 5."""
+    that is not a DuckDB database (a transcript given as --db, say) is exit 5. checked: as for
+    stallscan.store.db.connect (a write connection of this process to the same file is open)."""
     from stallscan.store.db import connect, connect_copy, not_writable
 
     path = db_path(db)
@@ -84,7 +85,7 @@ def open_db(db: str | None, read_only: bool = False) -> duckdb.DuckDBPyConnectio
             highlight=False,
         )
     else:
-        con = connect(path, read_only=read_only)
+        con = connect(path, read_only=read_only, checked=checked)
     _OPEN.append(con)
     return con
 

@@ -14,6 +14,7 @@ import typer
 from stallscan.store.errors import StallscanError
 
 if TYPE_CHECKING:
+    import duckdb
     from rich.console import Console as RichConsole
 
     from stallscan.ingest.result import IngestResult
@@ -32,7 +33,7 @@ from stallscan.report.output import (
     terminal_console,
 )
 
-from ._lazy import connect
+from ._lazy import connect, default_db_path
 from .accounting import account, check_scope, in_scope, nothing_error, nothing_read
 from .common import _err_console, _guard, db_path, missing_db_hint, open_db, write_output
 from .options import Bootstrap, Config, Db, Harnesses, Json, Limit, Models, RetryBound, Since, Threshold, Until
@@ -91,6 +92,7 @@ def report(
     from stallscan.report import memo
     from stallscan.report.registry import names as section_names
 
+    STORED.clear()  # (set again only by a report this command builds and stores)
     fmt = pick_format(out, as_json, output)
     names = section_names()
     for name in section or []:
@@ -146,11 +148,25 @@ def report(
         account(res, strict)
 
 
-def run_parsed(paths: list[str], values: dict[str, Any]) -> None:
+# what the last report built here stored in the memo: (database path, the data's JSON text, the `files`
+# rows' recorded stats), read before the connection closed, for the console script's mirror of it
+# (stallscan.entry._mirror_after_command), which then need not open the database again to read them
+STORED: list[tuple[str, str, list[tuple[Any, ...]]]] = []
+
+# (database path, paths) whose files the console script found changed by their recorded stats
+# (stallscan.entry: its read-only lookup ran just before the command): _memoised does not look again
+_STATS_CHANGED: list[tuple[str, list[str]]] = []
+
+
+def run_parsed(paths: list[str], values: dict[str, Any], stats_changed: str | None = None) -> None:
     """The command on arguments the console script parsed (stallscan.entry.parse_report: the values typer
     passes, tests/functional/test_startup.py), without typer's parser, which builds a pydantic adapter per
     option (0.1 CPU s). It ends as the typer app does: typer.Exit as SystemExit, another error with typer's
-    traceback (the report's own code raises no click error: those are usage errors of the parser)."""
+    traceback (the report's own code raises no click error: those are usage errors of the parser).
+    stats_changed: the database path whose `files` rows the console script's lookup found out of date
+    for these paths (their ingest has work to do), so the command does not open it read-only again."""
+    if stats_changed is not None:
+        _STATS_CHANGED.append((stats_changed, paths))
     try:
         report(paths=paths, **values, from_parquet=None, events=None)
     except typer.Exit as exc:
@@ -169,6 +185,8 @@ def run_parsed(paths: list[str], values: dict[str, Any]) -> None:
         )
         setattr(exc, _typer_developer_exception_attr_name, config)
         raise
+    finally:
+        _STATS_CHANGED.clear()
 
 
 def _memoised(
@@ -184,7 +202,8 @@ def _memoised(
 
     existed = path == ":memory:" or Path(path).exists()
     ingested = None
-    ro = peek(path) if path != ":memory:" else None
+    # (the console script's lookup found a file whose recorded stats differ: this one would find it too)
+    ro = peek(path) if path != ":memory:" and (path, paths) not in _STATS_CHANGED else None
     if ro is not None:
         try:
             if paths:
@@ -201,6 +220,7 @@ def _memoised(
                 check_scope(ro, opts, path)  # nothing to ingest: an empty scope is said before any write
         finally:
             ro.close()
+    held = None  # the ingest's connection, open until the build's opens (one database, its schema checked)
     if not paths and not existed:
         ingested = _discover_and_ingest(path, err())
     elif paths and ingested is None:
@@ -214,13 +234,19 @@ def _memoised(
             if not existed:
                 _drop_empty(path)
             raise
-        con.close()
+        if path == ":memory:":
+            con.close()
+        else:
+            held = con
     try:
-        return _build(db, opts, err, ingested if paths else None, paths), ingested
+        return _build(db, opts, err, ingested if paths else None, paths, held), ingested
     except (StallscanError, typer.Exit):
         if not existed:
             _drop_empty(path)  # an empty report, or nothing readable: it creates nothing
         raise
+    finally:
+        if held is not None:
+            held.close()
 
 
 def _say_ingested(res: IngestResult) -> None:
@@ -233,13 +259,20 @@ def _build(
     err: Callable[[], RichConsole],
     res: IngestResult | None = None,
     paths: list[str] | None = None,
+    held: duckdb.DuckDBPyConnection | None = None,
 ) -> dict[str, Any]:
-    """Build the report data on a write connection (derived tables brought up to date) and memoise it."""
+    """Build the report data on a write connection (derived tables brought up to date) and memoise it.
+    held: the ingest's write connection to the same database, still open: the build's connection shares
+    its database (no second open of the file, no second schema check); closed once that one is open."""
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report
 
-    con = open_db(db)
+    try:
+        con = open_db(db, checked=held is not None)
+    finally:
+        if held is not None:
+            held.close()
     try:
         if res is not None and nothing_read(res):
             raise nothing_error(res, paths or [])
@@ -256,6 +289,12 @@ def _build(
     key = memo.key(con, opts)
     text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
+    STORED.clear()
+    if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)
+        from stallscan.ingest.plan import STATS_COLUMNS
+
+        rows = con.execute(f"SELECT {STATS_COLUMNS} FROM files").fetchall()
+        STORED.append((db or default_db_path(), text, rows))
     con.close()
     return dict(json.loads(text))  # rendered as a repeat renders it: from the same JSON
 

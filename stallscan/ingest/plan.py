@@ -84,7 +84,15 @@ def same_stats(con: duckdb.DuckDBPyConnection, files: list[Path]) -> int | None:
     stats _unchanged compares; the format is taken as recorded, nothing is read); None as soon as one has
     not. all_unchanged also detects each file's format: this is the console script's memo-hit check
     (stallscan.entry), which hands anything else to the full command."""
-    known = {r[0]: r for r in con.execute("SELECT path, source_format, size, mtime FROM files").fetchall()}
+    return stats_match(con.execute(f"SELECT {STATS_COLUMNS} FROM files").fetchall(), files)
+
+
+STATS_COLUMNS = "path, source_format, size, mtime"  # the `files` columns same_stats compares
+
+
+def stats_match(rows: list[tuple[Any, ...]], files: list[Path]) -> int | None:
+    """same_stats over the `files` rows (STATS_COLUMNS) already read."""
+    known = {r[0]: r for r in rows}
     for path in files:
         try:
             st = path.stat()

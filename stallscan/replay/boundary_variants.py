@@ -16,6 +16,7 @@ A plain-Python statement of the same rules lives in stallscan/replay/boundary_va
 
 from __future__ import annotations
 
+import json
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -79,21 +80,25 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE OR REPLACE TEMP TABLE router_variant_rules "
         "(rule_set VARCHAR, id VARCHAR, match VARCHAR, value VARCHAR, harness VARCHAR[])"
     )
-    con.executemany(
-        "INSERT INTO router_variant_rules VALUES (?, ?, ?, ?, ?)",
-        [[e["rule_set"], e["id"], e["match"], e["value"], e["harness"]] for e in rule_entries()],
+    # one INSERT of the entries as a JSON parameter (from_json casts each field), not one per entry
+    cols = ("rule_set", "id", "match", "value", "harness")
+    shape = json.dumps([{c: "VARCHAR[]" if c == "harness" else "VARCHAR" for c in cols}]).replace("'", "''")
+    con.execute(
+        f"INSERT INTO router_variant_rules SELECT r.* FROM (SELECT unnest(from_json(?, '{shape}')) AS r)",
+        [json.dumps([{c: e[c] for c in cols} for e in rule_entries()])],
     )
 
 
-def replay_variants(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
+def replay_variants(con: duckdb.DuckDBPyConnection, counts: bool = True) -> dict[str, dict[str, int]]:
     """(Re)create `turn_boundary_variants` from `turn_boundaries` (which must exist: replay_boundaries builds
-    both); returns error counts per variant. It is a view: the rows a variant rule can change (a marker seen,
-    a known automatic record) are stored in table `turn_boundary_variants_marked`, the others are the
-    router's rows of turn_boundaries (each variant decides them as the router does)."""
+    both); returns error counts per variant (counts=False: {}, no pass over the view). It is a view: the rows a
+    variant rule can change (a marker seen, a known automatic record) are stored in table
+    `turn_boundary_variants_marked`, the others are the router's rows of turn_boundaries (each variant decides
+    them as the router does)."""
     load_rules(con)
     sql.drop_stored_table(con, "turn_boundary_variants")  # (a database written before the view)
     sql.run(con, "replay/turn_boundaries_variants")
-    return variant_errors(con)
+    return variant_errors(con) if counts else {}
 
 
 def variant_errors(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:

@@ -40,6 +40,7 @@ def run(
     outputs: tuple[str, ...],
     upstream: tuple[str, ...] = (),
     merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    seen: dict[str, Any] | None = None,
 ) -> str:
     """Bring `outputs` up to date; returns the mode used: reused / incremental / full.
 
@@ -47,7 +48,9 @@ def run(
     sessions. A table without a session_id column (user_labels) is matched by event_id.
     merge: in an incremental run, called inside the transaction that replaces the changed sessions' rows,
     before they are replaced (main holds their old rows, the scratch schema SCRATCH their new ones), to
-    bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit."""
+    bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit.
+    seen: filled with the stamp key, and for a reuse the events version the stamp (checked against the events'
+    count) says the tables reflect: what a caller may key a summary of the reused tables on."""
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
     mode, since = stamps.plan(con, name, key, outputs)
@@ -56,6 +59,8 @@ def run(
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
         if n_sessions > FULL_SHARE * max(_sessions_at_least(con, n_sessions), 1):
             mode = "full"
+    if seen is not None:
+        seen.update(key=key, version=since if mode == "reused" else None)
     if mode == "reused":
         return mode  # nothing written: a command that only reuses leaves the database as it was
     if mode == "full":
@@ -79,15 +84,13 @@ def _sessions_at_least(con: duckdb.DuckDBPyConnection, changed: int) -> int:
     return int(stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events"))
 
 
-def _has_session(con: duckdb.DuckDBPyConnection, table: str, schema: str = "main") -> bool:  # (a column)
-    return bool(
-        stamps.one(
-            con,
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND schema_name = ? "
-            "AND column_name = 'session_id' AND database_name = current_database()",
-            [table, schema],
-        )
-    )
+def _with_session(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> set[str]:
+    """Which of `tables` (of main) have a session_id column: one catalog read for all of them."""
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' AND column_name = 'session_id' "
+        "AND database_name = current_database()"
+    ).fetchall()
+    return {r[0] for r in rows} & set(tables)
 
 
 def _incremental(
@@ -98,6 +101,7 @@ def _incremental(
     merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> None:
     s = SCRATCH
+    keyed = _with_session(con, (*upstream, *outputs))
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     con.execute(f"CREATE SCHEMA {s}")
     failed = True  # (the clean-ups below must not replace the error of a failed write: a full disk, say)
@@ -107,7 +111,7 @@ def _incremental(
             "WHERE session_id IN (SELECT session_id FROM derive_sessions)"
         )
         for t in upstream:
-            if _has_session(con, t):
+            if t in keyed:
                 where = "session_id IN (SELECT session_id FROM derive_sessions)"
             else:
                 where = f"event_id IN (SELECT event_id FROM {s}.events)"
@@ -125,7 +129,7 @@ def _incremental(
             if merge is not None:
                 merge(con)
             for t in outputs:
-                if _has_session(con, t):
+                if t in keyed:
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
                     con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
                     continue

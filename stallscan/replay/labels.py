@@ -19,9 +19,11 @@ Patterns are applied in SQL (queries/replay/user_labels.sql), never row by row i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tomllib
+import weakref
 from pathlib import Path
 from typing import Any, cast
 
@@ -65,8 +67,7 @@ def load_config(config: str | os.PathLike[str] | dict[str, Any] | None = None) -
 
 def library_entries(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """All prompt entries in the order they are tried: the user's first, then the built-in library."""
-    with open(LIBRARY, "rb") as fh:
-        builtin = tomllib.load(fh).get("prompts", [])
+    builtin = _builtin(str(LIBRARY), *_stats(LIBRARY))
     user = (config or {}).get("prompts", [])
     out = []
     for source, entries in (("config", user), ("library", builtin)):
@@ -79,6 +80,20 @@ def library_entries(config: dict[str, Any] | None = None) -> list[dict[str, Any]
     for rank, e in enumerate(out):
         e["rank"] = rank
     return out
+
+
+def _stats(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+@functools.lru_cache(maxsize=4)
+def _builtin(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    """The library file's [[prompts]] tables, parsed once per content seen (a report asks 4 times: 6 CPU ms
+    each); keyed by the file's stats, so an edited file is read again. _normalise copies what it keeps."""
+    del mtime_ns, size  # (the cache's key only)
+    with open(path, "rb") as fh:
+        return list(tomllib.load(fh).get("prompts", []))
 
 
 def _normalise(raw: Any, where: str) -> dict[str, Any]:
@@ -157,7 +172,16 @@ def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict[str, Any]])
             f"INSERT INTO prompt_library SELECT r.* FROM (SELECT unnest(from_json(?, '{shape}')) AS r)",
             [json.dumps([{c: e[c] for c in cols} for e in entries])],
         )
-    for e in entries:  # RE2 (DuckDB) is the regex dialect: check each pattern where it will run
+    # RE2 (DuckDB) is the regex dialect: check the patterns where they will run, all in one statement; when
+    # one fails, each alone, to name it
+    patterns = [e["text"] for e in entries if e["match"] == "regex"]
+    if patterns:
+        try:
+            con.execute("SELECT " + ", ".join("regexp_matches('', ?)" for _ in patterns), patterns).fetchall()
+            return
+        except duckdb.Error:
+            pass
+    for e in entries:
         if e["match"] == "regex":
             try:
                 con.execute("SELECT regexp_matches('', ?)", [e["text"]]).fetchall()
@@ -223,13 +247,33 @@ def label_events(
     def compute(c: duckdb.DuckDBPyConnection) -> None:
         state["overrides"] = _compute(c, cfg, entries)
 
-    derive.run(con, "user_labels", inputs, compute, ("user_labels",))
+    seen: dict[str, Any] = {}
+    derive.run(con, "user_labels", inputs, compute, ("user_labels",), seen=seen)
+    token = (seen["key"], seen["version"]) if seen["version"] is not None else None
+    kept = _COUNTS.get(con)
+    if token is not None and kept is not None and kept[0] == token:
+        return _copy(kept[1])
     by_origin = dict(con.execute("SELECT origin, count(*) FROM user_labels GROUP BY ALL ORDER BY 1").fetchall())
     not_req = con.execute("SELECT count(*) FROM user_labels WHERE NOT starts_request").fetchall()[0][0]
     n_over = state["overrides"]
     if n_over is None:  # reused: the override file's row count, as a fresh run reports it
         n_over = _load_overrides(con, cfg)
-    return {"origin": by_origin, "not_requests": not_req, "overrides": n_over}
+    out = {"origin": by_origin, "not_requests": not_req, "overrides": n_over}
+    if token is not None:
+        _COUNTS[con] = (token, _copy(out))
+    return out
+
+
+# the counts label_events returned for reused labels, per connection, by (stamp key, events version): a
+# report asks four times (its build, the replays, the boundaries section); the stamp, checked each time,
+# says the table is the one counted (its key covers the override file's bytes). Weakly keyed.
+_COUNTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[tuple[str, int], dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _copy(counts: dict[str, Any]) -> dict[str, Any]:
+    return {**counts, "origin": dict(counts["origin"])}
 
 
 def label_inputs(config: str | os.PathLike[str] | dict[str, Any] | None = None) -> dict[str, Any]:

@@ -41,10 +41,14 @@ def _word(s: str) -> str:
 
 
 def _words(ids: list[str]) -> dict[str, str]:
-    """id as one word -> id (an id whose word another id already has keeps only its exact form)."""
+    """id as one word -> id (an id whose word another id already has keeps only its exact form). The ids are
+    folded in one pass over them joined by NUL (not white space, so nothing crosses an id's ends) when no id
+    holds one: one substitution, not one per id (0.012 CPU s at 17k sessions)."""
+    joined = "\0".join(ids)
+    folded = _SPACE.sub("_", joined).split("\0") if joined.count("\0") == len(ids) - 1 else map(_word, ids)
     out: dict[str, str] = {}
-    for sid in ids:
-        out.setdefault(_word(sid), sid)
+    for word, sid in zip(folded, ids):
+        out.setdefault(word, sid)
     return out
 
 

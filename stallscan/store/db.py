@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection
-from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
@@ -59,13 +58,18 @@ BASE_TABLES = ("events", "files", "skipped", "rejects")
 
 
 def connect(
-    path: str | os.PathLike[str] | None = None, read_only: bool = False, rebuild: bool = False
+    path: str | os.PathLike[str] | None = None,
+    read_only: bool = False,
+    rebuild: bool = False,
+    checked: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to a stallscan database (":memory:" for a throw-away one), schema ready, TimeZone UTC.
 
     A database from an older schema is upgraded in place when every step has a migration; otherwise
     opening it fails (exit 5) with the advice to re-ingest with --rebuild. `rebuild=True` drops every
-    table and view first (the next ingest re-reads everything)."""
+    table and view first (the next ingest re-reads everything). `checked=True`: another write connection
+    of this process, open while this one opens (so DuckDB shares its database and its file lock: nothing
+    else wrote in between), already checked the schema and made it ready; the check is not repeated."""
     target = str(path) if path is not None else default_db_path()
     if read_only and target != ":memory:" and not Path(target).exists():
         raise DatabaseError(f"no database at {target}", hint="run `stallscan ingest PATH` first, or pass --db")
@@ -96,6 +100,8 @@ def connect(
         con.execute("SET temp_directory = $d", {"d": str(Path(target).resolve()) + ".tmp"})
     if rebuild and not read_only:
         _drop_all(con)
+    if checked and not read_only and not rebuild:
+        return con
     _check_version(con, target, read_only)
     if not read_only:
         # tables and version stamp in one transaction: a process killed while creating a new database
@@ -247,11 +253,52 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
         )
 
 
-@lru_cache(maxsize=1)
-def _expected_columns() -> dict[str, list[tuple[str, str]]]:
-    scratch = duckdb.connect(":memory:")
+EXPECTED_PREFIX = "stallscan_expected_"  # the temp tables _expected_columns makes (and drops) on the checked connection
+_EXPECTED: list[dict[str, list[tuple[str, str]]]] = []  # its answer, found once per process
+
+
+def _expected_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """The columns (name, DuckDB's type name) queries/store/schema.sql gives each base table: its CREATE TABLE
+    statements run as temp tables of `con` (EXPECTED_PREFIX + name), read from the catalog and dropped. A
+    second, in-memory database for them cost 0.03-0.045 CPU s to open; a schema statement of another shape
+    still runs there."""
+    if not _EXPECTED:
+        _EXPECTED.append(_expected_here(con) or _expected_apart())
+    return _EXPECTED[0]
+
+
+def _expected_here(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]] | None:
+    made: list[str] = []
     try:
         for stmt in sql.load("store/schema"):  # its tables only (the view and macros add no column)
+            if not re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE ", stmt):
+                continue
+            head = re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE IF NOT EXISTS (\w+) \(", stmt)
+            if head is None:
+                return None
+            made.append(head.group(1))
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {EXPECTED_PREFIX}{head.group(1)} (" + stmt[head.end() :])
+        out: dict[str, list[tuple[str, str]]] = {}
+        for name, col, typ in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_catalog = 'temp' AND table_schema = 'main' AND starts_with(table_name, $p) "
+            "ORDER BY table_name, ordinal_position",
+            {"p": EXPECTED_PREFIX},
+        ).fetchall():
+            if name[len(EXPECTED_PREFIX) :] in BASE_TABLES:
+                out.setdefault(name[len(EXPECTED_PREFIX) :], []).append((col, typ))
+        return out
+    except duckdb.Error:
+        return None
+    finally:
+        for name in made:
+            sql.after_failure(con, f"DROP TABLE IF EXISTS temp.{EXPECTED_PREFIX}{name}", True)
+
+
+def _expected_apart() -> dict[str, list[tuple[str, str]]]:
+    scratch = duckdb.connect(":memory:")
+    try:
+        for stmt in sql.load("store/schema"):
             if re.match(r"(?:\s|--[^\n]*\n)*CREATE TABLE ", stmt):
                 scratch.execute(stmt)
         return _columns(scratch, BASE_TABLES)
@@ -272,7 +319,7 @@ def _columns(con: duckdb.DuckDBPyConnection, tables: Collection[str]) -> dict[st
 
 def _column_drift(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
     """How the stored tables differ from queries/store/schema.sql ([] when they match)."""
-    want = _expected_columns()
+    want = _expected_columns(con)
     have = _columns(con, tables)
     out = []
     for table, cols in want.items():

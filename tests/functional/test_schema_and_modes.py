@@ -272,3 +272,19 @@ def test_schema_creation_is_one_transaction(tmp_path, monkeypatch):
         SCHEMA_VERSION
     )
     con.close()
+
+
+def test_expected_columns_come_from_temp_tables_that_are_dropped(tmp_path):
+    """The schema check's expected columns (store/schema.sql's base tables, made as temp tables on the
+    checked connection, read-only too) are the columns a new database gets, and no temp table is left."""
+    path = tmp_path / "x.duckdb"
+    connect(path).close()
+    for read_only in (False, True):
+        con = connect(path, read_only=read_only)
+        try:
+            got = dbmod._expected_here(con)
+            assert got is not None and set(got) == set(dbmod.BASE_TABLES)
+            assert got == dbmod._columns(con, dbmod.BASE_TABLES)
+            assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
+        finally:
+            con.close()
