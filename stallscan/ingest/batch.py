@@ -91,6 +91,8 @@ def run_batches(
                     progress(done, total)
             tx = txn.flush(con, tx)  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
+        if txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
+            con.execute("SET checkpoint_threshold = '0KB'")
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
         failpoint.hit()

@@ -11,6 +11,7 @@ each file once; a big file's next chunk (in the next pass) reads its `files` row
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -99,3 +100,22 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx) -> Tx:
         plan.skip_leading_newline = False
         plan.known = True
     return start(con)
+
+
+def checkpoint_on_commit(con: duckdb.DuckDBPyConnection, tx_bytes: int) -> bool:
+    """Whether the run's last COMMIT may be a checkpoint (`checkpoint_threshold` 0): a transaction under a
+    row group of events otherwise goes to the WAL at the COMMIT and, compressed, into the file again at the
+    final CHECKPOINT a moment later. A checkpoint that fails on a full disk leaves the file grown (DuckDB keeps
+    the blocks it wrote) where a failed WAL write gives the space back, so only when the disk holds twice the
+    bytes this transaction read and the WAL so far, plus 64 MB: about what the WAL write alone would need
+    before the final CHECKPOINT writes the same rows again. Not for a database in memory."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    path = row[0] if row else None
+    if not path:
+        return False
+    try:
+        wal = os.path.getsize(path + ".wal") if os.path.exists(path + ".wal") else 0
+        st = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize >= 2 * (tx_bytes + wal) + (64 << 20)

@@ -187,3 +187,41 @@ def test_naive_timestamps_read_in_the_given_zone(con, tmp_path):
     ingest_paths(con, [str(f)], naive_tz="Europe/Berlin")
     got = con.execute("SELECT role, strftime(ts, '%H:%M:%S'), meta->>'ts_naive' FROM events ORDER BY line").fetchall()
     assert got == [("user", "07:00:00", "true"), ("assistant", "07:00:05", "false")]
+
+
+def test_last_commit_checkpoints_only_with_room_on_the_disk(tmp_path, monkeypatch):
+    """The run's last COMMIT is a checkpoint only when the disk holds twice the transaction's bytes and the
+    WAL, plus 64 MB (a checkpoint that fails on a full disk leaves the file grown); never for a database in
+    memory."""
+    import os
+
+    from stallscan.ingest.tx import checkpoint_on_commit
+    from stallscan.store.db import connect
+
+    free = {"bytes": 0}
+
+    class Fs:
+        f_frsize = 4096
+
+        @property
+        def f_bavail(self):
+            return free["bytes"] // 4096
+
+    monkeypatch.setattr(os, "statvfs", lambda _path: Fs())
+    db = connect(tmp_path / "x.duckdb")
+    try:
+        wal = tmp_path / "x.duckdb.wal"
+        wal_bytes = wal.stat().st_size if wal.exists() else 0
+        need = 2 * (10 << 20) + 2 * wal_bytes + (64 << 20)
+        free["bytes"] = need + 4096
+        assert checkpoint_on_commit(db, 10 << 20)
+        free["bytes"] = need - 4096
+        assert not checkpoint_on_commit(db, 10 << 20)
+    finally:
+        db.close()
+    mem = connect(":memory:")
+    try:
+        free["bytes"] = 1 << 40
+        assert not checkpoint_on_commit(mem, 0)
+    finally:
+        mem.close()
