@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,18 @@ def relation_kinds(con: Any, name: str) -> set[str]:
             {"n": name},
         ).fetchall()
     }
+
+
+@contextmanager
+def scan_batch_rows(batch: int | None) -> Iterator[None]:
+    """The replay scans' batch size ($STALLSCAN_SCAN_BATCH_ROWS) set to `batch` (None: the default) inside the
+    block, and put back after it: for hypothesis tests, which cannot take pytest's function-scoped monkeypatch."""
+    saved = os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
+    if batch is not None:
+        os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = str(batch)
+    try:
+        yield
+    finally:
+        os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
+        if saved is not None:
+            os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = saved

@@ -9,7 +9,6 @@ blank, sentinels) are drawn at random.
 from __future__ import annotations
 
 import json
-import os
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +18,7 @@ from stallscan.replay.stall_data import load
 from stallscan.replay.stalls import replay_stalls
 from stallscan.replay.stalls_agreement import disagreements
 from stallscan.store.db import connect
-from tests.helpers import examples
+from tests.helpers import examples, scan_batch_rows
 
 DATA = load()
 FRAGMENTS = [
@@ -236,18 +235,13 @@ def test_sql_and_reference_walk_agree(sessions, retry_bound, narrated_bound, rnd
     """batch: the scans' batch size (STALLSCAN_SCAN_BATCH_ROWS): small ones cut sessions across batches of the
     turn scan (carried into the next) and split the walk into several shares of the sessions."""
     con = connect(":memory:")
-    saved = os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
-    if batch is not None:
-        os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = str(batch)
     try:
-        _insert(con, sessions, rnd)
-        replay_stalls(con, retry_bound, narrated_bound, segmentation="fallback")
+        with scan_batch_rows(batch):
+            _insert(con, sessions, rnd)
+            replay_stalls(con, retry_bound, narrated_bound, segmentation="fallback")
         assert disagreements(con, retry_bound, narrated_bound) == []
     finally:
         con.close()
-        os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
-        if saved is not None:
-            os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = saved
 
 
 def test_signature_regexes_agree_between_re2_and_python():

@@ -11,7 +11,6 @@ batches of a few rows, so sessions are cut across batches and the sort path is t
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from stallscan.replay.stalls import replay_stalls
 from stallscan.store.db import connect
-from tests.helpers import examples
+from tests.helpers import examples, scan_batch_rows
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 COLS = (
@@ -113,17 +112,12 @@ def _walk(sessions: list[list[dict]]) -> dict[tuple[str, int], dict]:
 )
 def test_turns_span_and_picks_equal_a_walk_per_session(sessions, rnd, batch):
     con = connect(":memory:")
-    saved = os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
-    if batch is not None:
-        os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = str(batch)
     try:
-        _insert(con, sessions, rnd)
-        replay_stalls(con, segmentation="fallback")
+        with scan_batch_rows(batch):
+            _insert(con, sessions, rnd)
+            replay_stalls(con, segmentation="fallback")
         cur = con.execute(f"SELECT session_id, turn_id, {', '.join(COLS)} FROM turns")
         got = {(r[0], r[1]): dict(zip(COLS, r[2:])) for r in cur.fetchall()}
     finally:
         con.close()
-        os.environ.pop("STALLSCAN_SCAN_BATCH_ROWS", None)
-        if saved is not None:
-            os.environ["STALLSCAN_SCAN_BATCH_ROWS"] = saved
     assert got == _walk(sessions)
