@@ -16,7 +16,6 @@ A plain-Python statement of the same rules lives in stallscan/replay/boundary_va
 
 from __future__ import annotations
 
-import json
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -80,13 +79,8 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE OR REPLACE TEMP TABLE router_variant_rules "
         "(rule_set VARCHAR, id VARCHAR, match VARCHAR, value VARCHAR, harness VARCHAR[])"
     )
-    # one INSERT of the entries as a JSON parameter (from_json casts each field), not one per entry
-    cols = ("rule_set", "id", "match", "value", "harness")
-    shape = json.dumps([{c: "VARCHAR[]" if c == "harness" else "VARCHAR" for c in cols}]).replace("'", "''")
-    con.execute(
-        f"INSERT INTO router_variant_rules SELECT r.* FROM (SELECT unnest(from_json(?, '{shape}')) AS r)",
-        [json.dumps([{c: e[c] for c in cols} for e in rule_entries()])],
-    )
+    types = {"rule_set": "VARCHAR", "id": "VARCHAR", "match": "VARCHAR", "value": "VARCHAR", "harness": "VARCHAR[]"}
+    sql.insert_rows(con, "router_variant_rules", types, list(rule_entries()))
 
 
 def replay_variants(con: duckdb.DuckDBPyConnection, counts: bool = True) -> dict[str, dict[str, int]]:

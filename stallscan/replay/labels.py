@@ -20,7 +20,6 @@ Patterns are applied in SQL (queries/replay/user_labels.sql), never row by row i
 from __future__ import annotations
 
 import functools
-import json
 import os
 import tomllib
 import weakref
@@ -163,15 +162,8 @@ def _load_library(con: duckdb.DuckDBPyConnection, entries: list[dict[str, Any]])
         + ", ".join(f'"{c}" {types.get(c, "VARCHAR")}' for c in cols)
         + ")"
     )
-    # one INSERT of the entries as one JSON parameter (executemany ran one INSERT per entry: ~0.35 s per
-    # call, which a Spark replay pays once per task group; an Arrow table built from lists imports pandas);
-    # from_json casts each field to the declared type
-    if entries:
-        shape = json.dumps([{c: types.get(c, "VARCHAR") for c in cols}]).replace("'", "''")
-        con.execute(
-            f"INSERT INTO prompt_library SELECT r.* FROM (SELECT unnest(from_json(?, '{shape}')) AS r)",
-            [json.dumps([{c: e[c] for c in cols} for e in entries])],
-        )
+    # one INSERT of all entries (a Spark replay pays this once per task group)
+    sql.insert_rows(con, "prompt_library", {c: types.get(c, "VARCHAR") for c in cols}, entries)
     # RE2 (DuckDB) is the regex dialect: check the patterns where they will run, all in one statement; when
     # one fails, each alone, to name it
     patterns = [e["text"] for e in entries if e["match"] == "regex"]

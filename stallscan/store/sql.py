@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sys
@@ -159,3 +160,17 @@ def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
     ).fetchone()
     if stored and stored[0]:
         con.execute(f"DROP TABLE {name}")
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, types: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """Append `rows` (each a dict by column) to `table` in one INSERT: the rows as one JSON parameter that
+    from_json casts to `types` (column -> DuckDB type, in the table's column order). executemany would run one
+    INSERT per row (about 0.35 s per call for the prompt library), and an Arrow table built from lists imports
+    pandas."""
+    if not rows:
+        return
+    shape = json.dumps([types]).replace("'", "''")
+    con.execute(
+        f"INSERT INTO {table} SELECT r.* FROM (SELECT unnest(from_json(?, '{shape}')) AS r)",
+        [json.dumps([{c: r[c] for c in types} for r in rows])],
+    )
