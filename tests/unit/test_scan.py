@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stallscan.replay.scan import walk_of
+from stallscan.replay.scan import Walk, seg_start, walk_of
 
 
 def _table(rng: np.random.Generator, n: int, n_sessions: int, order: str) -> pa.Table:
@@ -64,6 +64,27 @@ def test_segmented_scans_equal_a_walk_per_session(order, seed):
     prev = w.to_storage(w.positions_to_storage(w.prev_where(w.cols["flag"])))
     assert w.take_storage("event_id", prev).to_pylist() == want_prev
     assert w.cols["rid_storage"].tolist() == d["rid"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_seg_start_and_prev_where_equal_a_loop(seed):
+    """seg_start (segments begin where starts holds; rows before the first start begin at 0) and prev_where
+    (no flagged row at all included) against a plain loop, on short random flags."""
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(0, 30))
+        starts, flags = rng.random(n) < rng.random(), rng.random(n) < rng.random()
+        want_start, want_prev, first, last = [], [], 0, -1
+        for i in range(n):
+            if starts[i]:
+                first, last = i, -1
+            want_start.append(first)
+            want_prev.append(last)
+            if flags[i]:
+                last = i
+        assert seg_start(starts).tolist() == want_start
+        if n and starts[0]:  # (a walk's first row always starts a session)
+            assert Walk({}, {}, starts, None, n).prev_where(flags).tolist() == want_prev
 
 
 def test_rows_out_of_rowid_order_are_put_back():
