@@ -31,8 +31,11 @@ CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, 
 
 -- Texts are compared with leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost
 -- of trim on a text that neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a text).
+-- The first character is read once (t[1], a code point, read without going through the text) rather than four
+-- starts_with (at 2M generated events, the 549,952 text-only replies: 0.042 against 0.030 CPU s a use); the last
+-- stays four ends_with: t[-1] and ascii(t) go through the whole text (a 20 KB text: about 7 µs).
 CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
-    CASE WHEN starts_with(t, chr(32)) OR starts_with(t, chr(9)) OR starts_with(t, chr(10)) OR starts_with(t, chr(13))
+    CASE WHEN t[1] IN (chr(32), chr(9), chr(10), chr(13))
            OR ends_with(t, chr(32)) OR ends_with(t, chr(9)) OR ends_with(t, chr(10)) OR ends_with(t, chr(13))
          THEN trim(t, chr(32) || chr(9) || chr(10) || chr(13)) ELSE t END;
 

@@ -2,7 +2,8 @@
 exact and prefix matches by a hash join on a fixed-length key, contains matches apart) against the rule of the
 reference walk (stall_rules.Prompt.matches on the text with leading/trailing [ \\t\\n\\r] removed), over a table of
 prompts and messages built for the edges of the key: texts shorter than it, prompts that share it, blanks around
-the text, a prompt text that is a prefix of another's."""
+the text, a prompt text that is a prefix of another's. And stall_strip, the text those matches read, against
+stall_rules.strip."""
 
 from __future__ import annotations
 
@@ -104,3 +105,18 @@ def test_no_exact_or_prefix_prompt() -> None:
     con.execute("CREATE TABLE events (role VARCHAR, kind VARCHAR, text VARCHAR)")
     con.executemany("INSERT INTO events VALUES ('user', 'message', ?)", [("a tool",), ("none",), (None,)])
     assert _hits(con) == {(0, "c", 0, "nudge")}
+
+
+def test_stall_strip_is_the_reference_strip() -> None:
+    """stall_strip (its shortcut reads the first character and the last four) against stall_rules.strip, on every
+    text of up to four characters over blanks, letters, a combining mark, a no-break space and a prepended sign."""
+    from itertools import product
+
+    alphabet = [" ", "\t", "\n", "\r", "a", "é", "\u0301", "\u00a0", "\u0600"]
+    texts = [None] + ["".join(p) for n in range(5) for p in product(alphabet, repeat=n)]
+    con = duckdb.connect()
+    con.execute(next(s for s in sql.load("replay/stall_rounds_prep") if "MACRO stall_strip" in s))
+    con.execute("CREATE TABLE t (i INTEGER, s VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(texts)))
+    got = dict(con.execute("SELECT i, stall_strip(s) FROM t").fetchall())
+    assert [got[i] for i in range(len(texts))] == [strip(t) for t in texts]
