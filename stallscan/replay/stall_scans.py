@@ -62,7 +62,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         last_in_turn[last[tails][last[tails] >= 0]] = True
 
         def last_rid(mask: Any) -> Any:  # the rowid of the turn's last row where mask holds (-1: none)
-            at = np.maximum.accumulate(np.where(mask, idx, -1))[tails] if w.n else heads
+            at = np.maximum.reduceat(np.where(mask, idx, -1), heads) if w.n else heads  # (a turn's greatest)
             return np.where(at >= heads, rids[pos[np.maximum(at, 0)]], -1)
 
         started = starts[heads]  # (turn 0, before a session's first turn start, has none)

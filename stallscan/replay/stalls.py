@@ -177,7 +177,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_bg_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    for v in ("stall_tail_chars", "stall_cap"):  # (stall_rounds_prep.sql's limits: nothing left on the connection)
+    # (stall_rounds_prep.sql's limits and key length: nothing left on the connection)
+    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key"):
         con.execute(f"RESET VARIABLE {v}")
 
 
