@@ -5,6 +5,14 @@
 -- events. All per-line work happens in the first statement, one parallel pass over the raw lines,
 -- which keeps only the narrow columns later steps need (the parsed record itself is never stored:
 -- materialising the nested struct costs more than parsing it).
+-- The join with batch_files (for the file's stem) must build its hash table on batch_files, as written: the
+-- arrow scan's row estimate is about 0, so the optimizer built it on the parsed lines (every line's parsed
+-- struct copied into the hash table) and probed it with the batch's few files, one chunk, so the whole
+-- projection (texts, block lists, times) ran on one thread. This statement over the 311 MB real-shaped tree in
+-- the ingest's five 64 MB batches, 2 CPUs, 3 runs: 0.69-0.75 s wall before, 0.62 s with the rule off for it
+-- (CPU 0.93-1.03 s before, 1.07 s after: the second thread now works; whole-process CPU is not lower).
+SET disabled_optimizers = 'build_side_probe_side';
+
 CREATE OR REPLACE TEMP TABLE cc AS
 SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
        CASE WHEN NOT blank AND (j IS NULL OR j.type IS NULL OR (j.type IN ('user', 'assistant') AND j.message.role IS NULL))
@@ -26,24 +34,31 @@ SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
        content_str IS NOT NULL AS content_is_string,
        -- (no CASE around the block list: a CASE slices every nested vector it touches, which costs
        -- more than the lambdas; lines of other types have no block list, so the lambda gives NULL)
+       -- (a tool result's content here is a string; a line whose results hold a block list (arr_txt) gets its
+       -- text from cc_arr below: json_text's list branch is a lambda inside this lambda, and its mere
+       -- presence made the whole statement 13 % slower, for the 2 % of results that are lists)
        coalesce(content_str,
                 nullif(array_to_string(list_filter(list_transform(j.message.content, lambda b: CASE
                     WHEN j.type NOT IN ('user', 'assistant') THEN NULL
                     WHEN b.type = 'text' THEN b.text
-                    WHEN b.type = 'tool_result' AND j.type = 'user' THEN json_text(b.content) END),
+                    WHEN b.type = 'tool_result' AND j.type = 'user' AND starts_with(b.content::VARCHAR, '"')
+                    THEN b.content ->> '$' END),
                     lambda t: t IS NOT NULL AND t <> ''), chr(10)), ''),
                 json_text(CASE WHEN j.type IN ('queue-operation', 'system') THEN j.content END)) AS text,
+       CASE WHEN j.type = 'user' AND list_contains(list_transform(j.message.content,
+                 lambda b: b.type = 'tool_result' AND starts_with(b.content::VARCHAR, '[')), true) THEN txt END AS arr_txt,
        coalesce(list_transform(list_filter(j.message.content, lambda b: b.type = 'tool_use'),
                 lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
-       len(list_filter(j.message.content, lambda b: b.type = 'tool_result')) AS n_results,
-       list_filter(j.message.content, lambda b: b.type = 'tool_result')[1].tool_use_id AS result_id,
-       list_filter(j.message.content, lambda b: b.type = 'tool_result')[1].is_error AS result_is_error,
+       len(results) AS n_results, results[1].id AS result_id, results[1].err AS result_is_error,
        coalesce(list_transform(j.message.content, lambda b: b.type), []) AS block_types
 FROM (
     SELECT s.fid, s.line, s.txt, s.blank, s.bad_excerpt, s.j,
            -- message.content is a block list (parsed above, once) or a plain string (read here, small lines)
            CASE WHEN s.j.type IN ('user', 'assistant') AND s.j.message.content IS NULL
-                THEN json_extract_string(s.txt, '$.message.content') END AS content_str
+                THEN json_extract_string(s.txt, '$.message.content') END AS content_str,
+           list_filter(list_transform(s.j.message.content,
+                                      lambda b: {'id': b.tool_use_id, 'err': b.is_error, 'r': b.type = 'tool_result'}),
+                       lambda x: x.r) AS results
     FROM (SELECT fid, line, txt, blank, bad_excerpt,
                  CASE WHEN txt IS NOT NULL AND NOT blank THEN parse_line(txt, '{
                    "type":"VARCHAR","subtype":"VARCHAR","uuid":"VARCHAR","parentUuid":"VARCHAR","sessionId":"VARCHAR",
@@ -57,6 +72,25 @@ FROM (
                                        "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}') END AS j
           FROM stage_lines) s
 ) p JOIN batch_files f USING (fid);
+
+RESET disabled_optimizers;
+
+-- The text of a user line with a tool result whose content is a block list (arr_txt: such lines only, parsed
+-- again with the fields the text needs), as the first statement would give it with json_text for every result;
+-- fmt_events takes it instead of cc.text. The blocks are unnested here, so json_text's own lambda is not
+-- nested in another (a nested lambda cost about 0.1 ms a line: 13-23 ms for a batch's 161 such lines).
+-- (message.content is a list there, so content_str is NULL; a user line has no queue / system content.)
+CREATE OR REPLACE TEMP TABLE cc_arr AS
+SELECT fid, line, string_agg(t, chr(10) ORDER BY i) FILTER (WHERE t IS NOT NULL AND t <> '') AS text
+FROM (SELECT fid, line, x.i,
+             CASE WHEN typ NOT IN ('user', 'assistant') THEN NULL
+                  WHEN x.b.type = 'text' THEN x.b.text
+                  WHEN x.b.type = 'tool_result' AND typ = 'user' THEN json_text(x.b.content) END AS t
+      FROM (SELECT fid, line, j.type AS typ, unnest(list_transform(j.message.content, lambda b, i: {'b': b, 'i': i})) AS x
+            FROM (SELECT fid, line, parse_line(arr_txt, '{"type":"VARCHAR",
+                      "message":{"content":[{"type":"VARCHAR","text":"VARCHAR","content":"JSON"}]}}') AS j
+                  FROM cc WHERE arr_txt IS NOT NULL)))
+GROUP BY fid, line;
 
 -- a record whose uuid was already seen in the same session of the file is a duplicate (Claude Code
 -- re-writes lines on resume; a resumed session re-logging the old session's last record keeps it)
@@ -125,7 +159,8 @@ WITH ev AS NOT MATERIALIZED (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, l
 -- user lines: prompts, harness-written text, tool results
 SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,
        'per_message' AS ts_quality, 'user' AS role,
-       CASE WHEN n_results > 0 THEN 'tool_result' ELSE 'message' END AS kind, text,
+       CASE WHEN n_results > 0 THEN 'tool_result' ELSE 'message' END AS kind,
+       CASE WHEN a.line IS NULL THEN ev.text ELSE a.text END AS text,
        []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
        result_id AS tool_call_id,
        NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, msg_id AS message_id,
@@ -135,7 +170,7 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
                    'permissionMode', permission_mode, 'version', version, 'is_error', result_is_error,
                    'sourceToolAssistantUUID', source_tool_uuid,
                    'content_is_string', content_is_string, 'compact_trigger', k.summary_trigger) AS meta
-FROM ev LEFT JOIN cc_compact k USING (fid, line) WHERE typ = 'user'
+FROM ev LEFT JOIN cc_compact k USING (fid, line) LEFT JOIN cc_arr a USING (fid, line) WHERE typ = 'user'
 UNION ALL
 -- queue-operation enqueue: text a person typed while the agent was busy
 SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',

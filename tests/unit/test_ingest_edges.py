@@ -151,6 +151,51 @@ def test_split_reply_merges_by_message_id(con, tmp_path):
     )
 
 
+def test_tool_result_texts_of_every_content_shape(con, tmp_path):
+    """A tool result's text: a string as it is; a block list joined by newlines from its strings and its objects'
+    `text` (else `content`), other elements left out; any other JSON nothing. A line holding a list result is read
+    by its own statement (claude_code_events.sql, cc_arr): these cases hold both paths to the same rule."""
+
+    def result(n: int, *contents: Any, text: str | None = None) -> str:
+        blocks: list[Any] = [
+            {"type": "tool_result", "tool_use_id": f"t{n}_{i}", "content": c} for i, c in enumerate(contents)
+        ]
+        if text is not None:
+            blocks.insert(1, {"type": "text", "text": text})
+        rec = {
+            "type": "user",
+            "uuid": f"r{n}",
+            "sessionId": "s",
+            "timestamp": f"2026-01-01T00:01:{n:02d}Z",
+            "isSidechain": False,
+            "message": {"role": "user", "content": blocks},
+        }
+        return json.dumps(rec)
+
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    lines = [
+        claude_line("user", 0, session="s"),
+        result(1, 'plain\nstring "quoted" [not a list]'),
+        result(2, [{"type": "text", "text": "first"}, "bare string", image, {"type": "text", "text": "last"}]),
+        result(3, [{"content": "from content"}, {"type": "text", "text": ""}, None, 5, ["nested"]]),
+        result(4, [image]),  # nothing readable: no text
+        result(5, "[1, 2]", [{"type": "text", "text": "listed"}], text="between"),  # a string that looks like a list
+        result(6, {"text": "an object"}, 42, [], ""),  # neither a string nor a list, an empty list, an empty string
+        result(7, ["a", "", "b"]),  # an empty element keeps its place inside one result
+    ]
+    ingest_paths(con, [str(write_lines(tmp_path / "r.jsonl", lines))])
+    got = con.execute("SELECT line, kind, text, tool_call_id FROM events WHERE line > 1 ORDER BY line").fetchall()
+    assert got == [
+        (2, "tool_result", 'plain\nstring "quoted" [not a list]', "t1_0"),
+        (3, "tool_result", "first\nbare string\nlast", "t2_0"),
+        (4, "tool_result", "from content\n", "t3_0"),
+        (5, "tool_result", None, "t4_0"),
+        (6, "tool_result", "[1, 2]\nbetween\nlisted", "t5_0"),
+        (7, "tool_result", None, "t6_0"),
+        (8, "tool_result", "a\n\nb", "t7_0"),
+    ]
+
+
 def test_gzip_and_zstd_files(con, tmp_path):
     body = (claude_line("user", 1) + "\n" + claude_line("assistant", 2) + "\n").encode()
     gz = tmp_path / "a.jsonl.gz"
