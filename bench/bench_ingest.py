@@ -39,13 +39,16 @@ BARE = {
 
 
 CPU: dict[str, float] = {}  # the child's user + system CPU seconds of the last run() (all its threads)
+# children run as installed: byte-compiled modules written once and reused (with PYTHONDONTWRITEBYTECODE set and a
+# --no-compile venv, every stallscan child would compile its modules again, as no pip-installed one does)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MiB) and stdout of one child process (`python -m` imports from its cwd first:
     each stallscan runs from its own checkout); its CPU seconds go to CPU["last"]."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=ENV)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
