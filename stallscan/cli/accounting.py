@@ -5,6 +5,7 @@ One stderr line each, with a hint."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import typer
@@ -53,14 +54,14 @@ def nothing_error(res: IngestResult, paths: list[str]) -> StallscanError:
 def account(res: IngestResult, strict: bool, fmt: str = "auto") -> None:
     """Notes and warnings on stderr; exit 3 when an input could not be read, 1 under --strict (after the
     output was printed: what could be read was)."""
-    err = _err_console()
+    err = functools.cache(_err_console)  # made (rich imported) only when there is something to print
     left = left_out_line(res)
     if left:
-        err.print(f"note: {left}", highlight=False, style="dim")
+        err().print(f"note: {left}", highlight=False, style="dim")
     if res.forced_no_events:
         first = res.forced_no_events[0]
         more = f" and {len(res.forced_no_events) - 1:,} more" if len(res.forced_no_events) > 1 else ""
-        err.print(
+        err().print(
             f"[yellow]warning:[/] --input-format {fmt} matched nothing in {len(res.forced_no_events):,} file(s), "
             f"every line skipped or rejected: {first}{more}; drop --input-format to detect the format by content",
             highlight=False,
@@ -68,8 +69,8 @@ def account(res: IngestResult, strict: bool, fmt: str = "auto") -> None:
     if res.unreadable:
         path, why = res.unreadable[0]
         more = f" and {len(res.unreadable) - 1:,} more" if len(res.unreadable) > 1 else ""
-        err.print(f"[bold red]error:[/] cannot read {path} ({why}){more}", highlight=False)
-        err.print(
+        err().print(f"[bold red]error:[/] cannot read {path} ({why}){more}", highlight=False)
+        err().print(
             "hint: everything else was read; fix the file's permissions or name and run again "
             "(all of them: `unreadable` in --json)",
             highlight=False,
@@ -78,25 +79,25 @@ def account(res: IngestResult, strict: bool, fmt: str = "auto") -> None:
     if not strict:
         return
     if res.rejects:
-        err.print(f"[red]{res.rejects} line(s) rejected[/] (--strict); see the rejects table", highlight=False)
+        err().print(f"[red]{res.rejects} line(s) rejected[/] (--strict); see the rejects table", highlight=False)
         raise typer.Exit(EXIT_REJECTS)
     if res.unknown_shapes:
         n = sum(int(r["records"]) for r in res.unknown_shapes)
-        err.print(
+        err().print(
             f"[red]{n} record(s) of unknown shape[/] (--strict): the format moved on; "
             "see the skipped table (kind unknown_shape:...)",
             highlight=False,
         )
         raise typer.Exit(EXIT_REJECTS)
     if res.unrecognized:
-        err.print(
+        err().print(
             f"[red]{len(res.unrecognized)} file(s) in no format stallscan reads[/] (--strict); "
             "force one with --input-format",
             highlight=False,
         )
         raise typer.Exit(EXIT_REJECTS)
     if res.forced_no_events:
-        err.print(
+        err().print(
             f"[red]--input-format {fmt} matched nothing in {len(res.forced_no_events)} file(s)[/] (--strict)",
             highlight=False,
         )

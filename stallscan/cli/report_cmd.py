@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
+from stallscan.report.emit import plain_stderr
 from stallscan.report.output import (
     add_unreadable,
     check_filters,
@@ -128,7 +129,7 @@ def report(
         opts.show_args = ""  # `show` needs a database; the examples name sessions only
         check_filters(con, opts)
         check_scope(con, opts, str(from_parquet))
-        data = _with_steps(err(), lambda cb: build_report(con, opts, progress=cb))
+        data = _with_steps(err, lambda cb: build_report(con, opts, progress=cb))
         con.close()
         data = json.loads(memo.dumps(data))
         res = None
@@ -228,7 +229,7 @@ def _memoised(
 
         con = connect(path)
         try:
-            ingested = _with_bar(err(), "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+            ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
         except BaseException:
             con.close()
             if not existed:
@@ -287,7 +288,7 @@ def _build(
         _say_ingested(res)  # (an empty report says only why it is empty)
     label_events(con, opts._config)  # the labels of this config (reused when they are already)
     key = memo.key(con, opts)
-    text = memo.dumps(_with_steps(err(), lambda cb: build_report(con, opts, progress=cb)))
+    text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb)))
     memo.put(con, key, text)
     STORED.clear()
     if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)
@@ -311,7 +312,7 @@ def _discover_and_ingest(path: str, err: RichConsole) -> IngestResult:
     err.print(f"no database at {path}; reading the usual log folders found here: " + ", ".join(roots), highlight=False)
     con = connect(path)
     try:
-        res = _with_bar(err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
+        res = _with_bar(lambda: err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
     finally:
         con.close()
     if not res.events:  # nothing to report: exit 2 (3 when something could not be read), no database left
@@ -331,8 +332,8 @@ def _drop_empty(path: str) -> None:
             p.unlink()
 
 
-def _with_bar(err: RichConsole, label: str, run: Callable[[Any], T]) -> T:
-    if not err.is_terminal:
+def _with_bar(make_err: Callable[[], RichConsole], label: str, run: Callable[[Any], T]) -> T:
+    if plain_stderr() or not (err := make_err()).is_terminal:
         return run(None)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -348,9 +349,9 @@ def _with_bar(err: RichConsole, label: str, run: Callable[[Any], T]) -> T:
         return run(lambda d, t: bar.update(task, completed=d, total=t))
 
 
-def _with_steps(err: RichConsole, run: Callable[[Any], T]) -> T:
+def _with_steps(make_err: Callable[[], RichConsole], run: Callable[[Any], T]) -> T:
     """The report's sections as progress steps on stderr (only when stderr is a terminal)."""
-    if not err.is_terminal:
+    if plain_stderr() or not (err := make_err()).is_terminal:
         return run(None)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 

@@ -137,7 +137,20 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
         )
     sql.run(con, "replay/stall_turn_evidence")
+    # a signature that can match no tail is not run (its statement would append nothing): none when there is no
+    # tail (an append of a session without a text-only reply), the non-ASCII ones when every tail is ASCII, those
+    # whose max_chars every tail's shortest reply exceeds (stall_sig_match.sql's own skips, asked once)
+    n_tails, all_ascii, shortest = cast(
+        "tuple[int, bool | None, int | None]",
+        con.execute("SELECT count(*), bool_and(ascii), min(min_chars) FROM stall_tails").fetchone(),
+    )
     for i, sig in enumerate(data.signatures):
+        if (
+            not n_tails
+            or (all_ascii and sig.non_ascii)
+            or (sig.max_chars is not None and (shortest or 0) > sig.max_chars)
+        ):
+            continue
         sql.run(
             con,
             "replay/stall_sig_match",

@@ -99,12 +99,18 @@ def _say(message: str, plain: str | None = None, style: str | None = None) -> No
     markup, emoji code, tab or control character); else rich is imported and prints it."""
     if plain is None and message.isprintable() and "[" not in message and ":" not in message:
         plain = message + "\n"
-    if plain is not None and not _isatty(sys.stderr) and not any(k in os.environ for k in RICH_ENV):
+    if plain is not None and plain_stderr():
         sys.stderr.write(plain)
         return
     from stallscan.report.output import err_console
 
     err_console().print(message, highlight=False, style=style)
+
+
+def plain_stderr() -> bool:
+    """True when the stderr console would write as to a pipe (not a tty, no RICH_ENV variable set): then its
+    `is_terminal` is False, and a caller that only asks that (the report's progress bars) needs no console."""
+    return not _isatty(sys.stderr) and not any(k in os.environ for k in RICH_ENV)
 
 
 def _isatty(stream: Any) -> bool:

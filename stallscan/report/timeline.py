@@ -5,15 +5,17 @@ from __future__ import annotations
 import bisect
 import re
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-from rich.console import RenderableType
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.stall_rules import RETRY_BOUND
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 def _owns(root: str, sid: str) -> bool:

@@ -9,7 +9,6 @@ import duckdb
 
 from stallscan.report.blocks import Block, Column, Details, Paragraph, Table
 from stallscan.report.cells import num
-from stallscan.report.render import unknown_shape_line
 from stallscan.report.section import ReportOptions, Section
 from stallscan.store import sql
 
@@ -87,6 +86,8 @@ COUNTS = ("files", "sessions", "events", "user_messages", "replies", "tool_calls
 
 
 def blocks(data: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
+    from stallscan.report.render import unknown_shape_line  # (here: render imports rich, which collect needs not)
+
     shapes: list[Block] = [Paragraph(unknown_shape_line(u), "warn") for u in data.get("unknown_shapes", [])]
     # the inputs this run could not read (stallscan.report.output.add_unreadable), in every form
     shapes += [Paragraph(f"unreadable: {u['path']} ({u['why']})", "warn") for u in data.get("unreadable", [])]

@@ -12,7 +12,6 @@ import numpy as np
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.report.blocks import Block, Column, Details, LineChart, Paragraph, Table
 from stallscan.report.cells import num, secs
-from stallscan.report.render_sweep import left_out_note
 from stallscan.report.section import ReportOptions, Section
 from stallscan.report.summary_cells import refresh_boundaries
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
@@ -96,6 +95,8 @@ def _one_line(d: dict[str, Any]) -> str:
 def blocks(d: dict[str, Any], report: dict[str, Any], full: bool) -> list[Block]:
     if not full:
         return [Paragraph(_one_line(d))]
+    from stallscan.report.render_sweep import left_out_note  # (here: it imports rich, which collect needs not)
+
     rows = []
     for r in d["recommendations"]:
         if r["policy"] == "labels":
