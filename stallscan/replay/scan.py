@@ -162,19 +162,31 @@ def fetch(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
 
 def walk_of(table: pa.Table) -> Walk:
     """The rows of `table` (columns rid, session_id, seq, ...; rid unique) in walk order."""
+    return _walk(table, None)
+
+
+def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
+    """walk_of, given the table's runs of session ids (`_runs`, adjacent heads distinct) when the caller has
+    them already (`batches` carries them from batch to batch: each pair of adjacent ids compared once)."""
     n = table.num_rows
     rid = _np(table.column("rid"), np.int64)
     if n > 1 and not bool(np.all(rid[1:] > rid[:-1])):  # storage order is what the positional read pairs with
         # (a plain projection of events keeps it; were it lost, put the rows back in rowid order)
         table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
         rid = _np(table.column("rid"), np.int64)
+        runs = None
     sess = table.column("session_id")
     seq = _np(table.column("seq"), np.int64)
     perm = None
     if n > 1:
-        changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
-        # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
-        heads = sess.filter(arrow.from_numpy(np.concatenate(([True], changed))))
+        if runs is None:
+            changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
+            # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
+            heads = sess.filter(arrow.from_numpy(np.concatenate(([True], changed))))
+        else:
+            heads, changed = runs[0], np.zeros(n, dtype=np.bool_)
+            changed[np.cumsum(runs[1])[:-1]] = True
+            changed = changed[1:]
         grouped = int(changed.sum()) + 1 == pc.count_distinct(heads).as_py()
         if not grouped or not bool(np.all(seq[1:][~changed] > seq[:-1][~changed])):
             codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
@@ -249,6 +261,7 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
     scanned, or when carried rows would make the output go back in rowid order."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
+    pruns: tuple[pa.Array, Int] = (pa.array([], pa.string()), np.zeros(0, dtype=np.int64))  # pending's runs
     last = -1  # the largest rowid of the walks handed out
     for lo in range(0, end, rows):
         with sql.timed(f"scan fetch {name}"):
@@ -256,29 +269,38 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
             batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
         if not batch.num_rows:
             continue
-        nxt = pc.unique(_runs(batch)[0])
+        bruns = _runs(batch)  # (the only comparison of adjacent ids: the runs are carried with the rows)
+        nxt = pc.unique(bruns[0])
         if pending is not None:  # scan the sessions that do not go on in this range, carry the others
-            heads, lengths = _runs(pending)
+            heads, lengths = pruns
             runs_on = _np(pc.is_in(heads, value_set=nxt), np.bool_)
-            k = int(lengths[: int(np.argmax(runs_on))].sum()) if runs_on.any() else pending.num_rows
-            if runs_on[np.cumsum(lengths) > k].all():  # (usually: the sessions going on are the last rows)
+            j = int(np.argmax(runs_on)) if runs_on.any() else len(lengths)  # the runs before the first going on
+            k = int(lengths[:j].sum())
+            if runs_on[j:].all():  # (usually: the sessions going on are the last rows)
                 ready, pending = pending.slice(0, k), pending.slice(k)
+                rruns, pruns = (heads[:j], lengths[:j]), (heads[j:], lengths[j:])
             else:
                 goes_on = arrow.from_numpy(np.repeat(runs_on, lengths))
                 ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
+                rruns = _merge(heads.filter(arrow.from_numpy(~runs_on)), lengths[~runs_on])
+                pruns = _merge(heads.filter(arrow.from_numpy(runs_on)), lengths[runs_on])
             if ready.num_rows:
                 if pc.min(ready.column("rid")).as_py() <= last:
                     raise Interleaved
                 last = pc.max(ready.column("rid")).as_py()
-                done.append(pc.unique(_runs(ready)[0]))
-                yield walk_of(ready)
+                done.append(pc.unique(rruns[0]))
+                yield _walk(ready, rruns)
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise Interleaved  # a session already scanned goes on here
-        pending = batch if pending is None else pa.concat_tables([pending, batch])
+        if pending is None:
+            pending, pruns = batch, bruns
+        else:
+            pending = pa.concat_tables([pending, batch])
+            pruns = _merge(pa.concat_arrays([pruns[0], bruns[0]]), np.concatenate((pruns[1], bruns[1])))
     if pending is not None:
         if pending.num_rows and pc.min(pending.column("rid")).as_py() <= last:
             raise Interleaved
-        yield walk_of(pending)
+        yield _walk(pending, pruns)
 
 
 def _runs(table: pa.Table) -> tuple[pa.Array, Int]:
@@ -290,6 +312,18 @@ def _runs(table: pa.Table) -> tuple[pa.Array, Int]:
         return sess, np.zeros(0, dtype=np.int64)
     at = np.flatnonzero(np.concatenate(([True], _np(pc.not_equal(sess[1:], sess[:-1]), np.bool_))))
     return sess.take(arrow.from_numpy(at)), np.diff(np.append(at, n))
+
+
+def _merge(heads: pa.Array, lengths: Int) -> tuple[pa.Array, Int]:
+    """Runs put side by side (`_runs` of two tables, or some runs of one) with adjacent equal heads joined: one
+    comparison per run, not per row."""
+    if len(heads) < 2:
+        return heads, lengths
+    same = _np(pc.equal(heads[1:], heads[:-1]), np.bool_)
+    if not same.any():
+        return heads, lengths
+    keep = np.concatenate(([True], ~same))
+    return heads.filter(arrow.from_numpy(keep)), np.bincount(np.cumsum(keep) - 1, weights=lengths).astype(np.int64)
 
 
 def scan_into(

@@ -131,3 +131,25 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
     got = con.execute("SELECT rid, replies FROM out").fetchall()
     assert [r[0] for r in got] == [r[0] for r in kept]  # storage order, one row each
     assert dict(got) == want
+
+
+@pytest.mark.parametrize("order", ["grouped", "shuffled"])
+@pytest.mark.parametrize("seed", range(4))
+def test_carried_runs_equal_the_runs_of_the_whole(order, seed):
+    """What `batches` carries: the runs of consecutive pieces of a table, put side by side by `_merge`, are the
+    runs of the whole table; and the walk built from them is the walk `walk_of` builds comparing the ids itself."""
+    from stallscan.replay import scan
+
+    rng = np.random.default_rng(seed)
+    t = _table(rng, 120, 7, order)
+    cuts = np.sort(rng.choice(np.arange(1, 120), size=5, replace=False)).tolist()
+    heads, lengths = scan._runs(t.slice(0, 0))
+    for lo, hi in zip([0, *cuts], [*cuts, 120], strict=True):
+        h, n = scan._runs(t.slice(lo, hi - lo))
+        heads, lengths = scan._merge(pa.concat_arrays([heads, h]), np.concatenate((lengths, n)))
+    whole = scan._runs(t)
+    assert heads.to_pylist() == whole[0].to_pylist() and lengths.tolist() == whole[1].tolist()
+    a, b = scan._walk(t, (heads, lengths)), walk_of(t)
+    assert a.starts.tolist() == b.starts.tolist() and a.n == b.n
+    assert (a.perm is None) == (b.perm is None) and (a.perm is None or a.perm.tolist() == b.perm.tolist())
+    assert {k: v.tolist() for k, v in a.cols.items()} == {k: v.tolist() for k, v in b.cols.items()}
