@@ -45,8 +45,9 @@ CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
 -- exact / prefix text's length: a text that equals or starts with a prompt's text starts with its key; a shorter
 -- text matches none), then checked in full; the contains matches (few prompts) are a nested loop over the messages.
 -- The stripped messages are computed once for both (a materialized CTE, held while the statement runs: about
--- 9 MB of text at 2M generated events; an events scan with stall_strip each costs about as much as its join). Every message against every prompt in one nested loop cost about twice as
--- much (at 2M generated events, one thread: 0.093-0.097 against 0.049-0.054 CPU s).
+-- 9 MB of text at 2M generated events; an events scan with stall_strip each costs about as much as its join).
+-- Every message against every prompt in one nested loop cost about twice as much (at 2M generated events, one
+-- thread: 0.093-0.097 against 0.049-0.054 CPU s).
 SET VARIABLE stall_prompt_key = (SELECT coalesce(min(length(text)), 0) FROM stall_prompts
                                  WHERE role IN ('nudge', 'interrupt') AND match IN ('exact', 'prefix'));
 
