@@ -53,7 +53,8 @@ def run(
     count) says the tables reflect: what a caller may key a summary of the reused tables on."""
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
-    mode, since = stamps.plan(con, name, key, outputs)
+    found: set[str] = set()
+    mode, since = stamps.plan(con, name, key, outputs, found)
     n_sessions = None
     if mode == "incremental" and since is not None:
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
@@ -68,7 +69,7 @@ def run(
     else:
         _incremental(con, compute, outputs, upstream, merge)
     with _STAMPING:
-        stamps.prune_changes(con, stamps.put(con, name, key, inputs, mode, n_sessions))
+        stamps.prune_changes(con, stamps.put(con, name, key, inputs, mode, n_sessions, found))
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 
