@@ -53,7 +53,8 @@ def run(
     count) says the tables reflect: what a caller may key a summary of the reused tables on."""
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
-    mode, since = stamps.plan(con, name, key, outputs)
+    found: set[str] = set()
+    mode, since = stamps.plan(con, name, key, outputs, found)
     n_sessions = None
     if mode == "incremental" and since is not None:
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
@@ -63,12 +64,16 @@ def run(
         seen.update(key=key, version=since if mode == "reused" else None)
     if mode == "reused":
         return mode  # nothing written: a command that only reuses leaves the database as it was
+
+    def stamp(c: duckdb.DuckDBPyConnection) -> None:
+        stamps.prune_changes(c, stamps.put(c, name, key, inputs, mode, n_sessions, found))
+
     if mode == "full":
         compute(con)
+        with _STAMPING:
+            stamp(con)
     else:
-        _incremental(con, compute, outputs, upstream, merge)
-    with _STAMPING:
-        stamps.prune_changes(con, stamps.put(con, name, key, inputs, mode, n_sessions))
+        _incremental(con, compute, outputs, upstream, merge, stamp)
     sql.report(f"derive {name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 
@@ -99,7 +104,10 @@ def _incremental(
     outputs: tuple[str, ...],
     upstream: tuple[str, ...],
     merge: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    stamp: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> None:
+    """stamp: writes the stamp (and prunes the change log) inside the transaction that replaces the changed
+    sessions' rows, so that rows and stamp land in one commit (each commit of a write costs ~10-20 ms)."""
     s = SCRATCH
     keyed = _with_session(con, (*upstream, *outputs))
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
@@ -141,7 +149,10 @@ def _incremental(
                 want = stamps.one(con, f"SELECT count(*) FROM main.events WHERE {EVENT_ROWS.get(t, 'true')}")
                 if rows != want:
                     con.execute(f"DELETE FROM main.{t} WHERE event_id NOT IN (SELECT event_id FROM main.events)")
-            con.execute("COMMIT")
+            with _STAMPING:  # (held to the COMMIT: two replays' prunes of the change log must not overlap)
+                if stamp is not None:
+                    stamp(con)
+                con.execute("COMMIT")
         except BaseException:
             sql.rollback(con)
             raise

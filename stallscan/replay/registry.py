@@ -55,10 +55,12 @@ def refresh(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     """Bring an existing derived table up to date with the events, with the options it was made with (its
     stamp's inputs). False when the table has no stamp (nothing to refresh it from)."""
     entry = of_table(table)
-    st = stamps.get(con, entry.name) if entry is not None and entry.stamped else None
-    if entry is None or st is None:
+    if entry is None or not entry.stamped:
         return False
-    if st["events_version"] != stamps.events_version(con) or st["n_events"] != stamps.n_events(con):
+    st, ev, n = stamps.with_state(con, entry.name)  # (two statements: get, events_version and n_events took five)
+    if st is None:
+        return False
+    if st["events_version"] != ev or st["n_events"] != n:
         entry.build(con, st["inputs"])
     return True
 

@@ -40,7 +40,8 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
     # whose columns changed is rebuilt, never filled by name from the new statement
     inputs = {**inputs, "rules": stamps.rules_hash(), "cells": stamps.key_of({"sql": statements})}
     key = stamps.key_of(inputs)
-    mode, since = stamps.plan(con, entry.name, key, entry.outputs)
+    found: set[str] = set()
+    mode, since = stamps.plan(con, entry.name, key, entry.outputs, found)
     if mode == "reused":
         return mode
     if mode == "incremental" and since is not None:
@@ -57,7 +58,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
                 else:
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
-        known = stamps.put(con, entry.name, key, inputs, mode, n_sessions)
+        known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
         con.execute("COMMIT")
     except BaseException:
         sql.rollback(con)

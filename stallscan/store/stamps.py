@@ -140,24 +140,48 @@ def n_events(con: duckdb.DuckDBPyConnection) -> int:
     return int(one(con, "SELECT count(*) FROM main.events"))
 
 
-def plan(con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...]) -> tuple[str, int | None]:
-    """('reused' | 'incremental' | 'full', the events version the incremental run starts from)."""
-    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, *outputs])
-    ev = events_version(con, known)
-    st = get(con, name, known)
-    if ev is None or st is None or st["key"] != key or st["events_version"] is None:
+def plan(
+    con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...], found: set[str] | None = None
+) -> tuple[str, int | None]:
+    """('reused' | 'incremental' | 'full', the events version the incremental run starts from), in two
+    statements: the catalog look-up, then one query of the counter, the stamp, the events' count and the
+    change log's versions since the stamp (events_version(), get(), n_events() and the log's count took four).
+    found: filled with the tables of main the look-up found (what put() may be given as known)."""
+    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, "events", *outputs])
+    if found is not None:
+        found.update(known)
+    if "stallscan_meta" not in known or STAMPS not in known:
+        return "full", None
+    n = "(SELECT count(*) FROM main.events)" if "events" in known else "NULL"
+    # (the log's bounds as scalar subqueries, not correlated with the stamp row: a correlated count took
+    # 4-5 ms against 1.5-2 for the whole query, even over an empty log)
+    logged = (
+        f"(SELECT count(DISTINCT version) FROM main.{CHANGES} "
+        f"WHERE version > (SELECT events_version FROM main.{STAMPS} WHERE name = $name) "
+        "AND version <= (SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT)"
+        if CHANGES in known
+        else "NULL"
+    )
+    row = cast(
+        "tuple[Any, ...]",
+        con.execute(
+            f"SELECT v.ev, s.key, s.events_version, s.n_events, {n}, {logged} "
+            "FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk) AS ev) v "
+            f"LEFT JOIN main.{STAMPS} s ON s.name = $name",
+            {"vk": VERSION_KEY, "name": name},
+        ).fetchone(),
+    )
+    ev = int(row[0]) if row[0] is not None else None
+    st_key, since, st_n = row[1], row[2], row[3]
+    if ev is None or st_key is None or st_key != key or since is None:
         return "full", None
     if not all(t in known for t in outputs):
         return "full", None
-    since = st["events_version"]
     if since == ev:
-        return ("reused", since) if st["n_events"] == n_events(con) else ("full", None)
+        return ("reused", since) if st_n == row[4] else ("full", None)
     if since > ev or CHANGES not in known:
         return "full", None
-    logged = one(
-        con, f"SELECT count(DISTINCT version) FROM main.{CHANGES} WHERE version > ? AND version <= ?", [since, ev]
-    )
-    return ("incremental", since) if logged == ev - since else ("full", None)
+    return ("incremental", since) if row[5] == ev - since else ("full", None)
 
 
 def changed_sessions(con: duckdb.DuckDBPyConnection, since: int, into: str) -> int:
@@ -179,11 +203,15 @@ def put(
     inputs: dict[str, Any],
     mode: str,
     n_sessions: int | None = None,
+    known: set[str] | None = None,
 ) -> set[str]:
     """Record that `name` now reflects the current events (after a full or incremental run): one INSERT
     reading the counter, the events' count and the old stamp's run counts. Returns the tables of main it
-    found among stallscan_meta, the stamps and the change log (for prune_changes)."""
-    known = _existing(con, ["stallscan_meta", STAMPS, CHANGES])
+    found among stallscan_meta, the stamps and the change log (for prune_changes). known: the tables plan()
+    found (its `found`), when the caller has them: no catalog look-up then (a run creates none of the three;
+    the stamps' table is created here IF NOT EXISTS when plan did not see it)."""
+    if known is None:
+        known = _existing(con, ["stallscan_meta", STAMPS, CHANGES])
     if "stallscan_meta" not in known:  # not a stallscan database (e.g. a bare connection holding events)
         return known
     if STAMPS not in known:
