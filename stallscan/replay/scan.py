@@ -261,7 +261,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
     scanned, or when carried rows would make the output go back in rowid order."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
-    pruns: tuple[pa.Array, Int] = (pa.array([], pa.string()), np.zeros(0, dtype=np.int64))  # pending's runs
+    # pending's runs (arrow.strings, not pa.array: pyarrow would import pandas to build from a list)
+    pruns: tuple[pa.Array, Int] = (arrow.strings([]), np.zeros(0, dtype=np.int64))
     last = -1  # the largest rowid of the walks handed out
     for lo in range(0, end, rows):
         with sql.timed(f"scan fetch {name}"):
