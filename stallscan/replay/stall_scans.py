@@ -47,7 +47,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         tool = calls > 0
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         idx = np.arange(w.n, dtype=np.int64)
-        first = np.maximum.accumulate(np.where(tseg, idx, 0)) if w.n else idx  # (scan.seg_start, found once)
+        first = scan.seg_start(tseg)  # each row's turn's first walk position (found once, used twice)
         in_turn = _cumsum_from(reply, first)
         tools_before = _cumsum_from(tool, first) - tool
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
