@@ -9,7 +9,7 @@
 -- from the reply's own event (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt).
 -- Storing a column costs per row even where it is empty (at 2M generated events about 0.03 CPU s for an integer,
 -- 0.05-0.14 s for a string or a list): the ten sparse columns were about a third of this table's write.
--- Input: events, stall_scan, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
+-- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
 -- stall_signatures, stall_settings,
 -- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
 -- statement signature did, no done signature did unless an intent that reads the whole last sentence
@@ -43,20 +43,22 @@ FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NO
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
--- Every join below builds its hash table on the side written on the right: the replies' scan columns (the first
--- join), then lookups smaller than the replies (a positional scan's row estimate is about 0, so the optimizer
--- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the statement.
+-- Every join below builds its hash table on the side written on the right: the lookups smaller than the replies
+-- (a positional scan's row estimate is about 0, so the optimizer built the lookups' joins on the replies: at 2M
+-- generated events 2.3 against 3.0 CPU s). Reset after the statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
 CREATE OR REPLACE TABLE rounds_core AS
--- The replies are read from `events` joined with the scan's rows of the replies on the rowid (stall_scan, round_rid =
--- rid: a reply is its turn's last reply at its own row; a reply without a row fails), not through the positional
--- view stall_ev: DuckDB runs a positional scan on one thread, so this statement and its write ran on one. A hash
--- join's probe side is a parallel scan of the events, kept in storage order (the table's rows are in the same
--- order as through stall_ev).
-WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_scan), and its own fields
-    SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
-           CASE WHEN s.rid IS NULL THEN error('stall_scan has no row for a reply') ELSE s.turn_id END AS turn_id,
+-- The replies are read from `events` (its assistant rows, in storage order) beside stall_replies, the scan's rows of
+-- the replies in the same order (stallscan/replay/stall_scans.py), with POSITIONAL JOIN; each row checks that its
+-- rowid is the one the scan wrote (a reply without its row, or a row without its reply, fails), as stall_ev does.
+-- A positional join runs on one thread (and so does the rest of the statement), but it costs about a tenth of the
+-- hash join on the rowid it replaced (of the replies with stall_scan WHERE round_rid = rid, every event's scan row):
+-- at 2M generated events, one thread, the statement 0.65-0.76 -> 0.57-0.64 CPU s (writing stall_replies: 0.03 s).
+WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_replies), and its own fields
+    SELECT e.rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
+           CASE WHEN e.rid = s.rid THEN s.turn_id ELSE error('stall_replies is not aligned with the replies') END
+               AS turn_id,
            s.round_in_turn, s.after_tool_round, s.last_in_turn,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
@@ -67,10 +69,10 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 THEN json_extract_string(meta, ['phase', 'provider', 'model_provider', 'providerId'])
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
-    FROM events e
-    LEFT JOIN (SELECT rid, turn_id, round_in_turn, after_tool_round, last_in_turn FROM stall_scan WHERE round_rid = rid) s
-           ON e.rowid = s.rid
-    WHERE e.role = 'assistant'
+    FROM (SELECT rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, finish_norm,
+                 meta, text
+          FROM events WHERE role = 'assistant') e
+    POSITIONAL JOIN stall_replies s
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
     SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
            coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)

@@ -27,7 +27,9 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
     of its last reply that names a model and of its last that names a finish reason (last_rid, model_rid,
     finish_rid; -1: none), its replies and their tool calls (n_rounds, n_tool_calls), its first and last seq and
-    its first and last time (the rows' least ts and greatest ts_end else ts; NULL when no row has one)."""
+    its first and last time (the rows' least ts and greatest ts_end else ts; NULL when no row has one). And the temp
+    table `stall_replies`: stall_scan's rows of the replies (rid, turn_id, round_in_turn, after_tool_round,
+    last_in_turn), in storage order (queries/replay/stall_rounds.sql reads it beside the replies positionally)."""
     import numpy as np
     import pyarrow as pa
 
@@ -87,17 +89,22 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
             "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
         }
-        return {
+        cols = {
             "turn_id": w.to_storage(turn_id),
             "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
             "after_tool_round": w.to_storage(tools_before > 0),
             "round_rid": w.to_storage(round_rid),
             "last_in_turn": w.to_storage(last_in_turn),
-            "side": side,
         }
+        at = np.flatnonzero(w.to_storage(reply))  # the replies' storage positions, ascending
+        replies = {"rid": rids[at]}
+        replies.update((k, cols[k][at]) for k in ("turn_id", "round_in_turn", "after_tool_round", "last_in_turn"))
+        return {**cols, "side": side, "stall_replies": replies}
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span")
+        scan.scan_into(
+            con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span", sides=("stall_replies",)
+        )
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:
