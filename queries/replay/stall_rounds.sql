@@ -9,13 +9,13 @@
 -- from the reply's own event (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt).
 -- Storing a column costs per row even where it is empty (at 2M generated events about 0.03 CPU s for an integer,
 -- 0.05-0.14 s for a string or a list): the ten sparse columns were about a third of this table's write.
--- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
--- stall_signatures, stall_settings,
--- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
--- statement signature did, no done signature did unless an intent that reads the whole last sentence
--- (`decides`) matched (the last sentence decides), no wait signature did in a turn that started background work
--- before it, and, with no tool round before it in the turn, the turn is not in a plan-approval mode
--- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
+-- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges,
+-- stall_tail_matches (steps 1-2), stall_signatures, stall_settings, stall_providers. A reply is narrated_intent by
+-- its text when an intent signature matched, no question / statement signature did, no done signature did unless an
+-- intent that reads the whole last sentence (`decides`) matched (the last sentence decides), no wait signature did
+-- in a turn that started background work before it, and, with no tool round before it in the turn, the turn is not
+-- in a plan-approval mode (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py
+-- classify_rounds).
 -- The signature hits of the replies with one tail and capped length (stall_tail_caps: the tail's matches,
 -- stall_tail_matches, a signature with max_chars only when the reply's whole text is no longer), in signature order
 -- (list_sort on (ord, id): no ordered aggregate), numbered (hit_key: any numbering, one replay's rows agree)

@@ -24,8 +24,9 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     stall_rounds.sql reads it beside the replies positionally), with, counted inside the turn, a reply's place
     in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
     its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
-    sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its
-    first row, to the next turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
+    sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table
+    `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
+    turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
     of its last reply that names a model and of its last that names a finish reason (last_rid, model_rid,
     finish_rid; -1: none), its replies and their tool calls (n_rounds, n_tool_calls), its first and last seq and
