@@ -43,22 +43,23 @@ FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NO
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
--- Every join below builds its hash table on the side written on the right: the lookups smaller than the replies
--- (a positional scan's row estimate is about 0, so the optimizer built the lookups' joins on the replies: at 2M
--- generated events 2.3 against 3.0 CPU s). Reset after the statement.
+-- Every join below builds its hash table on the side written on the right: the replies' scan rows (the first
+-- join), then lookups smaller than the replies (a positional scan's row estimate is about 0, so the optimizer
+-- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the
+-- statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
 CREATE OR REPLACE TABLE rounds_core AS
--- The replies are read from `events` (its assistant rows, in storage order) beside stall_replies, the scan's rows of
--- the replies in the same order (stallscan/replay/stall_scans.py), with POSITIONAL JOIN; each row checks that its
--- rowid is the one the scan wrote (a reply without its row, or a row without its reply, fails), as stall_ev does.
--- A positional join runs on one thread (and so does the rest of the statement), but it costs about a tenth of the
--- hash join on the rowid it replaced (of the replies with stall_scan WHERE round_rid = rid, every event's scan row):
--- at 2M generated events, one thread, the statement 0.65-0.76 -> 0.57-0.64 CPU s (writing stall_replies: 0.03 s).
+-- The replies are read from `events` joined with stall_replies, the scan's rows of the replies only
+-- (stallscan/replay/stall_scans.py), on the rowid (a reply without its row fails), not beside it with POSITIONAL
+-- JOIN: DuckDB runs a positional join on one thread, and so this statement and its write. A hash join's probe side
+-- is a parallel scan of the events, kept in storage order. At 2M generated events, one thread, the positional join
+-- cost less (the statement 0.54-0.57 against 0.63-0.64 CPU s), but in bench_replay at 10M, beside the boundaries
+-- replay, it took 2.8 s wall against 1.7 s (the stall replay 6.6-7.0 against 5.7 s). Reading stall_replies, not
+-- every event's scan row filtered to the replies, left the hash join's cost about as it was (0.63-0.65 CPU s).
 WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_replies), and its own fields
-    SELECT e.rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
-           CASE WHEN e.rid = s.rid THEN s.turn_id ELSE error('stall_replies is not aligned with the replies') END
-               AS turn_id,
+    SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
+           CASE WHEN s.rid IS NULL THEN error('stall_replies has no row for a reply') ELSE s.turn_id END AS turn_id,
            s.round_in_turn, s.after_tool_round, s.last_in_turn,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
@@ -69,10 +70,9 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 THEN json_extract_string(meta, ['phase', 'provider', 'model_provider', 'providerId'])
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
-    FROM (SELECT rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, finish_norm,
-                 meta, text
-          FROM events WHERE role = 'assistant') e
-    POSITIONAL JOIN stall_replies s
+    FROM events e
+    LEFT JOIN stall_replies s ON e.rowid = s.rid
+    WHERE e.role = 'assistant'
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
     SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
            coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)

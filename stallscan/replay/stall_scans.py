@@ -21,7 +21,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and the
     rowid of the turn's last reply at or before it (round_rid, -1: none; the round a nudge after it reacts to),
     and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
-    stall_rounds.sql reads it beside the replies positionally), with, counted inside the turn, a reply's place
+    stall_rounds.sql joins it with the replies on the rowid), with, counted inside the turn, a reply's place
     in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
     its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
     sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table
