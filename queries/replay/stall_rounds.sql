@@ -9,13 +9,13 @@
 -- from the reply's own event (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt).
 -- Storing a column costs per row even where it is empty (at 2M generated events about 0.03 CPU s for an integer,
 -- 0.05-0.14 s for a string or a list): the ten sparse columns were about a third of this table's write.
--- Input: events, stall_scan, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges, stall_tail_matches (steps 1-2),
--- stall_signatures, stall_settings,
--- stall_providers. A reply is narrated_intent by its text when an intent signature matched, no question /
--- statement signature did, no done signature did unless an intent that reads the whole last sentence
--- (`decides`) matched (the last sentence decides), no wait signature did in a turn that started background work
--- before it, and, with no tool round before it in the turn, the turn is not in a plan-approval mode
--- (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py classify_rounds).
+-- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges,
+-- stall_tail_matches (steps 1-2), stall_signatures, stall_settings, stall_providers. A reply is narrated_intent by
+-- its text when an intent signature matched, no question / statement signature did, no done signature did unless an
+-- intent that reads the whole last sentence (`decides`) matched (the last sentence decides), no wait signature did
+-- in a turn that started background work before it, and, with no tool round before it in the turn, the turn is not
+-- in a plan-approval mode (intent_signatures.toml header; the same rule as stallscan/replay/stalls_ref.py
+-- classify_rounds).
 -- The signature hits of the replies with one tail and capped length (stall_tail_caps: the tail's matches,
 -- stall_tail_matches, a signature with max_chars only when the reply's whole text is no longer), in signature order
 -- (list_sort on (ord, id): no ordered aggregate), numbered (hit_key: any numbering, one replay's rows agree)
@@ -43,20 +43,23 @@ FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NO
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
--- Every join below builds its hash table on the side written on the right: the replies' scan columns (the first
+-- Every join below builds its hash table on the side written on the right: the replies' scan rows (the first
 -- join), then lookups smaller than the replies (a positional scan's row estimate is about 0, so the optimizer
--- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the statement.
+-- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the
+-- statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
 CREATE OR REPLACE TABLE rounds_core AS
--- The replies are read from `events` joined with the scan's rows of the replies on the rowid (stall_scan, round_rid =
--- rid: a reply is its turn's last reply at its own row; a reply without a row fails), not through the positional
--- view stall_ev: DuckDB runs a positional scan on one thread, so this statement and its write ran on one. A hash
--- join's probe side is a parallel scan of the events, kept in storage order (the table's rows are in the same
--- order as through stall_ev).
-WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_scan), and its own fields
+-- The replies are read from `events` joined with stall_replies, the scan's rows of the replies only
+-- (stallscan/replay/stall_scans.py), on the rowid (a reply without its row fails), not beside it with POSITIONAL
+-- JOIN: DuckDB runs a positional join on one thread, and so this statement and its write. A hash join's probe side
+-- is a parallel scan of the events, kept in storage order. At 2M generated events, one thread, the positional join
+-- cost less (the statement 0.54-0.57 against 0.63-0.64 CPU s), but in bench_replay at 10M, beside the boundaries
+-- replay, it took 2.8 s wall against 1.7 s (the stall replay 6.6-7.0 against 5.7 s). Reading stall_replies, not
+-- every event's scan row filtered to the replies, left the hash join's cost about as it was (0.63-0.65 CPU s).
+WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_replies), and its own fields
     SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
-           CASE WHEN s.rid IS NULL THEN error('stall_scan has no row for a reply') ELSE s.turn_id END AS turn_id,
+           CASE WHEN s.rid IS NULL THEN error('stall_replies has no row for a reply') ELSE s.turn_id END AS turn_id,
            s.round_in_turn, s.after_tool_round, s.last_in_turn,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
@@ -68,8 +71,7 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
     FROM events e
-    LEFT JOIN (SELECT rid, turn_id, round_in_turn, after_tool_round, last_in_turn FROM stall_scan WHERE round_rid = rid) s
-           ON e.rowid = s.rid
+    LEFT JOIN stall_replies s ON e.rowid = s.rid
     WHERE e.role = 'assistant'
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
     SELECT x0.* EXCLUDE (finish_norm, mk, stripped),

@@ -10,8 +10,9 @@
 
 -- Every event's turn (human turn starts so far) and, for a reply, its place in the turn are counted by
 -- stallscan/replay/scan.py over scan_stall_ev.sql's columns: the temp table stall_scan, one row per event in
--- storage order, read by rowid (rid); the same scan writes stall_turn_span, one row per turn (its span, first row,
--- start and last reply by rowid), which queries/replay/stall_turns.sql reads.
+-- storage order, read by rowid (rid; a reply's place in its turn is in stall_replies, the replies' rows only,
+-- which queries/replay/stall_rounds.sql reads); the same scan writes stall_turn_span, one row per turn (its span,
+-- first row, start and last reply by rowid), which queries/replay/stall_turns.sql reads.
 
 -- the tool calls some [[background]] entry's tool regex matches ($bg_tools: the entries' `tool` regexes as one
 -- alternation, a constant compiled once; NULL: no entry), with their turn, and the table the entries' matches go to:

@@ -1,6 +1,7 @@
 """The stall replay's two column scans (stallscan/replay/scan.py), called by stallscan.replay.stalls:
 
-  turn_numbers(con): the temp tables `stall_scan` (per event: its turn, a reply's place in it, ...) and
+  turn_numbers(con): the temp tables `stall_scan` (per event: its turn, its turn's last reply so far),
+      `stall_replies` (per reply: its turn, its place in it, ...) and
       `stall_turn_span` (per turn: its span, replies, and the rowids `turns` reads its ids, model and finish by);
   walk(con): the temp table `stall_walk_scan`, the bounded re-prompt walk over the turns that hold a stall.
 
@@ -17,13 +18,15 @@ from stallscan.store import sql
 
 
 def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and,
-    counted inside the turn, a reply's place in it (round_in_turn), whether a tool round came before it in the
-    turn (after_tool_round), the rowid of the turn's last reply at or before each event (round_rid, -1: none;
-    the round a nudge after it reacts to) and whether a reply is its turn's last (last_in_turn): segmented running
-    sums (stallscan/replay/scan.py) over batches of whole sessions (scan.scan_into), one row per event in storage
-    order. And the temp table `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its
-    first row, to the next turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
+    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and the
+    rowid of the turn's last reply at or before it (round_rid, -1: none; the round a nudge after it reacts to),
+    and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
+    stall_rounds.sql joins it with the replies on the rowid), with, counted inside the turn, a reply's place
+    in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
+    its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
+    sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table
+    `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
+    turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
     of its last reply that names a model and of its last that names a finish reason (last_rid, model_rid,
     finish_rid; -1: none), its replies and their tool calls (n_rounds, n_tool_calls), its first and last seq and
@@ -47,7 +50,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         tool = calls > 0
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         idx = np.arange(w.n, dtype=np.int64)
-        first = np.maximum.accumulate(np.where(tseg, idx, 0)) if w.n else idx  # (scan.seg_start, found once)
+        first = scan.seg_start(tseg)  # each row's turn's first walk position (found once, used twice)
         in_turn = _cumsum_from(reply, first)
         tools_before = _cumsum_from(tool, first) - tool
         last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
@@ -87,17 +90,21 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
             "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
         }
-        return {
-            "turn_id": w.to_storage(turn_id),
-            "round_in_turn": w.to_storage(in_turn.astype(np.int32)),
-            "after_tool_round": w.to_storage(tools_before > 0),
-            "round_rid": w.to_storage(round_rid),
-            "last_in_turn": w.to_storage(last_in_turn),
-            "side": side,
+        cols = {"turn_id": w.to_storage(turn_id), "round_rid": w.to_storage(round_rid)}
+        at = np.flatnonzero(w.to_storage(reply))  # the replies' storage positions, ascending
+        replies = {
+            "rid": rids[at],
+            "turn_id": cols["turn_id"][at],
+            "round_in_turn": w.to_storage(in_turn.astype(np.int32))[at],
+            "after_tool_round": w.to_storage(tools_before > 0)[at],
+            "last_in_turn": w.to_storage(last_in_turn)[at],
         }
+        return {**cols, "side": side, "stall_replies": replies}
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span")
+        scan.scan_into(
+            con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span", sides=("stall_replies",)
+        )
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:

@@ -163,7 +163,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
         sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
     sql.run(con, "replay/stall_rounds_side")
-    con.execute("DROP TABLE stall_scan")  # (freed before the walk)
+    con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
     stall_scans.walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
     con.execute("DROP TABLE stall_walk_scan")

@@ -124,10 +124,14 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
             total += reply
             want[rid] = total
 
-    def step(w: scan.Walk) -> dict[str, np.ndarray]:
-        return {"replies": w.to_storage(w.seg_cumsum(w.cols["reply"]))}
+    def step(w: scan.Walk) -> dict[str, object]:
+        replies = w.to_storage(w.seg_cumsum(w.cols["reply"]))
+        at = np.flatnonzero(w.to_storage(w.cols["reply"]))  # a table of the replies' rows only (`sides`)
+        return {"replies": replies, "reply_rows": {"rid": w.cols["rid_storage"][at], "n": replies[at]}}
 
-    scan.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch)
+    scan.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch, sides=("reply_rows",))
+    only = con.execute("SELECT rid, n FROM reply_rows").fetchall()  # the replies' rows, in storage order
+    assert only == [(r[0], want[r[0]]) for r in kept if r[3]]
     got = con.execute("SELECT rid, replies FROM out").fetchall()
     assert [r[0] for r in got] == [r[0] for r in kept]  # storage order, one row each
     assert dict(got) == want
