@@ -334,25 +334,22 @@ def scan_into(
     out: str,
     step: Callable[[Walk], dict[str, Any]],
     rows: int | None = None,
-    side: str | None = None,
     sides: tuple[str, ...] = (),
 ) -> None:
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
     when the storage order does not allow batches, over the whole table at once. `out` holds one row per
     row of `source` in its storage order (read beside it with POSITIONAL JOIN).
-    side: also (re)create the temp table `side` from the columns `step` returns under the key "side" (a dict of
-    columns of any length: rows of its own, e.g. one per segment of the walk), written batch by batch.
-    sides: also (re)create each of these temp tables from the columns `step` returns under its name (as `side`)."""
+    sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
+    columns of any length: rows of its own, e.g. one per segment of the walk or one per reply), written batch by
+    batch."""
     end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
-    outs = ((out,) if side is None else (out, side)) + sides
+    outs = (out, *sides)
 
     def part(w: Walk) -> tuple[pa.Table, ...]:
         cols = step(w)
-        extra = cols.pop("side") if side is not None else None
         more = tuple(arrow.table(cols.pop(k)) for k in sides)
-        main = arrow.table({"rid": w.cols["rid_storage"], **cols})
-        return ((main,) if extra is None else (main, arrow.table(extra))) + more
+        return (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     try:
         if _write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):

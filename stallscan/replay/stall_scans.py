@@ -76,7 +76,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads)
         else:
             first_rid = n_calls = lo_ts = hi_ts = heads
-        side = {
+        span = {
             "turn_id": turn_id[heads],
             "first_rid": first_rid,
             "started": started,
@@ -99,12 +99,10 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "after_tool_round": w.to_storage(tools_before > 0)[at],
             "last_in_turn": w.to_storage(last_in_turn)[at],
         }
-        return {**cols, "side": side, "stall_replies": replies}
+        return {**cols, "stall_turn_span": span, "stall_replies": replies}
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(
-            con, "scan_stall_ev", "events", "stall_scan", step, side="stall_turn_span", sides=("stall_replies",)
-        )
+        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, sides=("stall_turn_span", "stall_replies"))
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:
