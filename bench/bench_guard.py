@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 TARGET_MS = 150.0
 
 
@@ -104,11 +106,6 @@ def _payload(path: Path) -> str:
             "last_assistant_message": "Found it. Now I'll fix the import and re-run the tests.",
         }
     )
-
-
-# as installed: byte-compiled modules are written and reused (PYTHONDONTWRITEBYTECODE would make every
-# hook call compile the guard's sources again, which no installed hook does)
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _time(cmd: list[str], stdin: str) -> tuple[float, str]:

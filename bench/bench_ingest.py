@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 HERE = Path(__file__).resolve().parent
 BARE = {
     "claude": "{sessionId:'VARCHAR', uuid:'VARCHAR', parentUuid:'VARCHAR', type:'VARCHAR', timestamp:'TIMESTAMPTZ', "
@@ -39,9 +41,6 @@ BARE = {
 
 
 CPU: dict[str, float] = {}  # the child's user + system CPU seconds of the last run() (all its threads)
-# children run as installed: byte-compiled modules written once and reused (with PYTHONDONTWRITEBYTECODE set and a
-# --no-compile venv, every stallscan child would compile its modules again, as no pip-installed one does)
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:

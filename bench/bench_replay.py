@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import numpy as np
+from installed import ENV  # (bench/installed.py: children run as installed)
 
 from stallscan.store.db import connect
 
@@ -266,11 +267,10 @@ def startup() -> float:
     """Python start-up with the replay's imports, whole-process (what a command pays before its work), as installed:
     byte-compiled modules written by a first, untimed run and reused (PYTHONDONTWRITEBYTECODE, which some shells
     set, removed: with a --no-compile venv every run would compile the modules again, as no installed one does)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cmd = [sys.executable, "-c", "import stallscan.replay.stalls, stallscan.replay.boundaries, stallscan.sweep.core"]
-    subprocess.run(cmd, check=True, env=env)
+    subprocess.run(cmd, check=True, env=ENV)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env)
+    subprocess.run(cmd, check=True, env=ENV)
     return time.perf_counter() - t0
 
 

@@ -46,6 +46,8 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL = Path(os.environ.get("STALLSCAN_REAL_DATA") or ROOT.parent / "shared" / "data" / "real") / "claude-code"
 CCUSAGE_VERSION = "20.0.24"
@@ -128,12 +130,6 @@ def find_ccusage(explicit: str | None, work: Path) -> list[str] | None:
         print(f"ccusage: npm install failed ({r.stderr.strip().splitlines()[-1:]}): stallscan figures only")
         return None
     return [str(local)]
-
-
-# Every process runs as installed: byte-compiled modules are written once and reused. With PYTHONDONTWRITEBYTECODE
-# set (some shells and CI images set it) and a venv installed with --no-compile, every stallscan process would
-# compile its ~350 modules again (about 0.3 s of a first report), which no pip-installed stallscan pays.
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(cmd: list[str], env: dict | None = None, cwd: Path = ROOT) -> tuple[float, int]:

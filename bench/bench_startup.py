@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 
 def entry() -> list[str]:
     script = Path(sys.executable).parent / "stallscan"
@@ -27,7 +29,7 @@ def entry() -> list[str]:
 
 def once(cmd: list[str]) -> float:
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-300:]}")
