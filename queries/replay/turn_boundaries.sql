@@ -1,6 +1,7 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
--- Inputs: events, user_labels (stallscan.labels), tb_scan (a temp table, stallscan/replay/scan_bounds.py). Parameter: threshold
--- (seconds, DOUBLE).
+-- Inputs: events, user_labels (stallscan.labels), tb_scan (a temp table, stallscan/replay/scan_bounds.py), the macro
+-- label_tool_result (label_structural.sql). Parameters: threshold (seconds, DOUBLE), complete (BOOLEAN: user_labels
+-- holds one row per user / tool event, queries/replay/turn_boundaries_labels.sql).
 -- Output: table turn_boundaries_narrow (the stored columns; the view turn_boundaries over it,
 -- queries/replay/turn_boundaries_view.sql, computes the decisions). Decision order:
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
@@ -18,8 +19,17 @@
 -- columns): the temp table tb_scan, one row per event in storage order, read beside events with POSITIONAL
 -- JOIN (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the
 -- user / tool events: no join on the rowid (a hash join of every user / tool event with its scan row,
--- carrying every column, spilled at 10M events). The labels are joined on event_id; nothing is materialised on
--- the way.
+-- carrying every column, spilled at 10M events). Nothing is materialised on the way.
+-- The labels: most rows carry one of the two labels the labels' structural rules give (a tool result:
+-- origin and origin_rule 'tool_result'; a plain message: 'human', 'default_human'; neither human content nor
+-- a non-request), and which of the two follows from the event's own role and kind (label_tool_result, the rule
+-- user_labels_finish.sql applies: no library entry may take either id, stallscan.replay.labels). So the join's
+-- build side holds only the other labels (none on bench_replay's events), and a row it does not find reads
+-- its default label from its role and kind: the same columns as the inner join on every label, for a hash
+-- table of the few labels a library entry, a queue copy or an override decided (at 10M generated events the
+-- INSERT 4.04-4.20 -> 3.13-3.35 CPU s, docs/replay-scan.md "bounds14"). That holds when every user / tool
+-- event has its label (the parameter complete: the two counts equal, as derive keeps them); otherwise every label is in
+-- the build side and a row without one is left out, as the inner join did.
 -- Only what the decisions are computed from is stored: the decided_by / decision / error columns of the
 -- three policies, gap_s and is_human_turn are the view's (each stored low-cardinality VARCHAR column cost
 -- about 0.07 CPU s per 850k rows to write; the 26-column table 1.7-2.4 CPU s against 0.8-0.9 for this one).
@@ -80,7 +90,20 @@ FROM (
           FROM events e POSITIONAL JOIN tb_scan s
           WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
             AND e.role IN ('user', 'tool')) e
-    JOIN user_labels l USING (event_id)
+    LEFT JOIN (SELECT event_id, origin, origin_rule, human_content, starts_request, true AS found FROM user_labels
+               WHERE NOT $complete::BOOLEAN
+                  OR NOT (NOT human_content AND starts_request
+                          AND ((origin = 'tool_result' AND origin_rule = 'tool_result')
+                               OR (origin = 'human' AND origin_rule = 'default_human')))) f USING (event_id)
+    -- (the label: the one found, else the default its role and kind give)
+    CROSS JOIN LATERAL (
+        SELECT coalesce(f.human_content, false) AS human_content, coalesce(f.starts_request, true) AS starts_request,
+               coalesce(f.origin, CASE WHEN label_tool_result(e.role, e.kind) THEN 'tool_result' ELSE 'human' END)
+                   AS origin,
+               coalesce(f.origin_rule,
+                        CASE WHEN label_tool_result(e.role, e.kind) THEN 'tool_result' ELSE 'default_human' END)
+                   AS origin_rule) l
+    WHERE f.found OR $complete::BOOLEAN
 ) c;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
 RESET disabled_optimizers;

@@ -1,5 +1,6 @@
 -- Origin labels, step 3: the first matching library entry per event (rank order) and the final table.
--- Inputs: events, ul_events, ul_cand (steps 1 and 2; keyed by the events' rowid, rid), label_overrides. Output: table user_labels.
+-- Inputs: events, ul_events, ul_cand (steps 1 and 2; keyed by the events' rowid, rid), label_overrides; the macro
+-- label_tool_result (label_structural.sql). Output: table user_labels.
 CREATE OR REPLACE TEMP TABLE ul_match AS
 SELECT rid,
        min_by({'id': id, 'origin': origin, 'starts_request': starts_request, 'human_content': human_content}, rank) AS m
@@ -30,12 +31,12 @@ SELECT event_id, origin, CASE WHEN overridden THEN 'override:' || rule ELSE rule
 FROM (
     SELECT u.event_id,
            coalesce(o.origin, m.m.origin,
-                    CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
+                    CASE WHEN label_tool_result(u.role, u.kind) THEN 'tool_result'   -- (label_structural.sql)
                          WHEN u.kind = 'context' THEN 'automatic'
                          ELSE 'human' END) AS origin,
            o.origin IS NOT NULL AS overridden,
            coalesce(m.m.id,
-                    CASE WHEN u.role = 'tool' OR u.kind = 'tool_result' THEN 'tool_result'
+                    CASE WHEN label_tool_result(u.role, u.kind) THEN 'tool_result'
                          WHEN u.kind = 'context' THEN u.source_format || '.unpaired_context'
                          WHEN u.kind = 'queued_input' AND c.rid IS NOT NULL THEN u.source_format || '.queued_copy'
                          WHEN u.kind = 'queued_input' THEN u.source_format || '.queued_input'

@@ -72,7 +72,9 @@ def replay_boundaries(
         from stallscan.replay.boundary_variants import replay_variants
 
         _prev_replies(c)
-        sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold)})
+        complete = bool(sql.query(c, "replay/turn_boundaries_labels").fetchall()[0][0])
+        sql.run(c, "replay/label_structural")
+        sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold), "complete": complete})
         c.execute("DROP TABLE IF EXISTS temp.tb_scan")
         _view(c)
         replay_variants(c, counts=False)  # the rule variants beside the router order (turn_boundary_variants)

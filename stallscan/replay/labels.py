@@ -37,6 +37,9 @@ MATCH_KINDS = ("flag", "prefix", "exact", "contains", "regex")
 DEFAULT_KINDS = ("message", "context", "queued_input")
 CONFIG_ENV = "STALLSCAN_CONFIG"
 CONFIG_NAME = "stallscan.toml"
+# origin_rule of the labels no library entry decides (queries/replay/user_labels_finish.sql): reserved as entry
+# ids, so a label with either rule comes from the structural rule alone (turn_boundaries.sql relies on it)
+STRUCTURAL_RULES = ("tool_result", "default_human")
 
 
 def load_config(config: str | os.PathLike[str] | dict[str, Any] | None = None) -> dict[str, Any]:
@@ -76,6 +79,12 @@ def library_entries(config: dict[str, Any] | None = None) -> list[dict[str, Any]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise StallscanError(f"prompt ids used twice: {', '.join(dup)}", hint="give every [[prompts]] entry its own id")
+    taken = sorted(set(ids) & set(STRUCTURAL_RULES))
+    if taken:
+        raise StallscanError(
+            f"prompt id {taken[0]!r} is reserved: it names a structural rule of the labels",
+            hint="give the [[prompts]] entry another id",
+        )
     for rank, e in enumerate(out):
         e["rank"] = rank
     return out
@@ -309,5 +318,6 @@ def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[
         "SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank"
     ).fetchall():
         sql.run(con, "replay/user_labels_regex", {"rank": rank, "pattern": pattern})
+    sql.run(con, "replay/label_structural")
     sql.run(con, "replay/user_labels_finish")
     return n_over

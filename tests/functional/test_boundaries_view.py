@@ -132,3 +132,49 @@ def test_values_outside_the_code_lists_read_back(sample_db):
         "l.starts_request FROM events e JOIN user_labels l USING (event_id) ORDER BY event_id"
     ).fetchall()
     assert got == want
+
+
+def test_default_labels_from_role_and_kind_match_the_labels(sample_db):
+    """turn_boundaries.sql joins only the labels that are not one of the two structural defaults and reads those
+    from the event's role and kind: the same rows as with every label in the join (complete=False, the path
+    taken when the labels are not one per user / tool event), on logs that hold both defaults and others."""
+    from stallscan.replay.scan_bounds import prev_replies
+    from stallscan.store import sql
+
+    replay_boundaries(sample_db, 2.0)
+    want = fingerprint(sample_db, "turn_boundaries")
+    shapes = dict(
+        sample_db.execute(
+            "SELECT CASE WHEN NOT human_content AND starts_request AND origin_rule IN ('tool_result', 'default_human') "
+            "THEN origin_rule ELSE 'other' END AS shape, count(*) FROM user_labels GROUP BY ALL"
+        ).fetchall()
+    )
+    assert min(shapes.get(k, 0) for k in ("tool_result", "default_human", "other")) > 0
+    assert sql.query(sample_db, "replay/turn_boundaries_labels").fetchall() == [(True,)]
+    for complete in (False, True):
+        prev_replies(sample_db)
+        sql.run(sample_db, "replay/label_structural")
+        sql.run(sample_db, "replay/turn_boundaries", {"threshold": 2.0, "complete": complete})
+        assert fingerprint(sample_db, "turn_boundaries") == want, complete
+
+
+def test_an_event_without_its_label_is_left_out_as_before(sample_db):
+    """With a user / tool event's label missing (the counts differ), the labels are joined as they were: that
+    event has no row, every other row is unchanged."""
+    replay_boundaries(sample_db, 2.0)
+    gone = sample_db.execute(
+        "SELECT event_id FROM turn_boundaries WHERE role = 'tool' AND origin_rule = 'tool_result' ORDER BY event_id"
+    ).fetchone()[0]
+    want = sample_db.execute(
+        "SELECT count(*), coalesce(sum(hash(t::VARCHAR)::HUGEINT), 0) FROM turn_boundaries t WHERE event_id <> ?",
+        [gone],
+    ).fetchone()
+    sample_db.execute("DELETE FROM user_labels WHERE event_id = ?", [gone])
+    stamps.forget(sample_db, "turn_boundaries")
+    replay_boundaries(sample_db, 2.0)
+    assert (
+        sample_db.execute(
+            "SELECT count(*), coalesce(sum(hash(t::VARCHAR)::HUGEINT), 0) FROM turn_boundaries t"
+        ).fetchone()
+        == want
+    )

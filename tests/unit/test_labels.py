@@ -145,6 +145,9 @@ def test_bad_entries_are_user_errors(con):
         library_entries({"prompts": [{"id": "x", "harness": "codex", "match": "glob", "text": "a"}]})
     with pytest.raises(StallscanError, match="used twice"):
         library_entries({"prompts": [{"id": "claude.warmup", "harness": "codex", "match": "exact", "text": "a"}]})
+    for reserved in ("tool_result", "default_human"):  # (the structural rules' names: turn_boundaries.sql)
+        with pytest.raises(StallscanError, match="reserved"):
+            library_entries({"prompts": [{"id": reserved, "harness": "codex", "match": "exact", "text": "a"}]})
     with pytest.raises(StallscanError, match="bad regex"):
         label_events(con, config={"prompts": [{"id": "x", "harness": "codex", "match": "regex", "text": "(a"}]})
 
