@@ -58,8 +58,8 @@ WITH reads AS (
 SELECT ev.*, coalesce(msgs.is_first, false) AS is_first, msgs.prev_text
 FROM ev LEFT JOIN msgs USING (rid);
 
--- candidate (event, entry) pairs whose conditions hold, for every match kind but regex (regex entries
--- run one statement each in queries/replay/user_labels_regex.sql, so each pattern is compiled once)
+-- candidate (event, entry) pairs whose conditions hold, for every match kind but regex (regex entries:
+-- queries/replay/user_labels_regex.sql, one copy per entry in one INSERT, so each pattern is compiled once)
 CREATE OR REPLACE TEMP TABLE ul_cand AS
 SELECT u.rid, l.rank, l.id, l.origin, l.starts_request, l.human_content
 FROM ul_events u

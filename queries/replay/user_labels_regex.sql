@@ -1,7 +1,7 @@
--- Origin labels, step 2 (once per regex entry of the prompt library): add the events that entry's
--- pattern matches. A constant pattern per statement lets DuckDB compile the regex once.
--- Parameters: $rank (the entry), $pattern (RE2). Inputs: ul_events, ul_lib. Output: rows appended to ul_cand.
-INSERT INTO ul_cand
+-- Origin labels, step 2 (for each regex entry of the prompt library): the events that entry's pattern matches,
+-- appended to ul_cand for every entry in one INSERT (stallscan.store.sql.union_all: one copy of this SELECT per
+-- entry, joined by UNION ALL). A constant pattern per copy lets DuckDB compile each regex once.
+-- Parameters: $rank (the entry), $pattern (RE2). Inputs: ul_events, ul_lib. Output: rows for ul_cand.
 SELECT u.rid, l.rank, l.id, l.origin, l.starts_request, l.human_content
 FROM ul_events u
 JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind

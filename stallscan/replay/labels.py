@@ -314,10 +314,8 @@ def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[
     _load_library(con, entries)
     n_over = _load_overrides(con, cfg)
     sql.run(con, "replay/user_labels")
-    for rank, pattern in con.execute(
-        "SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank"
-    ).fetchall():
-        sql.run(con, "replay/user_labels_regex", {"rank": rank, "pattern": pattern})
+    regex = con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall()
+    sql.union_all(con, "ul_cand", "replay/user_labels_regex", [{"rank": r, "pattern": p} for r, p in regex])
     sql.run(con, "replay/label_structural")
     sql.run(con, "replay/user_labels_finish")
     return n_over

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import duckdb
 
-from stallscan.replay import stall_data, stall_scans
+from stallscan.replay import stall_data, stall_rules, stall_scans
 from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.store import sql
 
@@ -144,18 +144,16 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "tuple[int, bool | None, int | None]",
         con.execute("SELECT count(*), bool_and(ascii), min(min_chars) FROM stall_tails").fetchone(),
     )
-    for i, sig in enumerate(data.signatures):
-        if (
-            not n_tails
-            or (all_ascii and sig.non_ascii)
-            or (sig.max_chars is not None and (shortest or 0) > sig.max_chars)
-        ):
-            continue
-        sql.run(
-            con,
-            "replay/stall_sig_match",
-            {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars},
-        )
+    match_signatures(
+        con,
+        [
+            (i, sig)
+            for i, sig in enumerate(data.signatures)
+            if n_tails
+            and not (all_ascii and sig.non_ascii)
+            and not (sig.max_chars is not None and (shortest or 0) > sig.max_chars)
+        ],
+    )
     failed = True
     try:
         sql.run(con, "replay/stall_rounds")
@@ -193,6 +191,13 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     # (stall_rounds_prep.sql's limits and key length: nothing left on the connection)
     for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key"):
         con.execute(f"RESET VARIABLE {v}")
+
+
+def match_signatures(con: duckdb.DuckDBPyConnection, sigs: list[tuple[int, stall_rules.Signature]]) -> None:
+    """Append to stall_tail_matches the tails each of `sigs` ((ord, signature)) matches
+    (queries/replay/stall_sig_match.sql once per signature, in one statement)."""
+    params = [{"ord": i, "id": s.id, "kind": s.kind, "regex": s.regex, "max_chars": s.max_chars} for i, s in sigs]
+    sql.union_all(con, "stall_tail_matches", "replay/stall_sig_match", params)
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

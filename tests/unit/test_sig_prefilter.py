@@ -8,6 +8,7 @@ import pytest
 
 from stallscan.replay import stall_data
 from stallscan.replay.stall_rules import load, needs_non_ascii
+from stallscan.replay.stalls import match_signatures
 from stallscan.store import sql
 
 
@@ -85,9 +86,7 @@ def test_sql_skip_matches_regex_alone() -> None:
         con.execute(next(s for s in prep if name in s))
     con.execute(next(s for s in prep if "stall_tail_matches (" in s))
     assert con.execute("SELECT count(*) FROM stall_tails").fetchone() == (2 * len(tails),)
-    for i, sig in enumerate(data.signatures):
-        params = {"ord": i, "id": sig.id, "kind": sig.kind, "regex": sig.regex, "max_chars": sig.max_chars}
-        sql.run(con, "replay/stall_sig_match", params)
+    match_signatures(con, list(enumerate(data.signatures)))
     con.execute(next(s for s in sql.load("replay/stall_rounds") if "stall_sig_hits AS" in s))
     got = set(
         con.execute(
