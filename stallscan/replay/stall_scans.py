@@ -1,6 +1,6 @@
 """The stall replay's two column scans (stallscan/replay/scan.py), called by stallscan.replay.stalls:
 
-  turn_numbers(con): the temp tables `stall_scan` (per event: its turn, its turn's last reply so far),
+  turn_numbers(con): the temp tables `stall_scan` (per looked-up event: its turn, its turn's last reply so far),
       `stall_replies` (per reply: its turn, its place in it, ...) and
       `stall_turn_span` (per turn: its span, replies, and the rowids `turns` reads its ids, model and finish by);
   walk(con): the temp table `stall_walk_scan`, the bounded re-prompt walk over the turns that hold a stall.
@@ -18,13 +18,15 @@ from stallscan.store import sql
 
 
 def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and the
-    rowid of the turn's last reply at or before it (round_rid, -1: none; the round a nudge after it reacts to),
-    and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
+    """The temp table `stall_scan`: the turn number (human turn starts so far in its session) of the events
+    queries/replay/stall_lookups.sql found (the nudges' events, the background calls', the approval-mode marked
+    ones: queries/replay/scan_stall_lookups.sql) and the rowid of the turn's last reply at or before each
+    (round_rid, -1: none; the round a nudge after it reacts to); those rows only (at 10M generated events every
+    event's row cost 0.29 CPU s to write, and the three statements that read it probed all 10M), and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
     stall_rounds.sql joins it with the replies on the rowid), with, counted inside the turn, a reply's place
     in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
     its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
-    sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table
+    sessions (scan.scan_into). And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
     turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
@@ -39,13 +41,12 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan mark scan_stall_starts"):
         turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
+        lookups = np.unique(scan.fetch_rids(con, "scan_stall_lookups"))  # (sorted, each once)
     micros = pa.timestamp("us", tz="UTC")
 
     def step(w: scan.Walk) -> dict[str, Any]:
         rids = w.cols["rid_storage"]  # (ascending: storage order)
-        lo = np.searchsorted(turn_starts, rids[0], side="left") if w.n else 0
-        hi = np.searchsorted(turn_starts, rids[-1], side="right") if w.n else 0
-        starts = w.mark_rids(turn_starts[lo:hi])  # only the turn starts inside this batch's rowids
+        starts = w.mark_rids(_inside(turn_starts, rids))  # only the turn starts inside this batch's rowids
         reply, calls = w.cols["reply"], w.cols["reply_calls"]
         tool = calls > 0
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
@@ -90,19 +91,33 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
             "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
         }
-        cols = {"turn_id": w.to_storage(turn_id), "round_rid": w.to_storage(round_rid)}
+        turn_id = w.to_storage(turn_id)
+        want = _inside(lookups, rids)  # the looked-up rows of this batch: their storage positions
+        found = np.searchsorted(rids, want)
+        found = found[rids[found] == want]
+        looked_up = {"rid": rids[found], "turn_id": turn_id[found], "round_rid": w.to_storage(round_rid)[found]}
         at = np.flatnonzero(w.to_storage(reply))  # the replies' storage positions, ascending
         replies = {
             "rid": rids[at],
-            "turn_id": cols["turn_id"][at],
+            "turn_id": turn_id[at],
             "round_in_turn": w.to_storage(in_turn.astype(np.int32))[at],
             "after_tool_round": w.to_storage(tools_before > 0)[at],
             "last_in_turn": w.to_storage(last_in_turn)[at],
         }
-        return {**cols, "stall_turn_span": span, "stall_replies": replies}
+        return {"stall_scan": looked_up, "stall_turn_span": span, "stall_replies": replies}
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, sides=("stall_turn_span", "stall_replies"))
+        sides = ("stall_scan", "stall_turn_span", "stall_replies")
+        scan.scan_into(con, "scan_stall_ev", "events", None, step, sides=sides)
+
+
+def _inside(rids: Any, batch: Any) -> Any:
+    """The part of the ascending rowids `rids` between the first and the last of a batch's (ascending) rowids."""
+    import numpy as np
+
+    if not len(batch):
+        return rids[:0]
+    return rids[np.searchsorted(rids, batch[0], side="left") : np.searchsorted(rids, batch[-1], side="right")]
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:
