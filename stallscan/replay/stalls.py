@@ -194,8 +194,8 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_mode_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    # (stall_rounds_prep.sql's limits and key length: nothing left on the connection)
-    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key"):
+    # (stall_rounds_prep.sql's limits and key length, stall_rounds.sql's part size: nothing left on the connection)
+    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key", "stall_reply_part"):
         con.execute(f"RESET VARIABLE {v}")
 
 
