@@ -41,7 +41,8 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan mark scan_stall_starts"):
         turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
-        lookups = np.unique(scan.fetch_rids(con, "scan_stall_lookups"))  # (sorted, each once)
+        lookups = np.sort(scan.fetch_rids(con, "scan_stall_lookups"))
+        lookups = lookups[np.append(True, lookups[1:] != lookups[:-1])] if len(lookups) else lookups  # (each once)
     micros = pa.timestamp("us", tz="UTC")
 
     def step(w: scan.Walk) -> dict[str, Any]:
@@ -71,12 +72,16 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         after_tool_round = _cumsum_from(tool, rfirst) - tool > 0  # a tool round before it in the turn
         n_rounds = np.bincount(rturn, minlength=len(heads)).astype(np.int32)
 
+        rstart = np.flatnonzero(rhead)  # the turns that have a reply: their first reply (among the replies)
+        rturns = rturn[rstart]  # and their turn
+
         def last_rid(mask: Any) -> Any:  # per turn: the rowid of its last reply where mask holds (-1: none)
             out = np.full(len(heads), -1, dtype=np.int64)
-            at = r[mask]
-            keep = np.ones(len(at), dtype=np.bool_)  # (the last of each turn's run)
-            keep[:-1] = turn_of[at[1:]] != turn_of[at[:-1]]
-            out[turn_of[at[keep]]] = rids[pos[at[keep]]]
+            if mask is None:
+                at = r[rlast]
+            else:  # (a turn's greatest position among its replies where mask holds)
+                at = np.maximum.reduceat(np.where(mask, r, -1), rstart) if len(r) else r
+            out[rturns] = np.where(at >= 0, rids[pos[np.maximum(at, 0)]], -1)
             return out
 
         if w.n:
@@ -92,7 +97,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "turn_id": turn_id,
             "first_rid": first_rid,
             "started": started,
-            "last_rid": last_rid(np.ones(len(r), dtype=np.bool_)),
+            "last_rid": last_rid(None),
             "model_rid": last_rid(w.cols["has_model"][r]),
             "finish_rid": last_rid(w.cols["has_finish"][r]),
             "n_rounds": n_rounds,
