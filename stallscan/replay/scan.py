@@ -350,9 +350,7 @@ def scan_into(
     def part(w: Walk) -> tuple[pa.Table, ...]:
         cols = step(w)
         more = tuple(arrow.table(cols.pop(k)) for k in sides)
-        if out is None:
-            return more
-        return (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
+        return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     try:
         if _write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
