@@ -43,24 +43,34 @@ FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NO
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
 
--- Every join below builds its hash table on the side written on the right: the replies' scan rows (the first
--- join), then lookups smaller than the replies (a positional scan's row estimate is about 0, so the optimizer
--- built the lookups' joins on the replies: at 2M generated events 2.3 against 3.0 CPU s). Reset after the
--- statement.
+-- The replies beside their scan rows (stall_replies, in storage order: stallscan/replay/stall_scans.py) in four parts
+-- by rowid, each a POSITIONAL JOIN of the part's replies with the part's scan rows; each row checks that its rowid is
+-- the one the scan wrote (a reply without its row, or a row without its reply, fails). A positional join runs on one
+-- thread, so one over every reply ran this statement and its write on one (at 10M generated events, beside the
+-- boundaries replay, 2.8 s wall against 1.7 for a hash join on the rowid); four parts run on up to four. The hash
+-- join it replaces cost more: at 2M generated events, one thread, the statement 0.86-0.88 -> 0.81 CPU s; at 10M, two
+-- threads, 4.6-4.9 -> 4.1 CPU s (the join alone about 0.8 of them).
+SET VARIABLE stall_reply_part = (SELECT coalesce(max(rowid) // 4 + 1, 1) FROM events);
+
+CREATE OR REPLACE TEMP MACRO stall_reply_part(i) AS TABLE
+SELECT e.*, s.rid AS scan_rid, s.turn_id, s.round_in_turn, s.after_tool_round, s.last_in_turn
+FROM (SELECT rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, finish_norm, meta, text
+      FROM events WHERE role = 'assistant'
+       AND rowid >= i * getvariable('stall_reply_part') AND rowid < (i + 1) * getvariable('stall_reply_part')) e
+POSITIONAL JOIN (FROM stall_replies
+                 WHERE rid >= i * getvariable('stall_reply_part') AND rid < (i + 1) * getvariable('stall_reply_part')) s;
+
+-- Every join below builds its hash table on the side written on the right: lookups smaller than the replies (a
+-- positional scan's row estimate is about 0, so the optimizer built the lookups' joins on the replies: at 2M
+-- generated events 2.3 against 3.0 CPU s). Reset after the statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
 CREATE OR REPLACE TABLE rounds_core AS
--- The replies are read from `events` joined with stall_replies, the scan's rows of the replies only
--- (stallscan/replay/stall_scans.py), on the rowid (a reply without its row fails), not beside it with POSITIONAL
--- JOIN: DuckDB runs a positional join on one thread, and so this statement and its write. A hash join's probe side
--- is a parallel scan of the events, kept in storage order. At 2M generated events, one thread, the positional join
--- cost less (the statement 0.54-0.57 against 0.63-0.64 CPU s), but in bench_replay at 10M, beside the boundaries
--- replay, it took 2.8 s wall against 1.7 s (the stall replay 6.6-7.0 against 5.7 s). Reading stall_replies, not
--- every event's scan row filtered to the replies, left the hash join's cost about as it was (0.63-0.65 CPU s).
 WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_replies), and its own fields
-    SELECT e.rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
-           CASE WHEN s.rid IS NULL THEN error('stall_replies has no row for a reply') ELSE s.turn_id END AS turn_id,
-           s.round_in_turn, s.after_tool_round, s.last_in_turn,
+    SELECT rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
+           CASE WHEN rid = scan_rid THEN turn_id ELSE error('stall_replies is not aligned with the replies') END
+               AS turn_id,
+           round_in_turn, after_tool_round, last_in_turn,
            finish_norm,
            -- meta's keys phase, provider, model_provider, providerId (meta ->> each: one parse of meta, not four),
            -- parsed only when its text names one of them (every key ingest writes is a plain ASCII literal, never
@@ -70,9 +80,8 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
                 THEN json_extract_string(meta, ['phase', 'provider', 'model_provider', 'providerId'])
                 ELSE [NULL, NULL, NULL, NULL]::VARCHAR[] END AS mk,
            CASE WHEN n_tool_calls = 0 THEN stall_strip(text) END AS stripped  -- (a text-only reply's only)
-    FROM events e
-    LEFT JOIN stall_replies s ON e.rowid = s.rid
-    WHERE e.role = 'assistant'
+    FROM (FROM stall_reply_part(0) UNION ALL FROM stall_reply_part(1) UNION ALL FROM stall_reply_part(2)
+          UNION ALL FROM stall_reply_part(3))
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
     SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
            coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)

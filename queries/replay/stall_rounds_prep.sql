@@ -1,7 +1,8 @@
 -- Stall replay, step 1: every event's turn and round number, the nudges after each round, and the
 -- text-only replies' distinct tails the narrated-intent signatures are matched against (queries/replay/stall_sig_match.sql).
--- Input: events, stall_scan (stallscan/replay/stall_scans.py: turn and round numbers), stall_prompts,
--- stall_settings (stallscan/replay/stall_data.py installs the last two).
+-- Input: events, stall_scan (stallscan/replay/stall_scans.py: turn and round numbers), the tables of
+-- queries/replay/stall_lookups.sql, stall_prompts, stall_settings (stallscan/replay/stall_data.py installs the last
+-- two).
 -- Order inside a session is seq (unique inside a session: ingest numbers it), here and in the reference walk.
 -- Texts never go through a sort: the one scan carries narrow columns only, and each text-derived
 -- column is computed by a plain projection of the events that need it. Steps join on the events' rowid
@@ -9,71 +10,28 @@
 -- read from the same `events` table.
 
 -- Every event's turn (human turn starts so far) and, for a reply, its place in the turn are counted by
--- stallscan/replay/scan.py over scan_stall_ev.sql's columns: the temp table stall_scan, one row per event in
--- storage order, read by rowid (rid; a reply's place in its turn is in stall_replies, the replies' rows only,
--- which queries/replay/stall_rounds.sql reads); the same scan writes stall_turn_span, one row per turn (its span,
--- first row, start and last reply by rowid), which queries/replay/stall_turns.sql reads.
+-- stallscan/replay/scan.py over scan_stall_ev.sql's columns: the temp table stall_scan holds the rows of the events
+-- queries/replay/stall_lookups.sql found (the nudges' events, the background calls', the approval-mode marked ones),
+-- read by rowid (rid; a reply's place in its turn is in stall_replies, the replies' rows only, which
+-- queries/replay/stall_rounds.sql reads); the same scan writes stall_turn_span, one row per turn (its span, first row,
+-- start and last reply by rowid), which queries/replay/stall_turns.sql reads.
 
--- the tool calls some [[background]] entry's tool regex matches ($bg_tools: the entries' `tool` regexes as one
--- alternation, a constant compiled once; NULL: no entry), with their turn, and the table the entries' matches go to:
+-- the [[background]] tool calls (stall_call_hits: queries/replay/stall_lookups.sql) with their turn, looked up in
+-- stall_scan by rowid (the scan wrote the rows of those calls' events), and the table the entries' matches go to:
 -- one statement per entry (queries/replay/stall_background_match.sql, its regexes constants, compiled once), then
--- queries/replay/stall_turn_evidence.sql keeps each turn's first. The calls are read from `events` (a parallel scan)
--- and only the kept ones look up their turn in stall_scan by rowid (a positional read of every tool call beside
--- stall_scan ran on one thread: 2.3 CPU s at 10M generated events, none of whose calls a tool regex matches).
+-- queries/replay/stall_turn_evidence.sql keeps each turn's first.
 CREATE OR REPLACE TEMP TABLE stall_calls AS
 SELECT v.session_id, s.turn_id, v.seq, v.name, v.arguments
-FROM (SELECT rid, session_id, seq, coalesce(c.name, '') AS name, coalesce(c.arguments, '') AS arguments
-      FROM (SELECT rowid AS rid, session_id, seq, unnest(tool_calls) AS c
-            FROM events WHERE role = 'assistant' AND n_tool_calls > 0)
-      WHERE $bg_tools::VARCHAR IS NOT NULL AND regexp_matches(coalesce(c.name, ''), coalesce($bg_tools::VARCHAR, ''))) v
-JOIN stall_scan s ON s.rid = v.rid;
+FROM stall_call_hits v JOIN stall_scan s ON s.rid = v.rid;
 
 CREATE OR REPLACE TEMP TABLE stall_bg_hits (session_id VARCHAR, turn_id BIGINT, seq INTEGER, ord INTEGER, id VARCHAR);
 
--- Texts are compared with leading/trailing [ \t\n\r] removed: stall_strip(t) is trim(t, those four) without the cost
--- of trim on a text that neither starts nor ends with one of them (most texts: trim itself costs about 250 ns a text).
--- The first character is read once (t[1], a code point, read without going through the text) rather than four
--- starts_with (at 2M generated events, the 549,952 text-only replies: 0.042 against 0.030 CPU s a use); the last
--- stays four ends_with: t[-1] and ascii(t) go through the whole text (a 20 KB text: about 7 µs).
-CREATE OR REPLACE TEMP MACRO stall_strip(t) AS
-    CASE WHEN t[1] IN (chr(32), chr(9), chr(10), chr(13))
-           OR ends_with(t, chr(32)) OR ends_with(t, chr(9)) OR ends_with(t, chr(10)) OR ends_with(t, chr(13))
-         THEN trim(t, chr(32) || chr(9) || chr(10) || chr(13)) ELSE t END;
-
--- user messages that are a known nudge or an interrupt marker (text with leading/trailing [ \t\n\r] removed): every
--- (message, prompt) pair that matches (stall_nudges below keeps the first by seq, then ord).
--- An exact or prefix match is found by a hash join on a key, the first stall_prompt_key characters (the shortest
--- exact / prefix text's length: a text that equals or starts with a prompt's text starts with its key; a shorter
--- text matches none), then checked in full; the contains matches (few prompts) are a nested loop over the messages.
--- The stripped messages are computed once for both (a materialized CTE, held while the statement runs: about
--- 9 MB of text at 2M generated events; an events scan with stall_strip each costs about as much as its join).
--- Every message against every prompt in one nested loop cost about twice as much (at 2M generated events, one
--- thread: 0.093-0.097 against 0.049-0.054 CPU s).
-SET VARIABLE stall_prompt_key = (SELECT coalesce(min(length(text)), 0) FROM stall_prompts
-                                 WHERE role IN ('nudge', 'interrupt') AND match IN ('exact', 'prefix'));
-
-CREATE OR REPLACE TEMP TABLE stall_prompt_hits AS
-WITH p AS (
-    SELECT id, ord, role, reacts_to, match, text, left(text, getvariable('stall_prompt_key')) AS key
-    FROM stall_prompts WHERE role IN ('nudge', 'interrupt')
-), u AS MATERIALIZED (
-    SELECT rowid AS rid, stall_strip(text) AS stripped FROM events WHERE role = 'user' AND kind <> 'tool_result'
-)
-SELECT u.rid, p.id, p.ord, p.role AS prompt_role, p.reacts_to
-FROM u
-JOIN (FROM p WHERE match IN ('exact', 'prefix')) p ON left(u.stripped, getvariable('stall_prompt_key')) = p.key
- AND CASE p.match WHEN 'exact' THEN u.stripped = p.text ELSE starts_with(u.stripped, p.text) END
-UNION ALL
-SELECT u.rid, p.id, p.ord, p.role AS prompt_role, p.reacts_to
-FROM u
-JOIN (FROM p WHERE coalesce(match, '') NOT IN ('exact', 'prefix')) p ON contains(u.stripped, p.text);
 
 -- after each round, before the next round of the same turn: the first known nudge, and whether the
 -- person interrupted it (interrupt marker or a Codex turn_aborted event); keyed by the round's rowid (round_rid:
 -- the turn's last reply before the event, counted by the scan; -1 when the turn has none yet). The few events that
--- can count (a prompt hit, turn_aborted) are found in `events` first and looked up in stall_scan by rowid (a hash
--- join, parallel scans): a positional read of every event beside stall_scan runs on one thread (at 2M generated events 0.34-0.38
--- against 0.18-0.19 CPU s).
+-- can count (a prompt hit, turn_aborted: stall_nudge_events, queries/replay/stall_lookups.sql) look up their round in
+-- stall_scan by rowid.
 CREATE OR REPLACE TEMP TABLE stall_nudges AS
 SELECT s.round_rid AS rid,
        arg_min(h.id, v.seq::BIGINT * 100000 + h.ord) FILTER (WHERE h.prompt_role = 'nudge') AS nudge_id,
@@ -81,8 +39,7 @@ SELECT s.round_rid AS rid,
        count(DISTINCT v.rid) FILTER (WHERE h.prompt_role = 'nudge') AS n_nudges,
        bool_or(h.prompt_role = 'interrupt' OR v.kind = 'turn_aborted') AS interrupted
 FROM stall_scan s
-JOIN (SELECT rowid AS rid, seq, kind FROM events
-      WHERE kind = 'turn_aborted' OR rowid IN (SELECT rid FROM stall_prompt_hits)) v ON s.rid = v.rid
+JOIN stall_nudge_events v ON s.rid = v.rid
 LEFT JOIN stall_prompt_hits h ON h.rid = v.rid
 WHERE s.round_rid >= 0
 GROUP BY s.round_rid;

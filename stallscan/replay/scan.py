@@ -331,7 +331,7 @@ def scan_into(
     con: duckdb.DuckDBPyConnection,
     name: str,
     source: str,
-    out: str,
+    out: str | None,
     step: Callable[[Walk], dict[str, Any]],
     rows: int | None = None,
     sides: tuple[str, ...] = (),
@@ -339,17 +339,18 @@ def scan_into(
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
     when the storage order does not allow batches, over the whole table at once. `out` holds one row per
-    row of `source` in its storage order (read beside it with POSITIONAL JOIN).
+    row of `source` in its storage order (read beside it with POSITIONAL JOIN); None: no such table (`step`
+    returns its sides only).
     sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
     columns of any length: rows of its own, e.g. one per segment of the walk or one per reply), written batch by
     batch."""
     end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
-    outs = (out, *sides)
+    outs = (*((out,) if out else ()), *sides)
 
     def part(w: Walk) -> tuple[pa.Table, ...]:
         cols = step(w)
         more = tuple(arrow.table(cols.pop(k)) for k in sides)
-        return (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
+        return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     try:
         if _write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):

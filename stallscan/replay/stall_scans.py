@@ -1,6 +1,6 @@
 """The stall replay's two column scans (stallscan/replay/scan.py), called by stallscan.replay.stalls:
 
-  turn_numbers(con): the temp tables `stall_scan` (per event: its turn, its turn's last reply so far),
+  turn_numbers(con): the temp tables `stall_scan` (per looked-up event: its turn, its turn's last reply so far),
       `stall_replies` (per reply: its turn, its place in it, ...) and
       `stall_turn_span` (per turn: its span, replies, and the rowids `turns` reads its ids, model and finish by);
   walk(con): the temp table `stall_walk_scan`, the bounded re-prompt walk over the turns that hold a stall.
@@ -18,13 +18,15 @@ from stallscan.store import sql
 
 
 def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `stall_scan`: every event's turn number (human turn starts so far in its session) and the
-    rowid of the turn's last reply at or before it (round_rid, -1: none; the round a nudge after it reacts to),
-    and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
+    """The temp table `stall_scan`: the turn number (human turn starts so far in its session) of the events
+    queries/replay/stall_lookups.sql found (the nudges' events, the background calls', the approval-mode marked
+    ones: queries/replay/scan_stall_lookups.sql) and the rowid of the turn's last reply at or before each
+    (round_rid, -1: none; the round a nudge after it reacts to); those rows only (at 10M generated events every
+    event's row cost 0.29 CPU s to write, and the three statements that read it probed all 10M), and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
     stall_rounds.sql joins it with the replies on the rowid), with, counted inside the turn, a reply's place
     in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
     its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
-    sessions (scan.scan_into), stall_scan one row per event in storage order. And the temp table
+    sessions (scan.scan_into). And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
     turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
@@ -39,70 +41,114 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan mark scan_stall_starts"):
         turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
+        lookups = np.sort(scan.fetch_rids(con, "scan_stall_lookups"))
+        lookups = lookups[np.append(True, lookups[1:] != lookups[:-1])] if len(lookups) else lookups  # (each once)
     micros = pa.timestamp("us", tz="UTC")
 
     def step(w: scan.Walk) -> dict[str, Any]:
+        # Counted over the replies' positions and one row per turn, not over every row: a reply's place in its turn
+        # and the tool rounds before it are running counts over the replies (57 % of the generated events), a turn's
+        # number one over its first rows; only the turns' first / last row and times are reductions over every row.
         rids = w.cols["rid_storage"]  # (ascending: storage order)
-        lo = np.searchsorted(turn_starts, rids[0], side="left") if w.n else 0
-        hi = np.searchsorted(turn_starts, rids[-1], side="right") if w.n else 0
-        starts = w.mark_rids(turn_starts[lo:hi])  # only the turn starts inside this batch's rowids
+        starts = w.mark_rids(_inside(turn_starts, rids))  # only the turn starts inside this batch's rowids
         reply, calls = w.cols["reply"], w.cols["reply_calls"]
-        tool = calls > 0
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
-        idx = np.arange(w.n, dtype=np.int64)
-        first = scan.seg_start(tseg)  # each row's turn's first walk position (found once, used twice)
-        in_turn = _cumsum_from(reply, first)
-        tools_before = _cumsum_from(tool, first) - tool
-        last = np.maximum.accumulate(np.where(reply, idx, -1)) if w.n else idx
-        last[last < first] = -1
-        pos = idx if w.perm is None else w.perm  # walk position -> storage position
-        round_rid = np.where(last >= 0, rids[pos[np.maximum(last, 0)]], -1)
-        turn_id = _cumsum_from(starts, w.seg_start()).astype(np.int32)
-        # per turn: the walk positions of its first rows (its last row is the one before the next turn's first)
-        heads = np.flatnonzero(tseg)
-        tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads
-        last_in_turn = np.zeros(w.n, dtype=np.bool_)
-        last_in_turn[last[tails][last[tails] >= 0]] = True
-
-        def last_rid(mask: Any) -> Any:  # the rowid of the turn's last row where mask holds (-1: none)
-            at = np.maximum.reduceat(np.where(mask, idx, -1), heads) if w.n else heads  # (a turn's greatest)
-            return np.where(at >= heads, rids[pos[np.maximum(at, 0)]], -1)
-
+        heads = np.flatnonzero(tseg)  # per turn: the walk position of its first row
+        tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads  # (its last: the one before the next's first)
+        turn_of = np.cumsum(tseg, dtype=np.int32) - 1  # each row's turn (0, 1, ... in this batch)
+        pos = np.arange(w.n, dtype=np.int64) if w.perm is None else w.perm  # walk position -> storage position
         started = starts[heads]  # (turn 0, before a session's first turn start, has none)
+        # a turn's number in its session: the turn starts from the session's first row to the turn's first
+        turn_id = _cumsum_from(started, scan.seg_start(w.starts[heads])).astype(np.int32)
+        r = np.flatnonzero(reply)  # the replies' walk positions, ascending
+        rturn = turn_of[r]
+        rhead = np.ones(len(r), dtype=np.bool_)  # a turn's first reply
+        rhead[1:] = rturn[1:] != rturn[:-1]
+        rlast = np.ones(len(r), dtype=np.bool_)  # a turn's last reply
+        rlast[:-1] = rhead[1:]
+        rfirst = scan.seg_start(rhead)  # the index (among the replies) of its turn's first reply
+        round_in_turn = (np.arange(len(r), dtype=np.int64) - rfirst + 1).astype(np.int32)
+        tool = calls[r] > 0
+        after_tool_round = _cumsum_from(tool, rfirst) - tool > 0  # a tool round before it in the turn
+        n_rounds = np.bincount(rturn, minlength=len(heads)).astype(np.int32)
+
+        rstart = np.flatnonzero(rhead)  # the turns that have a reply: their first reply (among the replies)
+        rturns = rturn[rstart]  # and their turn
+
+        def last_rid(mask: Any) -> Any:  # per turn: the rowid of its last reply where mask holds (-1: none)
+            out = np.full(len(heads), -1, dtype=np.int64)
+            if mask is None:
+                at = r[rlast]
+            else:  # (a turn's greatest position among its replies where mask holds)
+                at = np.maximum.reduceat(np.where(mask, r, -1), rstart) if len(r) else r
+            out[rturns] = np.where(at >= 0, rids[pos[np.maximum(at, 0)]], -1)
+            return out
+
         if w.n:
-            first_rid = np.where(started, rids[pos[heads]], rids[np.minimum.reduceat(pos, heads)])
+            first_rid = rids[pos[heads]]
+            if w.perm is not None:  # (turn 0 without a start: its first row in storage order)
+                first_rid = np.where(started, first_rid, rids[np.minimum.reduceat(pos, heads)])
             n_calls = np.add.reduceat(calls.astype(np.int64), heads)
             lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads)
             hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads)
         else:
             first_rid = n_calls = lo_ts = hi_ts = heads
         span = {
-            "turn_id": turn_id[heads],
+            "turn_id": turn_id,
             "first_rid": first_rid,
             "started": started,
-            "last_rid": round_rid[tails],
-            "model_rid": last_rid(w.cols["has_model"]),
-            "finish_rid": last_rid(w.cols["has_finish"]),
-            "n_rounds": in_turn[tails].astype(np.int32),
+            "last_rid": last_rid(None),
+            "model_rid": last_rid(w.cols["has_model"][r]),
+            "finish_rid": last_rid(w.cols["has_finish"][r]),
+            "n_rounds": n_rounds,
             "n_tool_calls": n_calls.astype(np.int32),
             "start_seq": w.cols["seq"][heads],
             "end_seq": w.cols["seq"][tails],
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
             "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
         }
-        cols = {"turn_id": w.to_storage(turn_id), "round_rid": w.to_storage(round_rid)}
-        at = np.flatnonzero(w.to_storage(reply))  # the replies' storage positions, ascending
-        replies = {
-            "rid": rids[at],
-            "turn_id": cols["turn_id"][at],
-            "round_in_turn": w.to_storage(in_turn.astype(np.int32))[at],
-            "after_tool_round": w.to_storage(tools_before > 0)[at],
-            "last_in_turn": w.to_storage(last_in_turn)[at],
+        # the looked-up rows: their turn and the turn's last reply at or before them (round_rid, -1: none)
+        want = _inside(lookups, rids)
+        found = np.searchsorted(rids, want)
+        found = found[rids[found] == want]  # their storage positions
+        if w.perm is None:
+            at = found
+        else:
+            inv = np.empty(w.n, dtype=np.int64)
+            inv[w.perm] = np.arange(w.n, dtype=np.int64)
+            at = inv[found]  # their walk positions
+        k = np.searchsorted(r, at, side="right") - 1  # the last reply at or before each
+        prev = r[np.maximum(k, 0)] if len(r) else at
+        same = (k >= 0) & (turn_of[prev] == turn_of[at]) if len(r) else np.zeros(len(at), dtype=np.bool_)
+        looked_up = {
+            "rid": rids[found],
+            "turn_id": turn_id[turn_of[at]],
+            "round_rid": np.where(same, rids[pos[prev]], -1),
         }
-        return {**cols, "stall_turn_span": span, "stall_replies": replies}
+        replies = {
+            "rid": rids[pos[r]],
+            "turn_id": turn_id[rturn],
+            "round_in_turn": round_in_turn,
+            "after_tool_round": after_tool_round,
+            "last_in_turn": rlast,
+        }
+        if w.perm is not None:  # (the replies' rows in storage order)
+            o = np.argsort(pos[r], kind="stable")
+            replies = {name: v[o] for name, v in replies.items()}
+        return {"stall_scan": looked_up, "stall_turn_span": span, "stall_replies": replies}
 
     with sql.timed("scan stall numbers"):
-        scan.scan_into(con, "scan_stall_ev", "events", "stall_scan", step, sides=("stall_turn_span", "stall_replies"))
+        sides = ("stall_scan", "stall_turn_span", "stall_replies")
+        scan.scan_into(con, "scan_stall_ev", "events", None, step, sides=sides)
+
+
+def _inside(rids: Any, batch: Any) -> Any:
+    """The part of the ascending rowids `rids` between the first and the last of a batch's (ascending) rowids."""
+    import numpy as np
+
+    if not len(batch):
+        return rids[:0]
+    return rids[np.searchsorted(rids, batch[0], side="left") : np.searchsorted(rids, batch[-1], side="right")]
 
 
 def _cumsum_from(x: Any, first: Any) -> Any:

@@ -127,9 +127,10 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.run(con, "replay/stall_turn_starts_labels")
     else:
         sql.run(con, "replay/stall_turn_starts")
+    tools = "|".join(f"(?:{bg.tool})" for bg in data.background) or None  # (any entry's tool: stall_call_hits)
+    sql.run(con, "replay/stall_lookups", {"bg_tools": tools})
     stall_scans.turn_numbers(con)
-    tools = "|".join(f"(?:{bg.tool})" for bg in data.background) or None  # (any entry's tool: stall_calls)
-    sql.run(con, "replay/stall_rounds_prep", {"bg_tools": tools})
+    sql.run(con, "replay/stall_rounds_prep")
     for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
         sql.run(
             con,
@@ -186,10 +187,13 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_turn_starts",
         "stall_calls",
         "stall_bg_hits",
+        "stall_nudge_events",
+        "stall_call_hits",
+        "stall_mode_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    # (stall_rounds_prep.sql's limits and key length: nothing left on the connection)
-    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key"):
+    # (stall_rounds_prep.sql's limits and key length, stall_rounds.sql's part size: nothing left on the connection)
+    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key", "stall_reply_part"):
         con.execute(f"RESET VARIABLE {v}")
 
 

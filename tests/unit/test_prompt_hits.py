@@ -1,4 +1,4 @@
-"""The nudge / interrupt prompts a user message matches (stall_prompt_hits in queries/replay/stall_rounds_prep.sql:
+"""The nudge / interrupt prompts a user message matches (stall_prompt_hits in queries/replay/stall_lookups.sql:
 exact and prefix matches by a hash join on a fixed-length key, contains matches apart) against the rule of the
 reference walk (stall_rules.Prompt.matches on the text with leading/trailing [ \\t\\n\\r] removed), over a table of
 prompts and messages built for the edges of the key: texts shorter than it, prompts that share it, blanks around
@@ -52,7 +52,7 @@ MESSAGES = [
 
 
 def _hits(con: duckdb.DuckDBPyConnection) -> set[tuple[int, str, int, str]]:
-    prep = sql.load("replay/stall_rounds_prep")
+    prep = sql.load("replay/stall_lookups")
     for name in ("MACRO stall_strip", "VARIABLE stall_prompt_key", "stall_prompt_hits AS"):
         con.execute(next(s for s in prep if name in s))
     rows = con.execute("SELECT rid, id, ord, prompt_role FROM stall_prompt_hits").fetchall()
@@ -115,7 +115,7 @@ def test_stall_strip_is_the_reference_strip() -> None:
     alphabet = [" ", "\t", "\n", "\r", "a", "é", "\u0301", "\u00a0", "\u0600"]
     texts = [None] + ["".join(p) for n in range(5) for p in product(alphabet, repeat=n)]
     con = duckdb.connect()
-    con.execute(next(s for s in sql.load("replay/stall_rounds_prep") if "MACRO stall_strip" in s))
+    con.execute(next(s for s in sql.load("replay/stall_lookups") if "MACRO stall_strip" in s))
     con.execute("CREATE TABLE t (i INTEGER, s VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(texts)))
     got = dict(con.execute("SELECT i, stall_strip(s) FROM t").fetchall())

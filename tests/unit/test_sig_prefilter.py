@@ -74,7 +74,7 @@ def test_sql_skip_matches_regex_alone() -> None:
     texts += [(200 + i, " \n" + "x" * 100 + f + "\t") for i, f in enumerate(full)]
     con.execute("CREATE TABLE events (rid BIGINT, role VARCHAR, n_tool_calls INTEGER, text VARCHAR)")
     con.executemany("INSERT INTO events VALUES (?, 'assistant', 0, ?)", texts)
-    prep = sql.load("replay/stall_rounds_prep")
+    prep = sql.load("replay/stall_lookups") + sql.load("replay/stall_rounds_prep")
     steps = (
         "MACRO stall_strip",
         "VARIABLE stall_tail_chars",
