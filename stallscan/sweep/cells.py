@@ -67,7 +67,8 @@ def gap_bins(t: np.ndarray, gap_s: np.ndarray) -> np.ndarray:
 
 
 def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows of sweep_input.sql as cells (CELL_COLUMNS + n), one a row."""
+    """The rows of sweep_input.sql (or sweep_input_narrow.sql: vgr_gap for decided_by) as cells (CELL_COLUMNS + n),
+    one a row."""
     gap = rows["gap_s"]
     has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
     n = len(rows["human"])
@@ -83,11 +84,12 @@ def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndar
     }
     return {
         **variant_flags,
-        "grp": rows["grp"] if "grp" in rows else np.array(["all"] * n, dtype=object),
+        # (one group: a read-only view of one object, not 1.25M references written at 10M events)
+        "grp": rows["grp"] if "grp" in rows else np.broadcast_to(np.array("all", dtype=object), (n,)),
         "sess": sess,
         "bin": gap_bins(t, gap),
         "human": rows["human"].astype(bool),
-        "vgr_gap": np.asarray(rows["decided_by"] == "gap", bool),
+        "vgr_gap": np.asarray(rows["vgr_gap"] if "vgr_gap" in rows else rows["decided_by"] == "gap", bool),
         "decided_human": rows["decided_human"].astype(bool),
         "has_gap": has_gap,
         "first_in_session": rows["first_in_session"].astype(bool),

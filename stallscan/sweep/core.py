@@ -83,10 +83,17 @@ def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
     return by
 
 
-def load_rows(con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True) -> dict[str, np.ndarray]:
+def load_rows(
+    con: duckdb.DuckDBPyConnection, by: str = "none", variants: bool = True, narrow: bool = False
+) -> dict[str, np.ndarray]:
+    """The rows of sweep/sweep_input.sql as numpy columns (with the rule variants' columns when `variants`).
+    narrow (by = none, no variants): sweep_input_narrow.sql's numbers only, what sweep_cells reads (no
+    session_id, grp or decided_by: vgr_gap instead)."""
     by = _inputs_ready(con, by)
     from stallscan.store import arrow
 
+    if narrow and by == "none" and not variants:
+        return arrow.numpy_columns(sql.relation(con, "sweep/sweep_input_narrow").to_arrow_table())
     # (through Arrow: a string column becomes one Python object per distinct value, not one per row)
     rows = arrow.numpy_columns(sql.relation(con, "sweep/sweep_input", {"by": by}).to_arrow_table())
     if variants:
@@ -138,7 +145,7 @@ def run_sweep(
     if stored is not None:
         rows = cells = stored
     else:
-        rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies))
+        rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies), narrow=True)
         cells = sweep_cells(rows, t)
     res = sweep_from_cells(
         cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
@@ -213,8 +220,8 @@ def sweep_from_cells(
     groups = ["all"] if by == "none" else sorted(set(cells["grp"].tolist())) if len(cells["grp"]) else []
     done: dict[tuple[str, str], tuple[Curve, dict[str, Any]]] = {}
     for g in groups:
-        sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
-        part = {k: v[sel] for k, v in cells.items()}
+        sel = None if by == "none" else cells["grp"] == g
+        part = cells if sel is None else {k: v[sel] for k, v in cells.items()}  # (one group: the cells, not a copy)
         a, b = cost_auto_as_human, cost_human_as_auto
         one = [_point(part, t, p, g, a, b, current, n_sess) for p in policies]
         g_sess = one[0][3] if one else 0  # (this group's: n_sess, the argument, stays for the next group)

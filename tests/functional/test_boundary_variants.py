@@ -262,3 +262,20 @@ def test_export_builds_the_variants_table(con, tmp_path):
         f"FROM read_parquet('{tmp_path / 'out' / 'turn_boundary_variants'}/**/*.parquet')"
     ).fetchone()
     assert got == (4, 2)
+
+
+def test_the_narrow_rows_bin_into_the_wide_rows_cells(golden_db):
+    """sweep_input_narrow.sql (the local router / gap-only sweep's rows: numbers only) gives the cells of
+    sweep_input.sql's rows, row for row (the session index may differ, its order not), and the same sweep."""
+    from stallscan.sweep.core import load_rows, sweep_cells, sweep_from_cells
+
+    t = thresholds_grid(0, 10, 0.5)
+    wide = sweep_cells(load_rows(golden_db, variants=False), t)
+    narrow = sweep_cells(load_rows(golden_db, variants=False, narrow=True), t)
+    assert set(narrow) == set(wide) and len(narrow["n"]) == len(wide["n"]) > 0
+    for k in set(wide) - {"sess"}:
+        assert np.array_equal(narrow[k], wide[k]), k
+    order = np.unique(wide["sess"], return_inverse=True)[1], np.unique(narrow["sess"], return_inverse=True)[1]
+    assert np.array_equal(*order)
+    one, two = (sweep_from_cells(c, t, policies=("router", "gap-only"), bootstrap=50) for c in (wide, narrow))
+    assert one.recommendation == two.recommendation

@@ -68,6 +68,7 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     cli("sweep")  # (the table: the same queries as json, without dumping every curve)
     cli("sweep", "--by", "harness")
     cli("sweep", "--thresholds", "1,2.5")  # off the stored grid: the rows path
+    cli("sweep", "--thresholds", "1,2.5", "--policy", "router")  # ... without the variants: the narrow rows
     sessions = json.loads(cli("sessions", "--format", "json").stdout)
     cli("show", sessions["sessions"][0]["ref"], "--format", "json")
     cli("export", str(tmp_path / "out"))

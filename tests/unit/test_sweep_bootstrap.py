@@ -270,3 +270,23 @@ def test_resamples_shared_over_threads_give_the_same_sums(threads, monkeypatch):
             expect[:, b_] += w[s] * c
         assert np.array_equal(sums, expect)
     assert np.array_equal(got.f, (policies[0][2][1:3] @ w).T)
+
+
+def test_the_resample_loop_draws_the_weights_draw_gives():
+    """_Draws (the per-resample loop's draws: the mix in place on chunks, the count read off the top-bits table)
+    gives _draw's weights, the table's undecided values (a step's top bits, the CDF's tail) included; and the
+    table's count is the comparisons' count wherever it decides one."""
+    rng = np.random.default_rng(11)
+    keys = rng.integers(0, 2**63, 300_000).astype(np.uint64)
+    draws = bootstrap._Draws(keys)
+    rs = bootstrap._resample_mix(4, 9)
+    for r in rs:
+        assert np.array_equal(draws(r), bootstrap._draw(keys, r).astype(float))
+    top = [int(s) >> 48 << 48 for s in bootstrap._STEPS_X]  # each step's top 16 bits, the rest zero
+    lows = (0, 1 << 47, (1 << 48) - 1)
+    x = np.array([t + d + low for t in top for d in (-(1 << 48), 0, 1 << 48) for low in lows], dtype=np.uint64)
+    counts = bootstrap._TOP_COUNTS[(x >> np.uint64(48)).astype(np.int64)]
+    steps = (x[:, None] >= bootstrap._STEPS_X[None, :]).sum(axis=1)
+    decided = counts != 255
+    assert decided.any() and (~decided).any()
+    assert np.array_equal(counts[decided], steps[decided])
