@@ -17,7 +17,7 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
-from stallscan.ingest.reader import ReadState, iter_lines, read_array, read_whole
+from stallscan.ingest.reader import Arena, ReadState, iter_lines, read_array, read_whole
 from stallscan.store import arrow, sql
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def run_batches(
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
+    arena = Arena()
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
@@ -78,7 +79,7 @@ def run_batches(
         while plans:
             continued: list[FilePlan] = []
             for batch in _batches(plans, batch_bytes):
-                nbytes, nrows = _ingest_batch(con, stage, batch, res, touched, continued, tx, batch_bytes)
+                nbytes, nrows = _ingest_batch(con, stage, arena, batch, res, touched, continued, tx, batch_bytes)
                 done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                     tx = txn.flush(con, tx)
@@ -140,6 +141,7 @@ class _Stage:
 def _ingest_batch(
     con: duckdb.DuckDBPyConnection,
     stage: _Stage,
+    arena: Arena,
     batch: list[FilePlan],
     res: IngestResult,
     touched: set[str],
@@ -154,6 +156,7 @@ def _ingest_batch(
     states: list[ReadState] = []
     nbytes = 0
     readable: list[FilePlan] = []
+    arena.reset()  # (the last batch's lines are no longer staged)
     for plan in batch:
         fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
         state = ReadState(plan.start_offset, plan.start_line)
@@ -165,7 +168,12 @@ def _ingest_batch(
                 blocks = read_whole(plan.path, plan.compression, state)
             else:
                 blocks = iter_lines(
-                    plan.path, plan.compression, state, plan.skip_leading_newline, batch_bytes if plan.chunked else None
+                    plan.path,
+                    plan.compression,
+                    state,
+                    plan.skip_leading_newline,
+                    batch_bytes if plan.chunked else None,
+                    arena,
                 )
             with sql.timed("read + newline scan"):
                 got = [block.table(fid) for block in blocks]
