@@ -13,11 +13,9 @@ it), a 1,000-threshold sweep with 1,000 session-bootstrap resamples, and the sam
 threshold. Prints events/s and the sweep's cost ratio
 1,000 thresholds : 1 threshold (target: about 1.5x or less).
 
-As `report` does, the boundaries replay's thread then derives what the report's sections read from
-turn_boundaries alone (stallscan.report.build.from_boundaries: the sweep's `sweep_bins`) beside the stall replay's tail: that work is inside the replays' figure, and its own wall is printed
-("then"). The 1,000 x 1,000 sweep is timed as before (its grid is not the report's, so it bins the rows
-itself, not from sweep_bins); beside it, the report's own sweep (601 thresholds, 1,000 resamples, on the
-derived sweep_bins: the bins are not derived again), and the report's path: labels + replays + that sweep.
+The 1,000 x 1,000 sweep bins the rows itself (its grid is not the report's, so it does not read
+`sweep_bins`); beside it, the report's own sweep (601 thresholds, 1,000 resamples, all policies, deriving
+`sweep_bins` first as a first report does), and the report's path: labels + replays + that sweep.
 The generated database holds the events change counter, as an ingested one does (`report` reuses stamps
 only then).
 """
@@ -152,23 +150,13 @@ def main() -> None:
         from stallscan.replay.together import replay_together
     except ImportError:
         replay_together = None
-    try:  # what report derives in the boundaries replay's thread (a --baseline checkout may predate it)
-        from stallscan.report.build import from_boundaries
-
-        then = from_boundaries(con, {"boundaries", "threshold"})
-    except ImportError:
-        then = []
     t0 = time.perf_counter()
-    secs = (
-        (replay_together(con, 2.0, 3, then=then) if then else replay_together(con, 2.0, 3)) if replay_together else None
-    )
+    secs = replay_together(con, 2.0, 3) if replay_together else None
     if secs is not None:
         both = time.perf_counter() - t0
         tb, ts = secs["boundaries"], secs["stalls"]
         print(f"{'turn boundaries + stall replay, at once':44} {both:7.2f} s {n / both / 1e6:8.2f} M events/s")
         print(f"{'  turn boundaries at 2.0 s (with variants)':44} {tb:7.2f} s (its own wall, beside the other)")
-        if "then" in secs:
-            print(f"{'  then sweep_bins, in the same thread':44} {secs['then']:7.2f} s (beside the stalls)")
         print(f"{'  stall replay (rounds, stalls, turns)':44} {ts:7.2f} s (its own wall, beside the other)")
     else:
         tb = timed("turn boundaries at 2.0 s (with rule variants)", lambda: replay_boundaries(con, 2.0), n)
@@ -177,13 +165,11 @@ def main() -> None:
     from stallscan.sweep.core import ALL_POLICIES
 
     report_grid = thresholds_grid(0.0, 30.0, 0.05)  # the report's (stallscan.report.sections.threshold)
-    bins_then = " (its bins derived above, with the replays)" if secs and "then" in secs else " (bins derived here)"
     rs = timed(
         f"report's sweep {len(report_grid)} x {args.bootstrap}, all policies",
         lambda: run_sweep(con, report_grid, bootstrap=args.bootstrap, policies=ALL_POLICIES, current=2.0),
         n,
     )
-    print(f"  report's sweep{bins_then}")
     from stallscan.replay.boundary_variants import replay_variants
 
     tv = timed("  of which the rule variants (again)", lambda: replay_variants(con), n)

@@ -14,22 +14,13 @@ One thing is not: DuckDB's `disabled_optimizers` is a setting of the whole datab
 while one replay runs a statement that disables the build-side swap (queries/replay/turn_boundaries.sql,
 stall_rounds.sql), the other's statements are planned without it too, and a RESET by one can re-enable it
 under the other. That changes plans (their speed), never rows.
-
-The boundaries replay ends well before the stall replay (10M events: its own wall 6.3 s against 11.0 s), so
-the caller may hand it `then`: work that reads only the boundaries' tables (the report: the sweep's
-`sweep_bins`), run after it on the same cursor and thread, beside the
-stall replay's tail; its seconds are returned apart ("then"), so no figure hides it. Each step stamps its
-tables as it would later in the caller's thread (derive.run and the report's cells take derive.STAMPING for
-the stamp, as the two replays do), and a later call of the same step finds the stamp and reuses the tables.
-Those steps set no setting; while they run, the stall replay's statements may disable the build-side swap
-for theirs too (plans, not rows: the same as for the boundaries replay above).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -44,13 +35,11 @@ def replay_together(
     threshold: float,
     retry_bound: int,
     config: Any = None,
-    then: Sequence[Callable[[duckdb.DuckDBPyConnection], object]] = (),
 ) -> dict[str, float] | None:
     """Label the events, then replay turn boundaries (at `threshold`) and stalls (at `retry_bound`, the
     default narrated bound, as the report's sections ask) at once when both are still to be replayed for
     the first time and there are two CPUs; returns each replay's wall seconds, or None when it did not run
-    them (the callers' own replay calls then do the work). then: run in order after the boundaries replay,
-    in its thread (see above); their wall seconds together are "then" (not counted in "boundaries")."""
+    them (the callers' own replay calls then do the work)."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
@@ -58,26 +47,11 @@ def replay_together(
     label_events(con, config)
     if threads() < 2 or stamps.get(con, "turn_boundaries") or stamps.get(con, "stalls"):
         return None
-    after: dict[str, float] = {}
-
-    def boundaries(c: duckdb.DuckDBPyConnection) -> None:
-        replay_boundaries(c, threshold, summary=False)
-        t0 = time.perf_counter()
-        try:
-            for step in then:
-                step(c)
-        finally:
-            after["then"] = time.perf_counter() - t0
-
     jobs: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
-        "boundaries": boundaries,
+        "boundaries": lambda c: replay_boundaries(c, threshold, summary=False),
         "stalls": lambda c: replay_stalls(c, retry_bound=retry_bound, config=config),
     }
-    seconds = run_at_once(con, jobs)
-    if then:
-        seconds["boundaries"] -= after["then"]
-        seconds.update(after)
-    return seconds
+    return run_at_once(con, jobs)
 
 
 def run_at_once(

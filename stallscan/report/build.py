@@ -70,8 +70,7 @@ def build_report(
 
         if progress:
             progress("Replaying", 0, total)
-        then = from_boundaries(con, {s.name for s in steps})
-        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, then=then)  # (sections reuse)
+        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config)  # (the sections then reuse)
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
@@ -88,23 +87,6 @@ def build_report(
     if progress:
         progress("done", total, total)
     return out
-
-
-def from_boundaries(
-    con: duckdb.DuckDBPyConnection, names: set[str]
-) -> list[Callable[[duckdb.DuckDBPyConnection], object]]:
-    """What the sections derive from turn_boundaries alone, for replay_together to run in the boundaries
-    replay's thread while the stall replay ends (10M events: 6.3 s against 11.0 s): the sweep's bins; stamped,
-    the Threshold section then reuses them. Not the boundaries section's cells: with them the extra work
-    outlasted the stall replay (2M events: boundaries 1.35 s + 2.54 s against 3.38 s). Nothing without the
-    events change counter (events not written by ingest: there the sweep bins the rows itself)."""
-    from stallscan.store import stamps
-
-    if "threshold" not in names or stamps.events_version(con) is None:
-        return []
-    from stallscan.sweep import bins
-
-    return [bins.refresh]
 
 
 def public(data: dict[str, Any]) -> dict[str, Any]:

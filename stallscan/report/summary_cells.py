@@ -26,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from stallscan.replay import derive, registry
+from stallscan.replay import registry
 from stallscan.store import sql, stamps
 
 CHANGED = "cells_changed"  # temp table: the sessions an incremental refresh summarises again
@@ -58,14 +58,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
                 else:
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
-        with derive.STAMPING:  # (a first report derives these beside the stall replay: replay.together)
-            known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
-            con.execute("COMMIT")
+        known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
+        con.execute("COMMIT")
     except BaseException:
         sql.rollback(con)
         raise
-    with derive.STAMPING:
-        stamps.prune_changes(con, known)
+    stamps.prune_changes(con, known)
     sql.report(f"derive {entry.name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 

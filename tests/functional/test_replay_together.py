@@ -84,31 +84,3 @@ def test_a_failure_stops_the_other_and_is_raised(tmp_path, monkeypatch, sample_i
     # the connection is usable afterwards, and a replay from it completes
     replay_boundaries(one, 2.0)
     assert stamps.get(one, "turn_boundaries")
-
-
-def test_then_derives_what_the_report_reads_beside_the_stalls(tmp_path, monkeypatch, sample_ingested_file):
-    """The report's `then` (sweep_bins; here the boundaries cells too) in the boundaries replay's thread writes
-    and stamps what the sections' own calls write after the replays; those calls then reuse it."""
-    from stallscan.report.build import from_boundaries
-    from stallscan.report.summary_cells import refresh_boundaries
-    from stallscan.sweep import bins
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    monkeypatch.setenv("STALLSCAN_THREADS", "2")
-    monkeypatch.setenv("STALLSCAN_SCAN_BATCH_ROWS", "97")
-    one, two = _pair(tmp_path, sample_ingested_file)
-    label_events(one, {})
-    replay_boundaries(one, 2.0, summary=False)
-    replay_stalls(one, retry_bound=3)
-    assert (bins.refresh(one), refresh_boundaries(one)) == ("full", "full")
-    then = from_boundaries(two, {"boundaries", "threshold"})
-    assert len(then) == 1 and from_boundaries(two, {"boundaries"}) == []
-    seconds = together.replay_together(two, 2.0, 3, config={}, then=[*then, refresh_boundaries])
-    assert seconds is not None and set(seconds) == {"boundaries", "stalls", "then"}
-    for name in ("sweep_bins", "boundary_cells"):
-        assert stamps.get(two, name)["key"] == stamps.get(one, name)["key"], name
-    assert (bins.refresh(two), refresh_boundaries(two)) == ("reused", "reused")
-    for t in ("sweep_bins", "boundary_cells", "boundary_misreads", *DERIVED):
-        assert fingerprint(two, t) == fingerprint(one, t), t
-    assert fingerprint(one, "sweep_bins")[0] > 0 and fingerprint(one, "boundary_cells")[0] > 0
