@@ -22,8 +22,9 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     queries/replay/stall_lookups.sql found (the nudges' events, the background calls', the approval-mode marked
     ones: queries/replay/scan_stall_lookups.sql) and the rowid of the turn's last reply at or before each
     (round_rid, -1: none; the round a nudge after it reacts to); those rows only (at 10M generated events every
-    event's row cost 0.29 CPU s to write, and the three statements that read it probed all 10M), and the temp table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
-    stall_rounds.sql joins it with the replies on the rowid), with, counted inside the turn, a reply's place
+    event's row cost 0.29 CPU s to write, and the three statements that read it probed all 10M), and the temp
+    table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
+    stall_rounds.sql reads it beside the replies by position, in four rowid ranges), with, counted inside the turn, a reply's place
     in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
     its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
     sessions (scan.scan_into). And the temp table
