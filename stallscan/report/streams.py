@@ -4,6 +4,7 @@ entry (stallscan.entry) and the commands (stallscan.cli) both print through it."
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -14,13 +15,26 @@ if TYPE_CHECKING:
 def console(*args: Any, **kwargs: Any) -> rich.console.Console:
     """A rich Console; on stdout (stderr with stderr=True) that is not a terminal, lines leave without
     the spaces rich pads them with (see Unpadded)."""
-    from rich.console import Console as _Console
-
     if kwargs.get("file") is None:
         stream = sys.stderr if kwargs.get("stderr") else sys.stdout
         if not _isatty(stream):
             kwargs["file"] = Unpadded(stream)
-    return _Console(*args, **kwargs)
+    return _console_class()(*args, **kwargs)
+
+
+@functools.cache
+def _console_class() -> type[rich.console.Console]:
+    """rich's Console, but a reader that closed the pipe early raises BrokenPipeError to the caller: rich's own
+    handling exits with status 1 and nothing said (`stallscan report | head -1` exited 1), where the commands'
+    handlers (stallscan.cli.common, stallscan.report.emit) stop quietly with exit 0, as for every other output."""
+    from rich.console import Console as _Console
+
+    class PipeConsole(_Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True  # (nothing more to this stream)
+            raise BrokenPipeError
+
+    return PipeConsole
 
 
 def _isatty(stream: Any) -> bool:

@@ -50,6 +50,25 @@ def test_a_reader_that_closes_the_pipe_early_is_no_error(tmp_path, sample_ingest
     assert err == ""
 
 
+def test_a_pipe_closed_before_the_terminal_report_is_no_error(tmp_path, sample_ingested_file):
+    """`stallscan report | head -1` draws the terminal report through rich, whose own broken-pipe handling
+    exited 1 with nothing said; now it stops quietly with exit 0 as the other outputs do. The pipe's read end is
+    closed before the command starts, so its first write meets the closed pipe whatever the machine's pace."""
+    db = str(tmp_path / "s.duckdb")
+    shutil.copy(sample_ingested_file, db)
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "stallscan", "report", "--db", db], stdout=w, stderr=subprocess.PIPE, env=ENV,
+            timeout=300,
+        )  # fmt: skip
+    finally:
+        os.close(w)
+    assert p.returncode == 0, p.stderr.decode()
+    assert b"Traceback" not in p.stderr and b"error" not in p.stderr, p.stderr.decode()
+
+
 def test_csv_lines_end_in_a_newline(tmp_path, sample_ingested_file):
     db = str(tmp_path / "s.duckdb")
     shutil.copy(sample_ingested_file, db)
