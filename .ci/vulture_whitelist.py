@@ -14,4 +14,4 @@ attrs                           # their signature
 _.list_commands, _.get_command  # click.Group methods the root group (stallscan.cli._Lazy) overrides
 _.do_POST, _.log_message        # http.server.BaseHTTPRequestHandler callbacks (tests/trace_capture.py's stub server)
 _.on_start, parent_context      # opentelemetry SpanProcessor callback and its signature (tests/trace_capture.py)
-_.on_broken_pipe, _.quiet          # rich Console's broken-pipe hook and its flag, overridden (stallscan/report/streams.py)
+_.on_broken_pipe, _.quiet       # rich Console's broken-pipe hook and its flag, overridden (stallscan/report/streams.py)

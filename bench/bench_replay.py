@@ -15,7 +15,10 @@ threshold. Prints events/s and the sweep's cost ratio
 
 The 1,000 x 1,000 sweep bins the rows itself (its grid is not the report's, so it does not read
 `sweep_bins`); beside it, the report's own sweep (601 thresholds, 1,000 resamples, all policies, deriving
-`sweep_bins` first as a first report does), and the report's path: labels + replays + that sweep.
+`sweep_bins` first as a first report does; the tool results it leaves out are counted from turn_boundaries
+here, where the report counts them from its boundaries section's cells, which this script does not build), and
+the report's path: labels + replays + that sweep. The grid is written out, not imported from the report's
+section, because a --baseline checkout runs this script with its own code.
 The generated database holds the events change counter, as an ingested one does (`report` reuses stamps
 only then).
 """
