@@ -3,6 +3,8 @@ character (stall_rules.needs_non_ascii, stall_sig_match.sql). Expected answers a
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import pytest
 
@@ -34,6 +36,13 @@ from stallscan.store import sql
 )
 def test_needs_non_ascii(regex: str, expected: bool) -> None:
     assert needs_non_ascii(regex) is expected
+
+
+def test_library_regexes_compile() -> None:
+    """Every regex of the signature file compiles as Python reads it (stall_rules.load no longer compiles them)."""
+    d = load()
+    for regex in [s.regex for s in d.signatures] + [r for b in d.background for r in (b.tool, b.arguments) if r]:
+        assert re.compile(regex, re.ASCII)
 
 
 def test_library_flags() -> None:
