@@ -164,6 +164,9 @@ def _report(args: list[str]) -> bool:
     try:
         hit = _mirror_hit(paths, v)
         if hit is None:
+            db = v["db"] or default_db_path()
+            if db != ":memory:" and not os.path.lexists(db):
+                return False  # (no database, no memo: the walks of _snapshot and _memo_hit would find nothing)
             before = _snapshot(paths, v)
             found = _memo_hit(paths, v)
     except Exception:  # any doubt: the typer command does the whole work and says what went wrong

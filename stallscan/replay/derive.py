@@ -27,9 +27,10 @@ SCRATCH = "stallscan_inc"
 EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
-# one writer of the stamps at a time: two replays at once (stallscan.replay.together) write to one table, and
+# one writer of the stamps at a time: two replays at once (stallscan.replay.together), and the report's
+# summaries derived beside them (stallscan.report.summary_cells), write to one table, and
 # pruning the change log from two transactions at once could conflict
-_STAMPING = threading.Lock()
+STAMPING = threading.Lock()
 
 
 def run(
@@ -70,7 +71,7 @@ def run(
 
     if mode == "full":
         compute(con)
-        with _STAMPING:
+        with STAMPING:
             stamp(con)
     else:
         _incremental(con, compute, outputs, upstream, merge, stamp)
@@ -143,7 +144,7 @@ def _incremental(
                 want = stamps.one(con, f"SELECT count(*) FROM main.events WHERE {EVENT_ROWS.get(t, 'true')}")
                 if rows != want:
                     con.execute(f"DELETE FROM main.{t} WHERE event_id NOT IN (SELECT event_id FROM main.events)")
-            with _STAMPING:  # (held to the COMMIT: two replays' prunes of the change log must not overlap)
+            with STAMPING:  # (held to the COMMIT: two replays' prunes of the change log must not overlap)
                 if stamp is not None:
                     stamp(con)
                 con.execute("COMMIT")

@@ -35,11 +35,16 @@ def replay_together(
     threshold: float,
     retry_bound: int,
     config: Any = None,
+    after: Callable[[], dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None] | None = None,
 ) -> dict[str, float] | None:
     """Label the events, then replay turn boundaries (at `threshold`) and stalls (at `retry_bound`, the
     default narrated bound, as the report's sections ask) at once when both are still to be replayed for
     the first time and there are two CPUs; returns each replay's wall seconds, or None when it did not run
-    them (the callers' own replay calls then do the work)."""
+    them (the callers' own replay calls then do the work, and `after` is not called).
+
+    after: asked, once both replays are to run here, for work that reads one replay's tables only, to run on
+    that replay's cursor right after it ("boundaries", "stalls": the report's sections that read each,
+    stallscan.report.build) instead of after both replays; None or an empty answer: nothing more."""
     from stallscan.replay.boundaries import replay_boundaries
     from stallscan.replay.labels import label_events
     from stallscan.replay.stalls import replay_stalls
@@ -51,7 +56,19 @@ def replay_together(
         "boundaries": lambda c: replay_boundaries(c, threshold, summary=False),
         "stalls": lambda c: replay_stalls(c, retry_bound=retry_bound, config=config),
     }
+    for name, then in ((after() if after else None) or {}).items():
+        jobs[name] = _then(jobs[name], then)
     return run_at_once(con, jobs)
+
+
+def _then(
+    first: Callable[[duckdb.DuckDBPyConnection], object], then: Callable[[duckdb.DuckDBPyConnection], object]
+) -> Callable[[duckdb.DuckDBPyConnection], object]:
+    def both(c: duckdb.DuckDBPyConnection) -> object:
+        first(c)
+        return then(c)
+
+    return both
 
 
 def run_at_once(

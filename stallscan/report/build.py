@@ -65,16 +65,18 @@ def build_report(
     total = len(steps) + 1
     scope(con, opts)
     out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
+    early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside)
     if not opts._replayed and {"boundaries", "stalls"} <= {s.name for s in steps}:
         from stallscan.replay.together import replay_together
 
         if progress:
             progress("Replaying", 0, total)
-        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config)  # (the sections then reuse)
+        after = lambda: _beside(con, opts, steps, early)  # (asked only when both replays run)
+        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)  # (sections reuse)
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
-        out[s.name] = s.collect(con, opts)
+        out[s.name] = early[s.name] if s.name in early else s.collect(con, opts)
     if progress:
         progress("headline", len(steps), total)
     listed = [r["session_id"] for r in (out.get("stalls") or {}).get("silent_endings", [])]
@@ -87,6 +89,37 @@ def build_report(
     if progress:
         progress("done", total, total)
     return out
+
+
+# a first report of at most this many events derives each replay's summaries, and the threshold section, on
+# that replay's cursor beside the other replay (stallscan.replay.together: each on a CPU of its own); above it
+# they run after both replays, as before: pipeline15 measured sweep_bins derived beside the 10M stall replay
+# taking the peak RSS over 2 GB (docs/benchmarks.md, "first16": the 311 MB tree's figures)
+BESIDE_MAX_EVENTS = 1_000_000
+
+
+def _beside(
+    con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]
+) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
+    """What runs after each replay on its cursor (replay_together's `after`): the data of the sections that
+    read that replay's tables only (kept in `early`: the loop takes it as the section's), the threshold
+    section's sweep after the turn boundaries, the stalls section after the stall replay. Each brings its
+    replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
+    connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection."""
+    if int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS:  # type: ignore[index]
+        return None
+    by_name = {s.name: s for s in steps}
+
+    def sections(*names: str) -> Callable[[duckdb.DuckDBPyConnection], object]:
+        def run(c: duckdb.DuckDBPyConnection) -> None:
+            scope(c, opts)
+            for name in names:
+                if name in by_name:
+                    early[name] = by_name[name].collect(c, opts)
+
+        return run
+
+    return {"boundaries": sections("threshold"), "stalls": sections("stalls")}
 
 
 def public(data: dict[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 
 from stallscan.replay import registry
+from stallscan.replay.derive import STAMPING
 from stallscan.store import sql, stamps
 
 CHANGED = "cells_changed"  # temp table: the sessions an incremental refresh summarises again
@@ -58,12 +59,13 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
                 else:
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
-        known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
-        con.execute("COMMIT")
+        with STAMPING:  # (a replay may be stamping beside it: stallscan.replay.together)
+            known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
+            con.execute("COMMIT")
+            stamps.prune_changes(con, known)
     except BaseException:
         sql.rollback(con)
         raise
-    stamps.prune_changes(con, known)
     sql.report(f"derive {entry.name} ({mode})")  # $STALLSCAN_PROFILE=1: each statement's seconds, to stderr
     return mode
 

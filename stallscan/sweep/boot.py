@@ -134,10 +134,13 @@ def store(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int, by_policy: dic
     if not by_policy:
         return
     nb = next(iter(by_policy.values())).h.shape[1]
-    policies = [p for p in by_policy for _ in range(nb + 1)]
-    at = np.tile(np.arange(nb + 1), len(by_policy))
-    h = np.concatenate([np.concatenate([s.h, s.f[:, :1]], axis=1) for s in by_policy.values()], axis=1)
-    o = np.concatenate([np.concatenate([s.o, s.f[:, 1:]], axis=1) for s in by_policy.values()], axis=1)
+    # each policy's bins with a sum first (as _put keeps them), then only those joined: the report's 5 policies
+    # x 601 bins x 1,000 resamples joined whole were 48 MB copied and compared for the 3 % of bins it stores
+    kept = {p: np.flatnonzero(s.h.any(0) | s.o.any(0)) for p, s in by_policy.items()}
+    policies = [p for p, cols in kept.items() for _ in range(len(cols) + 1)]
+    at = np.concatenate([np.append(cols, nb) for cols in kept.values()])
+    h = np.concatenate([x for p, s in by_policy.items() for x in (s.h[:, kept[p]], s.f[:, :1])], axis=1)
+    o = np.concatenate([x for p, s in by_policy.items() for x in (s.o[:, kept[p]], s.f[:, 1:])], axis=1)
     con.execute("BEGIN TRANSACTION")
     try:
         _put(con, (n_boot, seed, nb), (policies, at, h, o), only_these=False)

@@ -5,6 +5,7 @@ replay; a failure in one stops the other and is raised, leaving no stamp."""
 from __future__ import annotations
 
 import shutil
+import threading
 
 import pytest
 
@@ -84,3 +85,46 @@ def test_a_failure_stops_the_other_and_is_raised(tmp_path, monkeypatch, sample_i
     # the connection is usable afterwards, and a replay from it completes
     replay_boundaries(one, 2.0)
     assert stamps.get(one, "turn_boundaries")
+
+
+SUMMARIES = ("boundary_cells", "boundary_misreads", "round_cells", "turn_cells", "signature_cells", "sweep_bins")
+
+
+@pytest.mark.parametrize("corpus", ["sample", "real"])
+def test_sections_collected_beside_the_replays_equal_those_collected_after(corpus, tmp_path, monkeypatch, request):
+    """A first report collects the threshold and stalls sections on the replays' cursors (report.build._beside):
+    the same data, summaries and stored bootstrap sums as a report that collects every section after both
+    replays (BESIDE_MAX_EVENTS below the corpus: the larger corpora's way)."""
+    from stallscan.report import build
+    from stallscan.report.registry import ReportOptions, sections
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    ingested = request.getfixturevalue("sample_ingested_file" if corpus == "sample" else "real_ingested_file")
+    one, two = _pair(tmp_path, ingested)
+    collected: list[tuple[str, str]] = []
+    for s in sections():  # which thread collects each section
+
+        def on(c, o, collect=s.collect, name=s.name):
+            collected.append((name, threading.current_thread().name))
+            return collect(c, o)
+
+        monkeypatch.setattr(s, "collect", on)
+    monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", -1)
+    after = build.build_report(one, ReportOptions(bootstrap=50))
+    assert all(t == "MainThread" for _, t in collected)
+    collected.clear()
+    monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 1_000_000)
+    beside = build.build_report(two, ReportOptions(bootstrap=50))
+    assert dict(collected) == {
+        "corpus": "MainThread",
+        "boundaries": "MainThread",
+        "threshold": "stallscan-boundaries",
+        "stalls": "stallscan-stalls",
+        "guard": "MainThread",
+    }
+    assert beside == after
+    for t in (*SUMMARIES, "sweep_boot"):
+        assert fingerprint(two, t) == fingerprint(one, t), t
+    assert fingerprint(one, "sweep_boot")[0] > 0
