@@ -330,15 +330,14 @@ def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[
     return n_over
 
 
-def ensure_view(con: duckdb.DuckDBPyConnection) -> None:
-    """The view `user_labels` in the current schema when it has no `user_labels` (an incremental replay's scratch
-    schema, which holds copies of the codes: stallscan.replay.derive); a table of that name (a database of parquet
-    outputs, stallscan.export.connect_parquet) is read as it is."""
+def ensure_codes(con: duckdb.DuckDBPyConnection) -> None:
+    """The labels' codes in the current schema (what the rule variants read): a database of parquet outputs
+    (stallscan.export.connect_parquet) holds `user_labels` as a table of strings, encoded here (the view then
+    replaces the table); a replay's schema, an incremental one's scratch schema included, has them already."""
     found = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = current_schema() AND table_name = 'user_labels' UNION ALL "
-        "SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() "
-        "AND schema_name = current_schema() AND view_name = 'user_labels'"
+        "AND schema_name = current_schema() AND table_name = 'user_labels_narrow'"
     ).fetchall()
-    if not any(r[0] for r in found):
+    if not found[0][0]:
+        sql.run(con, "replay/user_labels_encode")
         sql.run(con, "replay/user_labels_view")
