@@ -1,6 +1,7 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
--- Inputs: events, user_labels (stallscan.labels), tb_scan (a temp table, stallscan/replay/scan_bounds.py), the macro
--- label_tool_result (label_structural.sql). Parameters: threshold (seconds, DOUBLE), complete (BOOLEAN: user_labels
+-- Inputs: events, user_labels_narrow and user_labels_rules (the labels as codes, stallscan.labels), tb_scan (a temp
+-- table, stallscan/replay/scan_bounds.py), the macros label_tool_result and label_default_code (label_structural.sql).
+-- Parameters: threshold (seconds, DOUBLE), complete (BOOLEAN: user_labels
 -- holds one row per user / tool event, queries/replay/turn_boundaries_labels.sql).
 -- Output: table turn_boundaries_narrow (the stored columns; the view turn_boundaries over it,
 -- queries/replay/turn_boundaries_view.sql, computes the decisions). Decision order:
@@ -55,7 +56,7 @@ CREATE OR REPLACE TABLE turn_boundaries_narrow (
     ts TIMESTAMP WITH TIME ZONE, initiator VARCHAR, codes BIGINT, human_content BOOLEAN, starts_request BOOLEAN,
     prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, threshold DOUBLE, uncoded VARCHAR);
 
--- The hash table of the labels' join is built on user_labels (its id and four small columns), not on the
+-- The hash table of the labels' join is built on user_labels_narrow (its id and code), not on the
 -- events' side (twelve columns): the positional scan's row estimate is about 0, so the optimizer would build
 -- on the events (at 10M generated events the INSERT 15-16 against 11-12 CPU s). Reset after the statement
 -- (and by stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
@@ -70,12 +71,15 @@ SELECT session_id, seq, event_id, ts, initiator,
        -- (the values no list holds, on the rare row that has one; NULL on every other row)
        CASE WHEN c_origin IS NULL OR c_source_format IS NULL OR c_role IS NULL OR c_kind IS NULL
                  OR c_origin_rule IS NULL OR c_ts_quality IS NULL
-            THEN json_object('origin', origin, 'source_format', source_format, 'role', "role", 'kind', kind,
-                             'origin_rule', origin_rule, 'ts_quality', ts_quality)::VARCHAR END AS uncoded
+            THEN json_object('origin', ['human', 'automatic', 'tool_result'][code & 3], 'source_format', source_format,
+                             'role', "role", 'kind', kind,
+                             'origin_rule', coalesce(found_rule, ['default_human', 'tool_result'][code >> 5]),
+                             'ts_quality', ts_quality)::VARCHAR END AS uncoded
 FROM (
     SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
-           l.human_content, l.starts_request, l.origin, e.source_format, e.role, e.kind, l.origin_rule, e.ts_quality,
-           list_position(['human', 'automatic', 'tool_result'], l.origin)::UTINYINT AS c_origin,
+           (l.code & 4) <> 0 AS human_content, (l.code & 8) = 0 AS starts_request, l.code, f.origin_rule AS found_rule,
+           e.source_format, e.role, e.kind, e.ts_quality,
+           (l.code & 3)::UTINYINT AS c_origin,
            list_position(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
                           'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
                           'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
@@ -83,26 +87,24 @@ FROM (
            list_position(['user', 'tool'], e.role)::UTINYINT AS c_role,
            list_position(['message', 'tool_result', 'queued_input', 'context', 'turn_start', 'turn_end',
                           'turn_aborted', 'compaction', 'system'], e.kind)::UTINYINT AS c_kind,
-           list_position(['default_human', 'tool_result'], l.origin_rule)::UTINYINT AS c_origin_rule,
+           -- (the labels' rule codes 1 and 2 are this list's: default_human, tool_result; not when overridden)
+           CASE WHEN (l.code & 16) = 0 AND (l.code >> 5) IN (1, 2) THEN l.code >> 5 END::UTINYINT AS c_origin_rule,
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
     FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
                  s.prev_status, s.prev_event_id, s.gap_raw_s
           FROM events e POSITIONAL JOIN tb_scan s
           WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
             AND e.role IN ('user', 'tool')) e
-    LEFT JOIN (SELECT event_id, origin, origin_rule, human_content, starts_request, true AS found FROM user_labels
-               WHERE NOT $complete::BOOLEAN
-                  OR NOT (NOT human_content AND starts_request
-                          AND ((origin = 'tool_result' AND origin_rule = 'tool_result')
-                               OR (origin = 'human' AND origin_rule = 'default_human')))) f USING (event_id)
+    -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
+    -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
+    LEFT JOIN (SELECT n.event_id, n.code, true AS found,
+                      CASE WHEN (n.code & 16) <> 0 THEN 'override:' || coalesce(r.rules[n.code >> 5], n.uncoded)
+                           ELSE coalesce(r.rules[n.code >> 5], n.uncoded) END AS origin_rule
+               FROM user_labels_narrow n
+               CROSS JOIN (SELECT list(origin_rule ORDER BY code) AS rules FROM user_labels_rules) r
+               WHERE NOT $complete::BOOLEAN OR n.code NOT IN (33, 67)) f USING (event_id)
     -- (the label: the one found, else the default its role and kind give)
-    CROSS JOIN LATERAL (
-        SELECT coalesce(f.human_content, false) AS human_content, coalesce(f.starts_request, true) AS starts_request,
-               coalesce(f.origin, CASE WHEN label_tool_result(e.role, e.kind) THEN 'tool_result' ELSE 'human' END)
-                   AS origin,
-               coalesce(f.origin_rule,
-                        CASE WHEN label_tool_result(e.role, e.kind) THEN 'tool_result' ELSE 'default_human' END)
-                   AS origin_rule) l
+    CROSS JOIN LATERAL (SELECT coalesce(f.code, label_default_code(e.role, e.kind)) AS code) l
     WHERE f.found OR $complete::BOOLEAN
 ) c;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 

@@ -1,5 +1,5 @@
 -- Rule variants of the router's turn-boundary order, replayed beside it.
--- Inputs: events, user_labels, turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
+-- Inputs: events, user_labels_narrow and user_labels_rules (the labels' codes), turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
@@ -35,6 +35,17 @@ SELECT f.source_format, r.rule_set, r.id, r.match, r.value
 FROM (SELECT DISTINCT source_format FROM events) f CROSS JOIN router_variant_rules r
 WHERE rule_applies(r.harness, f.source_format);
 
+-- the labels' codes of the rules a marker rule names (queries/replay/label_structural.sql: a code is the rule's code
+-- << 5 with five bits of origin and flags; with bit 4, the override, the label's rule is 'override:' || the rule):
+-- the view user_labels' origin_rule of a label with this code is origin_rule (decoding every label to compare its
+-- string cost 0.12 CPU s at 10M generated events)
+CREATE OR REPLACE TEMP TABLE tbv_marker_codes AS
+SELECT ((r.code << 5) | f.b)::INTEGER AS code, m.value AS origin_rule
+FROM (SELECT DISTINCT value FROM tbv_rules WHERE rule_set = 'marker' AND match = 'rule') m
+JOIN user_labels_rules r ON m.value = r.origin_rule OR m.value = 'override:' || r.origin_rule
+CROSS JOIN range(32) f(b)
+WHERE ((f.b & 16) = 0 AND m.value = r.origin_rule) OR ((f.b & 16) <> 0 AND m.value = 'override:' || r.origin_rule);
+
 -- events that are markers themselves (hash joins on the kind and on the label; few rows match)
 CREATE OR REPLACE TEMP TABLE tbv_own AS
 SELECT event_id, any_value(session_id) AS session_id, any_value(seq) AS seq, min(id) AS own_marker
@@ -44,8 +55,14 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
       UNION ALL
       SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
       -- (the labels a marker rule names, first: joined with every user event on event_id, the optimizer joined
-      -- them all before the rules, 1.3-1.8 CPU s at 10M generated events, against 0.01)
-      JOIN (SELECT event_id, origin_rule FROM user_labels
+      -- them all before the rules, 1.3-1.8 CPU s at 10M generated events, against 0.01. Found by their codes: a
+      -- join with tbv_marker_codes, whose range DuckDB applies to the scan of the codes; a rule without a code
+      -- has its string in uncoded, on a code under 32)
+      JOIN (SELECT n.event_id, m.origin_rule FROM user_labels_narrow n JOIN tbv_marker_codes m USING (code)
+            UNION ALL
+            SELECT event_id, origin_rule
+            FROM (SELECT event_id, CASE WHEN (code & 16) <> 0 THEN 'override:' || uncoded ELSE uncoded END AS origin_rule
+                  FROM user_labels_narrow WHERE code < 32)
             WHERE origin_rule IN (SELECT value FROM tbv_rules WHERE rule_set = 'marker' AND match = 'rule')) l
         USING (event_id)
       JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'rule'
@@ -153,3 +170,4 @@ LEFT JOIN turn_boundary_variants_marked m USING (event_id);
 DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;
 DROP TABLE IF EXISTS tbv_rules;
+DROP TABLE IF EXISTS tbv_marker_codes;

@@ -1,9 +1,10 @@
 -- Origin labels, step 3: the first matching library entry per event (rank order) and the final table.
--- Inputs: events, ul_events, ul_cand (steps 1 and 2; keyed by the events' rowid, rid), label_overrides; the macro
--- label_tool_result (label_structural.sql). Output: table user_labels.
+-- Inputs: events, ul_events, ul_cand (steps 1 and 2; keyed by the events' rowid, rid), label_overrides; the macros
+-- label_tool_result, label_default_code, label_rule_formats (label_structural.sql). Parameter: n_lib (the library's
+-- entries). Output: tables user_labels_rules and user_labels_narrow (the view user_labels: user_labels_view.sql).
 CREATE OR REPLACE TEMP TABLE ul_match AS
 SELECT rid,
-       min_by({'id': id, 'origin': origin, 'starts_request': starts_request, 'human_content': human_content}, rank) AS m
+       min_by({'rank': rank, 'origin': origin, 'starts_request': starts_request, 'human_content': human_content}, rank) AS m
 FROM ul_cand
 GROUP BY rid;
 
@@ -16,38 +17,57 @@ JOIN ul_events u ON u.session_id = q.session_id AND u.seq > q.seq AND u.role = '
                 AND u.t = q.t
 WHERE q.kind = 'queued_input' AND q.t <> '';
 
+-- The rules' codes (label_structural.sql has the layout of a label's code): 1 default_human, 2 tool_result, 3 + rank
+-- each library entry's id (rank: 0, 1, ... in the order tried), then three a format of label_rule_formats(). The
+-- same inputs give the same table (the config and library are the labels' stamp's inputs, this file its rules), so
+-- an incremental run's codes are those of the table it merges into.
+CREATE OR REPLACE TABLE user_labels_rules AS
+SELECT generate_subscripts(r, 1)::INTEGER AS code, unnest(r) AS origin_rule
+FROM (SELECT ['default_human', 'tool_result'] || (SELECT coalesce(list(id ORDER BY rank), []) FROM prompt_library)
+             || flatten(list_transform(label_rule_formats(),
+                                       lambda f: [f || '.unpaired_context', f || '.queued_copy', f || '.queued_input'])) AS r);
+
+-- The labels as codes, one INTEGER a row (the view user_labels, user_labels_view.sql, gives the strings): at 10M
+-- generated events writing origin and origin_rule as strings cost 0.6 of the INSERT's 1.46 CPU s, and two
+-- one-byte codes 0.26 (docs/benchmarks.md "labsweep14"); one column for all five fields, as the codes of
+-- turn_boundaries_narrow (every stored column costs its share per row group, docs/replay-scan.md "bounds13").
+-- uncoded: the rule of a label whose rule has no code (a format not in label_rule_formats()), else NULL.
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql: unique ids gain little
 -- from DuckDB's dictionary + FSST compression and its analysis was the largest cost of writing this table)
-CREATE OR REPLACE TABLE user_labels (
-    event_id VARCHAR USING COMPRESSION uncompressed, origin VARCHAR, origin_rule VARCHAR, human_content BOOLEAN,
-    starts_request BOOLEAN);
+CREATE OR REPLACE TABLE user_labels_narrow (event_id VARCHAR USING COMPRESSION uncompressed, code INTEGER, uncoded VARCHAR);
 
--- ('override:' is put in front of the rule only on the rows an override changed, in a CASE, not by
--- concatenating '' to every row's rule: at 2M generated events, one thread, the INSERT 0.176 -> 0.165 CPU s, median
--- of 21 alternating; a few per cent, the rest of its time is reading events and writing the table)
-INSERT INTO user_labels
-SELECT event_id, origin, CASE WHEN overridden THEN 'override:' || rule ELSE rule END AS origin_rule, human_content,
-       starts_request
+-- A label no library entry, queue copy, override or context / queued-input rule decided is one of the two
+-- structural defaults (label_default_code): only the other rows compute their code from its parts (a CASE
+-- evaluates its ELSE on those rows alone).
+INSERT INTO user_labels_narrow
+SELECT event_id,
+       CASE WHEN plain THEN label_default_code("role", kind)
+            ELSE origin | CASE WHEN human_content THEN 4 ELSE 0 END | CASE WHEN starts_request THEN 0 ELSE 8 END
+                 | CASE WHEN o_origin IS NOT NULL THEN 16 ELSE 0 END | (coalesce(rule, 0) << 5) END AS code,
+       CASE WHEN NOT plain AND rule IS NULL
+            THEN source_format || CASE WHEN kind = 'context' THEN '.unpaired_context'
+                                       WHEN queue_copy THEN '.queued_copy' ELSE '.queued_input' END END AS uncoded
 FROM (
-    SELECT u.event_id,
-           coalesce(o.origin, m.m.origin,
-                    CASE WHEN label_tool_result(u.role, u.kind) THEN 'tool_result'   -- (label_structural.sql)
-                         WHEN u.kind = 'context' THEN 'automatic'
-                         ELSE 'human' END) AS origin,
-           o.origin IS NOT NULL AS overridden,
-           coalesce(m.m.id,
-                    CASE WHEN label_tool_result(u.role, u.kind) THEN 'tool_result'
-                         WHEN u.kind = 'context' THEN u.source_format || '.unpaired_context'
-                         WHEN u.kind = 'queued_input' AND c.rid IS NOT NULL THEN u.source_format || '.queued_copy'
-                         WHEN u.kind = 'queued_input' THEN u.source_format || '.queued_input'
-                         ELSE 'default_human' END) AS rule,
+    SELECT u.event_id, u."role", u.kind, u.source_format, o.origin AS o_origin, c.rid IS NOT NULL AS queue_copy,
+           m.rid IS NULL AND c.rid IS NULL AND o.origin IS NULL AND u.kind NOT IN ('context', 'queued_input') AS plain,
+           CASE coalesce(o.origin, m.m.origin) WHEN 'human' THEN 1 WHEN 'automatic' THEN 2 WHEN 'tool_result' THEN 3
+                ELSE CASE WHEN label_tool_result(u."role", u.kind) THEN 3   -- (label_structural.sql)
+                          WHEN u.kind = 'context' THEN 2
+                          ELSE 1 END END AS origin,
+           CASE WHEN m.rid IS NOT NULL THEN 3 + m.m.rank
+                WHEN label_tool_result(u."role", u.kind) THEN 2
+                WHEN u.kind IN ('context', 'queued_input')
+                -- (NULL for a format the list does not hold: its rule goes to uncoded)
+                THEN 3 + $n_lib::INTEGER + 3 * (list_position(label_rule_formats(), u.source_format) - 1)
+                     + CASE WHEN u.kind = 'context' THEN 0 WHEN c.rid IS NOT NULL THEN 1 ELSE 2 END
+                ELSE 1 END AS rule,
            coalesce(m.m.human_content, false) AS human_content,
            CASE WHEN c.rid IS NOT NULL THEN false
-                WHEN m.m.id IS NOT NULL THEN m.m.starts_request
+                WHEN m.rid IS NOT NULL THEN m.m.starts_request
                 WHEN u.kind = 'context' THEN false
                 ELSE true END AS starts_request
     -- (every user/tool event, read from events: ul_events holds only those an entry or the queue check reads)
-    FROM (SELECT rowid AS rid, event_id, role, kind, source_format FROM events WHERE role IN ('user', 'tool')) u
+    FROM (SELECT rowid AS rid, event_id, "role", kind, source_format FROM events WHERE "role" IN ('user', 'tool')) u
     LEFT JOIN ul_match m USING (rid)
     LEFT JOIN ul_queue_copies c USING (rid)
     LEFT JOIN (SELECT event_id, any_value(origin) AS origin FROM label_overrides GROUP BY event_id) o USING (event_id)

@@ -61,7 +61,7 @@ def replay_boundaries(
     from stallscan.replay.labels import label_events, refresh_labels
     from stallscan.store import stamps
 
-    if relabel or not sql.has_table(con, "user_labels", schema=None):
+    if relabel or not sql.has_table(con, "user_labels_narrow", schema=None):  # (the labels' codes, which it reads)
         label_events(con, config)
     else:
         refresh_labels(con)  # stamped labels behind the events: relabel the changed sessions, same config
@@ -86,7 +86,7 @@ def replay_boundaries(
         compute,
         # (turn_boundaries: a view over turn_boundaries_narrow; turn_boundary_variants: a view over it and the marked rows)
         ("turn_boundaries_narrow", "turn_boundary_variants_marked"),
-        upstream=("user_labels",),
+        upstream=("user_labels_narrow", "user_labels_rules"),  # (the labels' codes; the view user_labels over them)
     )
     if not summary:
         con.complete()  # (the stamps' lookups leave a DB-API result half read, which would block a relation)

@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from stallscan.replay.labels import ensure_codes
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
@@ -90,6 +91,7 @@ def replay_variants(con: duckdb.DuckDBPyConnection, counts: bool = True) -> dict
     `turn_boundary_variants_marked`, the others are the router's rows of turn_boundaries (each variant decides
     them as the router does)."""
     load_rules(con)
+    ensure_codes(con)  # (turn_boundaries_variants.sql reads the labels' codes)
     sql.drop_stored_table(con, "turn_boundary_variants")  # (a database written before the view)
     sql.run(con, "replay/turn_boundaries_variants")
     return variant_errors(con) if counts else {}

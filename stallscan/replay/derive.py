@@ -24,7 +24,9 @@ import duckdb
 from stallscan.store import sql, stamps
 
 SCRATCH = "stallscan_inc"
-EVENT_ROWS = {"user_labels": "role IN ('user', 'tool')"}  # which events an event-keyed table has a row for
+# which events an event-keyed table has a row for; a table neither keyed by session nor here (user_labels_rules, the
+# labels' code table) is the same for the same inputs: copied whole as upstream, left as it is by a merge
+EVENT_ROWS = {"user_labels_narrow": "role IN ('user', 'tool')"}
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
 # one writer of the stamps at a time: two replays at once (stallscan.replay.together), and the report's
@@ -46,7 +48,8 @@ def run(
     """Bring `outputs` up to date; returns the mode used: reused / incremental / full.
 
     upstream: derived tables `compute` reads besides `events` (already up to date), copied for the changed
-    sessions. A table without a session_id column (user_labels) is matched by event_id.
+    sessions. A table without a session_id column is matched by event_id when EVENT_ROWS names it
+    (user_labels_narrow), else copied whole (user_labels_rules).
     merge: in an incremental run, called inside the transaction that replaces the changed sessions' rows,
     before they are replaced (main holds their old rows, the scratch schema SCRATCH their new ones), to
     bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit.
@@ -116,8 +119,10 @@ def _incremental(
         for t in upstream:
             if t in keyed:
                 where = "session_id IN (SELECT session_id FROM derive_sessions)"
-            else:
+            elif t in EVENT_ROWS:
                 where = f"event_id IN (SELECT event_id FROM {s}.events)"
+            else:
+                where = "true"
             con.execute(f"CREATE TABLE {s}.{t} AS SELECT * FROM main.{t} WHERE {where}")
         saved = stamps.one(con, "SELECT current_setting('search_path')")
         con.execute(f"SET search_path = '{s}'")
@@ -136,6 +141,8 @@ def _incremental(
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
                     con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
                     continue
+                if t not in EVENT_ROWS:
+                    continue  # (a code table: the same inputs made the same rows)
                 # keyed by event (user_labels: one row per user / tool event): the changed sessions' events,
                 # then rows of events that no longer exist, looked for only when the row count says so
                 con.execute(f"DELETE FROM main.{t} WHERE event_id IN (SELECT event_id FROM {s}.events)")

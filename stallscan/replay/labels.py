@@ -1,6 +1,8 @@
 """Origin labels (the truth): who wrote each user-role event, from the formats' own markers.
 
-`label_events(con, config=None)` (re)creates the table `user_labels` from `events`:
+`label_events(con, config=None)` (re)creates the view `user_labels` from `events` (stored as codes: the table
+`user_labels_narrow`, one INTEGER a label, and the rules' code table `user_labels_rules`; queries/replay/
+label_structural.sql has the codes' layout, user_labels_view.sql decodes them):
 
     event_id        PK, an events row with role 'user' or 'tool'
     origin          human | automatic | tool_result
@@ -249,13 +251,18 @@ def label_events(
         state["overrides"] = _compute(c, cfg, entries)
 
     seen: dict[str, Any] = {}
-    derive.run(con, "user_labels", inputs, compute, ("user_labels",), seen=seen)
+    # (stored: the codes and the rules' code table; the view user_labels over them, made by _compute)
+    derive.run(con, "user_labels", inputs, compute, ("user_labels_narrow", "user_labels_rules"), seen=seen)
     token = (seen["key"], seen["version"]) if seen["version"] is not None else None
     kept = _COUNTS.get(con)
     if token is not None and kept is not None and kept[0] == token:
         return _copy(kept[1])
-    by_origin = dict(con.execute("SELECT origin, count(*) FROM user_labels GROUP BY ALL ORDER BY 1").fetchall())
-    not_req = con.execute("SELECT count(*) FROM user_labels WHERE NOT starts_request").fetchall()[0][0]
+    # (both counts in one pass over the codes: label_structural.sql has their layout)
+    rows = con.execute(
+        "SELECT code & 3, count(*), count(*) FILTER ((code & 8) <> 0) FROM user_labels_narrow GROUP BY ALL ORDER BY 1"
+    ).fetchall()
+    by_origin = {ORIGINS[o - 1]: n for o, n, _ in rows}
+    not_req = sum(r[2] for r in rows)
     n_over = state["overrides"]
     if n_over is None:  # reused: the override file's row count, as a fresh run reports it
         n_over = _load_overrides(con, cfg)
@@ -317,5 +324,20 @@ def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[
     regex = con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall()
     sql.union_all(con, "ul_cand", "replay/user_labels_regex", [{"rank": r, "pattern": p} for r, p in regex])
     sql.run(con, "replay/label_structural")
-    sql.run(con, "replay/user_labels_finish")
+    sql.run(con, "replay/user_labels_finish", {"n_lib": len(entries)})
+    sql.drop_stored_table(con, "user_labels")  # (a database written before the view holds a table of its name)
+    sql.run(con, "replay/user_labels_view")
     return n_over
+
+
+def ensure_codes(con: duckdb.DuckDBPyConnection) -> None:
+    """The labels' codes in the current schema (what the rule variants read): a database of parquet outputs
+    (stallscan.export.connect_parquet) holds `user_labels` as a table of strings, encoded here (the view then
+    replaces the table); a replay's schema, an incremental one's scratch schema included, has them already."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = 'user_labels_narrow'"
+    ).fetchall()
+    if not found[0][0]:
+        sql.run(con, "replay/user_labels_encode")
+        sql.run(con, "replay/user_labels_view")

@@ -68,7 +68,7 @@ def replay_stalls(
         label_events(con, config)
         used = "labels"
         st = stamps.get(con, "user_labels")
-        upstream: tuple[str, ...] = ("user_labels",)
+        upstream: tuple[str, ...] = ("user_labels_narrow",)  # (the labels' codes: stall_turn_starts_labels.sql)
     else:
         used, st, upstream = "fallback", None, ()
     inputs = {

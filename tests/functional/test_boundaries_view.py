@@ -169,7 +169,7 @@ def test_an_event_without_its_label_is_left_out_as_before(sample_db):
         "SELECT count(*), coalesce(sum(hash(t::VARCHAR)::HUGEINT), 0) FROM turn_boundaries t WHERE event_id <> ?",
         [gone],
     ).fetchone()
-    sample_db.execute("DELETE FROM user_labels WHERE event_id = ?", [gone])
+    sample_db.execute("DELETE FROM user_labels_narrow WHERE event_id = ?", [gone])  # (the labels as stored)
     stamps.forget(sample_db, "turn_boundaries")
     replay_boundaries(sample_db, 2.0)
     assert (

@@ -264,3 +264,62 @@ def test_incremental_after_a_file_shrinks(tmp_path, monkeypatch):
     got = {t: _fingerprint(con, t) for t in DERIVED}
     assert got == _full_fingerprints(con)
     con.close()
+
+
+def test_incremental_labels_with_a_users_prompt_ids(tmp_path, monkeypatch):
+    """The labels are stored as codes whose rule codes include the user's [[prompts]] ids (user_labels_rules): an
+    incremental relabel of a changed session, with a config entry and an override, merges codes that read back
+    as a full relabel's, and the boundaries and stalls built on them equal a full replay's."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incremental however many sessions changed
+
+    def bot(n: int, session: str) -> str:
+        msg = {"role": "user", "content": f"ACME-BOT: run {n} done"}
+        return claude_line("user", n, session, uuid=f"b{session}{n}", message=msg)
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    s1 = [
+        claude_line("user", 1, "s1"),
+        claude_line("assistant", 2, "s1"),
+        bot(3, "s1"),
+        claude_line("assistant", 4, "s1"),
+    ]
+    s2 = [claude_line("user", 1, "s2"), claude_line("assistant", 2, "s2")]
+    write_lines(corpus / "s1.jsonl", s1)
+    write_lines(corpus / "s2.jsonl", s2)
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(corpus)])
+    gone = con.execute("SELECT event_id FROM events WHERE session_id = 's1' AND line = 1").fetchone()[0]
+    (tmp_path / "labels.csv").write_text(f"event_id,origin\n{gone},automatic\n")
+    cfg = {
+        "prompts": [
+            {"id": "acme.bot", "harness": "claude_code", "match": "prefix", "text": "ACME-BOT:", "citation": "t"}
+        ],
+        "labels": {"overrides": "labels.csv"},
+        "_base": str(tmp_path),
+    }
+
+    def replay() -> dict:
+        label_events(con, cfg)
+        replay_boundaries(con, 2.0, config=cfg)
+        replay_stalls(con, config=cfg)
+        return {t: _fingerprint(con, t) for t in DERIVED}
+
+    replay()
+    write_lines(corpus / "s2.jsonl", [*s2, bot(3, "s2"), claude_line("assistant", 4, "s2")])
+    ingest_paths(con, [str(corpus)])
+    got = replay()
+    assert {_stamp(con, n)["mode"] for n in ("user_labels", "turn_boundaries", "stalls")} == {"incremental"}
+    rules = dict(
+        con.execute(
+            "SELECT e.session_id || ':' || e.line, l.origin_rule FROM user_labels l JOIN events e USING (event_id)"
+        ).fetchall()
+    )
+    assert rules["s1:3"] == rules["s2:3"] == "acme.bot"
+    assert rules["s1:1"] == "override:default_human" and rules["s2:1"] == "default_human"
+    for name in ("user_labels", "turn_boundaries", "stalls"):
+        stamps.forget(con, name)
+    assert replay() == got
+    assert _stamp(con, "user_labels")["mode"] == "full"
+    con.close()

@@ -72,6 +72,9 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     sessions = json.loads(cli("sessions", "--format", "json").stdout)
     cli("show", sessions["sessions"][0]["ref"], "--format", "json")
     cli("export", str(tmp_path / "out"))
+    # the report of parquet outputs: their user_labels is a table, encoded for the variants (replay/user_labels_encode)
+    parquet = runner.invoke(app, ["report", "--from-parquet", str(tmp_path / "out"), "--format", "json"])
+    assert parquet.exit_code == 0, parquet.output
     unknown = runner.invoke(app, ["sql", "SELECT * FROM no_such_table", "--db", db])  # its hint lists the tables
     assert unknown.exit_code == 2 and "turn_boundaries" in unknown.stderr, unknown.stderr
     (logs / "export.json").write_text("", encoding="utf-8")  # a file emptied: its rows are removed

@@ -11,6 +11,7 @@ import pytest
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.labels import label_events, library_entries
+from stallscan.store import stamps
 from stallscan.store.errors import StallscanError
 from tests.helpers import write_lines
 
@@ -158,3 +159,29 @@ def test_library_is_cited_and_valid():
     for e in entries:
         assert e["citation"], e["id"]
         assert e["harness"], e["id"]
+
+
+def test_labels_are_codes_the_view_reads_back(claude_db):
+    """user_labels is a view over codes (queries/replay/label_structural.sql): the rules' code table holds the two
+    structural rules, the library's ids in the order tried (a user's first) and every listed format's rules; a
+    format outside the list keeps its rule as a string (uncoded) and reads back the same."""
+    con, _ = claude_db
+    cfg = {"prompts": [{"id": "acme.bot", "harness": "claude_code", "match": "prefix", "text": "ACME-BOT:"}]}
+    label_events(con, config=cfg)
+    assert con.execute(
+        "SELECT table_type FROM information_schema.tables WHERE table_name = 'user_labels'"
+    ).fetchall() == [("VIEW",)]
+    rules = con.execute("SELECT origin_rule FROM user_labels_rules ORDER BY code").fetchall()
+    ids = [e["id"] for e in library_entries(cfg)]
+    assert [r[0] for r in rules[: 2 + len(ids)]] == ["default_human", "tool_result", *ids]
+    assert ("claude_code.queued_copy",) in rules and ("litellm.unpaired_context",) in rules
+    assert _labels(con)[11][:2] == ("automatic", "acme.bot")
+    con.execute("UPDATE events SET source_format = 'a_new_format' WHERE line IN (10, 12)")  # the queued records
+    stamps.forget(con, "user_labels")  # (a write outside ingest: no change counted)
+    label_events(con, config=cfg)
+    got = _labels(con)
+    assert got[10][1] == "a_new_format.queued_input" and got[12][1] == "a_new_format.queued_copy"
+    assert got[12][2] is False  # (a copy is not a request of its own)
+    assert con.execute(
+        "SELECT count(*) FROM user_labels_narrow WHERE uncoded IS NOT NULL AND code >> 5 = 0"
+    ).fetchone() == (2,)
