@@ -24,9 +24,11 @@ import duckdb
 from stallscan.store import sql, stamps
 
 SCRATCH = "stallscan_inc"
-# which events an event-keyed table has a row for; a table neither keyed by session nor here (user_labels_rules, the
-# labels' code table) is the same for the same inputs: copied whole as upstream, left as it is by a merge
+# which events an event-keyed table has a row for
 EVENT_ROWS = {"user_labels_narrow": "role IN ('user', 'tool')"}
+# the derived tables keyed neither by session nor by event: the same for the same inputs (the labels' code table),
+# copied whole as upstream, left as they are by a merge; every other derived table has a session_id column
+WHOLE = frozenset(("user_labels_rules",))
 FULL_SHARE = 0.5  # above this share of sessions changed, a full replay is cheaper than copying them out
 SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose distinct sessions are counted first
 # one writer of the stamps at a time: two replays at once (stallscan.replay.together), and the report's
@@ -104,10 +106,10 @@ def _incremental(
     """stamp: writes the stamp (and prunes the change log) inside the transaction that replaces the changed
     sessions' rows, so that rows and stamp land in one commit (each commit of a write costs ~10-20 ms)."""
     s = SCRATCH
-    # the tables keyed by session (every derived table but the event-keyed ones of EVENT_ROWS), known without a
+    # the tables keyed by session (every derived table but those of EVENT_ROWS and WHOLE), known without a
     # catalog read (~1 CPU ms in each of the 4 incremental runs after one new session): an incremental run only
     # meets tables its own code made (the stamp's key holds the replay's code, stamps.rules_hash)
-    keyed = {t for t in (*upstream, *outputs) if t not in EVENT_ROWS}
+    keyed = {t for t in (*upstream, *outputs) if t not in EVENT_ROWS and t not in WHOLE}
     con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")
     con.execute(f"CREATE SCHEMA {s}")
     failed = True  # (the clean-ups below must not replace the error of a failed write: a full disk, say)
@@ -141,7 +143,7 @@ def _incremental(
                     con.execute(f"DELETE FROM main.{t} WHERE session_id IN (SELECT session_id FROM derive_sessions)")
                     con.execute(f"INSERT INTO main.{t} BY NAME SELECT * FROM {s}.{t}")
                     continue
-                if t not in EVENT_ROWS:
+                if t in WHOLE:
                     continue  # (a code table: the same inputs made the same rows)
                 # keyed by event (user_labels: one row per user / tool event): the changed sessions' events,
                 # then rows of events that no longer exist, looked for only when the row count says so

@@ -309,7 +309,22 @@ def test_incremental_labels_with_a_users_prompt_ids(tmp_path, monkeypatch):
     replay()
     write_lines(corpus / "s2.jsonl", [*s2, bot(3, "s2"), claude_line("assistant", 4, "s2")])
     ingest_paths(con, [str(corpus)])
+    met: set[str] = set()  # the tables the incremental runs copy or merge
+    inner = derive._incremental
+
+    def spy(c, compute, outputs, upstream, *rest, **kw):
+        met.update((*outputs, *upstream))
+        return inner(c, compute, outputs, upstream, *rest, **kw)
+
+    monkeypatch.setattr(derive, "_incremental", spy)
     got = replay()
+    # derive keys a table by session unless EVENT_ROWS or WHOLE names it, without reading the catalog: true of
+    # every table the runs met (a table without session_id keyed by session fails its DELETE)
+    with_session = {
+        r[0] for r in con.execute("SELECT table_name FROM duckdb_columns() WHERE column_name = 'session_id'").fetchall()
+    }
+    assert met and {t for t in met if t not in derive.EVENT_ROWS and t not in derive.WHOLE} <= with_session, met
+    assert not (set(derive.EVENT_ROWS) | derive.WHOLE) & with_session
     assert {_stamp(con, n)["mode"] for n in ("user_labels", "turn_boundaries", "stalls")} == {"incremental"}
     rules = dict(
         con.execute(
