@@ -1,7 +1,7 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
 -- rounds_core: the columns every reply has (its key, turn, harness, provider, tool calls, round_kind, signature; not its
 -- model and finish reason, the event's own, which the views read from it), hit_key, the
--- number of its tail and capped length's signature hits (NULL: none), and last_in_turn, whether it is its turn's
+-- number of its tail and capped length's signature hits (NULL: none), and last_in_turn (a bit of `codes`), whether it is its turn's
 -- last reply (queries/replay/stall_turns.sql reads those rows only). The columns that are empty on most replies are
 -- stored apart, only where they are set (queries/replay/stall_rounds_side.sql: the hit lists once per session and
 -- hit_key, the nudges after a round, a turn's background / approval-mode evidence), and the view rounds_narrow
@@ -12,7 +12,8 @@
 -- The reply's round kind, harness (source_format) and provider are stored as 1-based codes into the fixed lists
 -- below, packed in one INTEGER, `codes` (0: no code): round kind in bits 0-7 (RK: ['tool_round', 'final',
 -- 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty', 'truncated', 'cancelled', 'failed']), source_format
--- 8-15 (turn_boundaries.sql's list), provider 16-23; the readers decode with the same lists
+-- 8-15 (turn_boundaries.sql's list), provider 16-23, and the two flags after_tool_round (bit 24) and last_in_turn
+-- (bit 25; each flag's column cost 0.025-0.035 CPU s to write at 2M); the readers decode with the same lists
 -- (tests/functional/test_rounds_codes.py holds them equal). The signature (NULL on all but the stalls) and a value
 -- no list holds (a harness added later, a provider a log names, a sentinel kind added to the library) are kept in
 -- `uncoded`, a JSON object, NULL on every other row. The three strings and the NULL signature cost about 0.28 CPU s
@@ -153,10 +154,11 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     FROM c LEFT JOIN stall_model_provider mp USING (model)
 )
 SELECT d.session_id, d.seq, d.turn_id::INTEGER AS turn_id, d.round_in_turn::INTEGER AS round_in_turn,
-       d.n_tool_calls, d.after_tool_round,
+       d.n_tool_calls,
        coalesce(d.c_round_kind, 0)::INTEGER | (coalesce(d.c_source_format, 0)::INTEGER << 8)
-           | (coalesce(d.c_provider, 0)::INTEGER << 16) AS codes,
-       d.hit_key, d.last_in_turn,
+           | (coalesce(d.c_provider, 0)::INTEGER << 16) | (d.after_tool_round::INTEGER << 24)
+           | (d.last_in_turn::INTEGER << 25) AS codes,
+       d.hit_key,
        -- (the signature and the values no list holds, on the few rows that have one; NULL on every other row)
        CASE WHEN d.signature IS NOT NULL OR d.c_round_kind IS NULL OR d.c_source_format IS NULL
                  OR d.c_provider IS NULL

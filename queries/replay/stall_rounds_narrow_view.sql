@@ -15,7 +15,7 @@ SELECT c.session_id,
        c.seq, c.turn_id, c.round_in_turn,
        coalesce(['unknown', 'anthropic', 'openai', 'google', 'qwen', 'nvidia', 'deepseek', 'meta'][
                     nullif((c.codes >> 16) & 255, 0)], c.uncoded ->> 'provider') AS provider,
-       c.n_tool_calls, c.after_tool_round,
+       c.n_tool_calls, (c.codes >> 24) & 1 = 1 AS after_tool_round,
        coalesce(['tool_round', 'final', 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty', 'truncated',
                  'cancelled', 'failed'][nullif(c.codes & 255, 0)], c.uncoded ->> 'round_kind') AS round_kind,
        c.uncoded ->> 'signature' AS signature,

@@ -2,7 +2,7 @@
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
 -- Input: stall_turn_span (per turn, from the scan: its span, replies and tool calls, and the rowids of its start, last
 -- reply and last replies that name a model / a finish reason), events (those rows' session, harness, ids, model and
--- finish), rounds_core (the last reply's round kind and provider: its row marked last_in_turn), stall_walk (the
+-- finish), rounds_core (the last reply's round kind and provider: its row marked last_in_turn, bit 25 of its codes), stall_walk (the
 -- rounds of turns with a stall, with outcomes and nudges: the stalls and nudged stalls are counted there, every
 -- stall is in it; the delivered round found by its seq). No aggregate over every reply: the GROUP BY of rounds_core
 -- with four string states was most of this statement (4.1 CPU s at 10M generated events).
@@ -43,7 +43,7 @@ WITH ev AS (    -- the turn's session, harness and start's id from its start row
            ((codes >> 16) & 255)::UTINYINT AS c_provider,
            CASE WHEN codes & 255 = 0 THEN uncoded ->> 'round_kind' END AS round_kind,
            CASE WHEN (codes >> 16) & 255 = 0 THEN uncoded ->> 'provider' END AS provider
-    FROM rounds_core WHERE last_in_turn
+    FROM rounds_core WHERE (codes >> 25) & 1 = 1  -- (last_in_turn)
 ), walked AS (  -- the stalls (every stall is in stall_walk) and the nudged ones
     SELECT session_id, turn_id, count(*) FILTER (WHERE is_stall) AS n_stalls,
            count(*) FILTER (WHERE is_stall AND nudge_id IS NOT NULL) AS n_nudged
