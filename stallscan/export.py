@@ -305,10 +305,12 @@ def connect_parquet(
         "CREATE OR REPLACE VIEW rounds_narrow AS "
         "SELECT * EXCLUDE (event_id, ts, model, finish_reason, finish_eff, text_chars, excerpt) FROM rounds"
     )
+    # (rounds_core's codes 0, "no code", but for the after_tool_round flag: its readers take every string from
+    # `uncoded`, as a replay stores a value its code lists do not hold; queries/replay/stall_rounds.sql)
     con.execute(
-        "CREATE OR REPLACE VIEW rounds_core AS SELECT session_id, source_format, seq, turn_id, round_in_turn, "
-        "provider, n_tool_calls, after_tool_round, round_kind, signature, NULL::INTEGER AS hit_key "
-        "FROM rounds"
+        "CREATE OR REPLACE VIEW rounds_core AS SELECT session_id, seq, turn_id, round_in_turn, n_tool_calls, "
+        "after_tool_round::INTEGER << 24 AS codes, NULL::INTEGER AS hit_key, json_object('source_format', source_format, "
+        "'provider', provider, 'round_kind', round_kind, 'signature', signature)::VARCHAR AS uncoded FROM rounds"
     )
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):

@@ -5,11 +5,11 @@
 -- kind: 0 tool_round, 1 final (the breakers), 2 dropped_tool_call, 3 no_tool (the dropped family),
 -- 4 narrated_intent, 5 any other round. Any order (the scan orders the rows by session and seq).
 SELECT r.rowid AS rid, r.session_id, r.seq, r.turn_id::BIGINT AS turn_id,
-       CASE r.round_kind WHEN 'tool_round' THEN 0 WHEN 'final' THEN 1 WHEN 'dropped_tool_call' THEN 2
-                         WHEN 'no_tool' THEN 3 WHEN 'narrated_intent' THEN 4 ELSE 5 END::TINYINT AS kind,
+       -- (the round kind's code, queries/replay/stall_rounds.sql: 1 tool_round ... 5 narrated_intent, one above kind)
+       CASE WHEN r.codes & 255 BETWEEN 1 AND 5 THEN (r.codes & 255) - 1 ELSE 5 END::TINYINT AS kind,
        n.nudge_id IS NOT NULL AS nudged
 FROM rounds_core r
 SEMI JOIN (SELECT DISTINCT session_id, turn_id FROM rounds_core
-           WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')
+           WHERE codes & 255 IN (3, 4, 5)  -- dropped_tool_call, no_tool, narrated_intent
              AND hash(session_id) % $parts::UBIGINT = $part::UBIGINT) s USING (session_id, turn_id)
 LEFT JOIN rounds_nudges n ON n.session_id = r.session_id AND n.seq = r.seq

@@ -3,5 +3,6 @@
 -- Input: rounds_core.
 SELECT count(*) AS n
 FROM rounds_core r
+-- (round kind codes 3, 4, 5: dropped_tool_call, no_tool, narrated_intent; queries/replay/stall_rounds.sql)
 SEMI JOIN (SELECT DISTINCT session_id, turn_id FROM rounds_core
-           WHERE round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent')) s USING (session_id, turn_id)
+           WHERE codes & 255 IN (3, 4, 5)) s USING (session_id, turn_id)

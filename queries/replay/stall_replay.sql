@@ -20,16 +20,27 @@
 -- round of a turn that holds a stall, joined to rounds_core on its rowid; only those turns are walked).
 CREATE OR REPLACE TEMP TABLE stall_walk AS
 WITH g AS (
-    SELECT a.event_id, a.ts, a.model, a.finish_reason, r.*, n.nudge_id,
+    SELECT a.event_id, a.ts, a.model, a.finish_reason, r.* EXCLUDE (codes, uncoded),
+           -- (the stored codes as the strings they stand for: the lists of queries/replay/stall_rounds.sql)
+           coalesce(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
+                     'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
+                     'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
+                     'phoenix_spans', 'litellm'][nullif((r.codes >> 8) & 255, 0)], r.uncoded ->> 'source_format')
+               AS source_format,
+           coalesce(['unknown', 'anthropic', 'openai', 'google', 'qwen', 'nvidia', 'deepseek', 'meta'][
+                        nullif((r.codes >> 16) & 255, 0)], r.uncoded ->> 'provider') AS provider,
+           coalesce(['tool_round', 'final', 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty', 'truncated',
+                     'cancelled', 'failed'][nullif(r.codes & 255, 0)], r.uncoded ->> 'round_kind') AS round_kind,
+           r.uncoded ->> 'signature' AS signature, n.nudge_id,
            CASE WHEN length(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))) <= 240
                 THEN trim(a.text, chr(32) || chr(9) || chr(10) || chr(13))
                 ELSE '…' || right(trim(a.text, chr(32) || chr(9) || chr(10) || chr(13)), 239) END AS excerpt,
-           r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') AS is_stall,
-           CASE WHEN r.round_kind = 'narrated_intent' THEN 'narrated'
-                WHEN r.round_kind IN ('dropped_tool_call', 'no_tool') THEN 'dropped' END AS family,
-           CASE WHEN r.round_kind IN ('tool_round', 'final') THEN 1 ELSE 0 END AS brk,
+           -- (round kind codes: 1 tool_round, 2 final, 3 dropped_tool_call, 4 no_tool, 5 narrated_intent)
+           r.codes & 255 IN (3, 4, 5) AS is_stall,
+           CASE WHEN r.codes & 255 = 5 THEN 'narrated' WHEN r.codes & 255 IN (3, 4) THEN 'dropped' END AS family,
+           CASE WHEN r.codes & 255 IN (1, 2) THEN 1 ELSE 0 END AS brk,
            s.delivered, s.episode,
-           CASE WHEN r.round_kind IN ('dropped_tool_call', 'no_tool', 'narrated_intent') THEN s.stall_index END AS stall_index,
+           CASE WHEN r.codes & 255 IN (3, 4, 5) THEN s.stall_index END AS stall_index,
            CASE s.resolved WHEN 0 THEN 'tool_round' WHEN 1 THEN 'final' END AS resolved_by,
            s.episode_nudges, s.ends_on_stall, s.delivered_nudged
     FROM rounds_core r JOIN stall_walk_scan s ON r.rowid = s.rid

@@ -1,7 +1,7 @@
 -- Stall replay, step 3: rounds, one row per assistant event, with our turn number and its round_kind, stored as
 -- rounds_core: the columns every reply has (its key, turn, harness, provider, tool calls, round_kind, signature; not its
 -- model and finish reason, the event's own, which the views read from it), hit_key, the
--- number of its tail and capped length's signature hits (NULL: none), and last_in_turn, whether it is its turn's
+-- number of its tail and capped length's signature hits (NULL: none), and last_in_turn (a bit of `codes`), whether it is its turn's
 -- last reply (queries/replay/stall_turns.sql reads those rows only). The columns that are empty on most replies are
 -- stored apart, only where they are set (queries/replay/stall_rounds_side.sql: the hit lists once per session and
 -- hit_key, the nudges after a round, a turn's background / approval-mode evidence), and the view rounds_narrow
@@ -9,6 +9,16 @@
 -- from the reply's own event (queries/replay/stall_rounds_view.sql: event_id, ts, finish_eff, text_chars, excerpt).
 -- Storing a column costs per row even where it is empty (at 2M generated events about 0.03 CPU s for an integer,
 -- 0.05-0.14 s for a string or a list): the ten sparse columns were about a third of this table's write.
+-- The reply's round kind, harness (source_format) and provider are stored as 1-based codes into the fixed lists
+-- below, packed in one INTEGER, `codes` (0: no code): round kind in bits 0-7 (RK: ['tool_round', 'final',
+-- 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty', 'truncated', 'cancelled', 'failed']), source_format
+-- 8-15 (turn_boundaries.sql's list), provider 16-23, and the two flags after_tool_round (bit 24) and last_in_turn
+-- (bit 25; each flag's column cost 0.025-0.035 CPU s to write at 2M); the readers decode with the same lists
+-- (tests/functional/test_rounds_codes.py holds them equal). The signature (NULL on all but the stalls) and a value
+-- no list holds (a harness added later, a provider a log names, a sentinel kind added to the library) are kept in
+-- `uncoded`, a JSON object, NULL on every other row. The three strings and the NULL signature cost about 0.28 CPU s
+-- to write at 2M generated events (1.15M replies), the packed codes about 0.03: the statement 0.83 -> 0.65 CPU s
+-- (docs/replay-scan.md, "codes16").
 -- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges,
 -- stall_tail_matches (steps 1-2), stall_signatures, stall_settings, stall_providers. A reply is narrated_intent by
 -- its text when an intent signature matched, no question / statement signature did, no done signature did unless an
@@ -38,7 +48,9 @@ SELECT m.tail, m.cap,
 FROM m GROUP BY m.tail, m.cap;
 
 CREATE OR REPLACE TEMP TABLE stall_model_provider AS
-SELECT m.model, arg_min(p.provider, p.ord) AS provider
+SELECT m.model, arg_min(p.provider, p.ord) AS provider,
+       list_position(['unknown', 'anthropic', 'openai', 'google', 'qwen', 'nvidia', 'deepseek', 'meta'],
+                     arg_min(p.provider, p.ord))::UTINYINT AS c_provider
 FROM (SELECT DISTINCT model FROM events WHERE role = 'assistant' AND model IS NOT NULL) m
 JOIN stall_providers p ON regexp_matches(m.model, p.regex)
 GROUP BY m.model;
@@ -108,33 +120,51 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     SELECT b.*, len(sig_hits) > 0 AND NOT vetoed AND (len(wait_hits) = 0 OR background IS NULL)
                 AND (after_tool_round OR approval_mode IS NULL) AS by_text
     FROM b
-), c AS (
+), c AS (     -- the round kind as its code into RK (below); a sentinel kind RK does not hold: NULL, kept as text
     SELECT bb.*, CASE
-        WHEN n_tool_calls > 0 THEN 'tool_round'
-        WHEN sentinel_kind IS NOT NULL THEN sentinel_kind
-        WHEN interrupted THEN 'cancelled'
-        WHEN finish_eff IN ('error', 'content_filter') THEN 'failed'
-        WHEN finish_eff = 'cancelled' THEN 'cancelled'
-        WHEN blank THEN CASE finish_eff WHEN 'length' THEN 'truncated' WHEN 'tool_calls' THEN 'dropped_tool_call'
-                                        ELSE 'empty' END
-        WHEN finish_eff = 'length' THEN 'truncated'
-        WHEN finish_eff = 'tool_calls' THEN 'dropped_tool_call'
-        WHEN by_text THEN 'narrated_intent'
-        WHEN nudge_reacts_to = 'narrated' THEN 'narrated_intent'
-        WHEN nudge_reacts_to IN ('no_tool', 'dropped') THEN 'no_tool'
-        ELSE 'final' END AS round_kind
+        WHEN n_tool_calls > 0 THEN 1
+        WHEN sentinel_kind IS NOT NULL THEN list_position(['tool_round', 'final', 'dropped_tool_call', 'no_tool',
+                                                           'narrated_intent', 'empty', 'truncated', 'cancelled',
+                                                           'failed'], sentinel_kind)
+        WHEN interrupted THEN 8
+        WHEN finish_eff IN ('error', 'content_filter') THEN 9
+        WHEN finish_eff = 'cancelled' THEN 8
+        WHEN blank THEN CASE finish_eff WHEN 'length' THEN 7 WHEN 'tool_calls' THEN 3 ELSE 6 END
+        WHEN finish_eff = 'length' THEN 7
+        WHEN finish_eff = 'tool_calls' THEN 3
+        WHEN by_text THEN 5
+        WHEN nudge_reacts_to = 'narrated' THEN 5
+        WHEN nudge_reacts_to IN ('no_tool', 'dropped') THEN 4
+        ELSE 2 END::UTINYINT AS c_round_kind
     FROM bb
+), d AS (
+    SELECT c.*, coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
+           CASE WHEN c.meta_provider IS NOT NULL
+                THEN list_position(['unknown', 'anthropic', 'openai', 'google', 'qwen', 'nvidia', 'deepseek', 'meta'],
+                                   c.meta_provider)
+                WHEN mp.provider IS NULL THEN 1 ELSE mp.c_provider END::UTINYINT AS c_provider,
+           list_position(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
+                          'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
+                          'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
+                          'phoenix_spans', 'litellm'], c.source_format)::UTINYINT AS c_source_format,
+           CASE c.c_round_kind
+               WHEN 3 THEN 'finish:' || c.finish_evidence
+               WHEN 5 THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
+               WHEN 4 THEN 'nudge:' || c.nudge_id END AS signature
+    FROM c LEFT JOIN stall_model_provider mp USING (model)
 )
-SELECT c.session_id, c.source_format, c.seq, c.turn_id::INTEGER AS turn_id,
-       c.round_in_turn::INTEGER AS round_in_turn,
-       coalesce(c.meta_provider, mp.provider, 'unknown') AS provider,
-       c.n_tool_calls, c.after_tool_round,
-       c.round_kind,
-       CASE c.round_kind
-           WHEN 'dropped_tool_call' THEN 'finish:' || c.finish_evidence
-           WHEN 'narrated_intent' THEN CASE WHEN c.by_text THEN c.sig_hits[1] ELSE 'nudge:' || c.nudge_id END
-           WHEN 'no_tool' THEN 'nudge:' || c.nudge_id END AS signature,
-       c.hit_key, c.last_in_turn
-FROM c LEFT JOIN stall_model_provider mp USING (model);
+SELECT d.session_id, d.seq, d.turn_id::INTEGER AS turn_id, d.round_in_turn::INTEGER AS round_in_turn,
+       d.n_tool_calls,
+       coalesce(d.c_round_kind, 0)::INTEGER | (coalesce(d.c_source_format, 0)::INTEGER << 8)
+           | (coalesce(d.c_provider, 0)::INTEGER << 16) | (d.after_tool_round::INTEGER << 24)
+           | (d.last_in_turn::INTEGER << 25) AS codes,
+       d.hit_key,
+       -- (the signature and the values no list holds, on the few rows that have one; NULL on every other row)
+       CASE WHEN d.signature IS NOT NULL OR d.c_round_kind IS NULL OR d.c_source_format IS NULL
+                 OR d.c_provider IS NULL
+            THEN json_object('source_format', d.source_format, 'provider', d.provider,
+                             'round_kind', CASE WHEN d.c_round_kind IS NULL THEN d.sentinel_kind END,
+                             'signature', d.signature)::VARCHAR END AS uncoded
+FROM d;
 
 RESET disabled_optimizers;

@@ -23,7 +23,12 @@ SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.
 FROM e
 LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries
            WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) b USING (event_id)
-LEFT JOIN (SELECT session_id, seq, round_kind, signature FROM rounds_core
+LEFT JOIN (SELECT session_id, seq,  -- (the round kind's code as its string: the list of queries/replay/stall_rounds.sql)
+                  coalesce(['tool_round', 'final', 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty',
+                            'truncated', 'cancelled', 'failed'][nullif(codes & 255, 0)], uncoded ->> 'round_kind')
+                      AS round_kind,
+                  uncoded ->> 'signature' AS signature
+           FROM rounds_core
            WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) r USING (session_id, seq)
 LEFT JOIN (SELECT event_id, stall_index, outcome FROM stalls
            WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) s USING (event_id)

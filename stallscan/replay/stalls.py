@@ -82,14 +82,15 @@ def replay_stalls(
         "stalls",
         inputs,
         lambda c: _compute(c, retry_bound, narrated_bound, used),
-        ROUND_TABLES + ("stalls", "turns"),  # (rounds_narrow, rounds: views over them and events)
+        # (rounds_narrow, rounds: views over them and events; turns: a view over turns_core)
+        ROUND_TABLES + ("stalls", "turns_core"),
         upstream=upstream,
     )
     _rounds_views(con, mode != "reused")
     counts = cast(
         "tuple[int, int, int, str | None]",
         con.execute(
-            "SELECT (SELECT count(*) FROM rounds_core), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns), "
+            "SELECT (SELECT count(*) FROM rounds_core), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns_core), "
             "(SELECT any_value(data_version) FROM stall_replay_info)"
         ).fetchone(),
     )
@@ -98,11 +99,16 @@ def replay_stalls(
 
 
 def _rounds_views(con: duckdb.DuckDBPyConnection, replayed: bool) -> None:
-    """The views `rounds_narrow` (queries/replay/stall_rounds_narrow_view.sql) and `rounds`
-    (queries/replay/stall_rounds_view.sql) in the current schema, made anew after a replay wrote the tables and
-    else only when missing: a database written before a view holds a table of its name (rounds, rounds_narrow),
-    dropped first. Nothing written when a reused replay finds both views (it leaves the database as it was)."""
-    for name, query in (("rounds_narrow", "replay/stall_rounds_narrow_view"), ("rounds", "replay/stall_rounds_view")):
+    """The views `rounds_narrow` (queries/replay/stall_rounds_narrow_view.sql), `rounds`
+    (queries/replay/stall_rounds_view.sql) and `turns` (queries/replay/stall_turns_view.sql) in the current schema,
+    made anew after a replay wrote the tables and else only when missing: a database written before a view holds a
+    table of its name (rounds, rounds_narrow, turns), dropped first. Nothing written when a reused replay finds
+    every view (it leaves the database as it was)."""
+    for name, query in (
+        ("rounds_narrow", "replay/stall_rounds_narrow_view"),
+        ("rounds", "replay/stall_rounds_view"),
+        ("turns", "replay/stall_turns_view"),
+    ):
         kinds = {
             r[0]
             for r in con.execute(
