@@ -31,6 +31,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stallscan.replay.scan_write import write_all
 from stallscan.store import arrow, sql
 
 FETCH_ROWS = 1 << 20  # rows per Arrow batch of a fetch
@@ -176,7 +177,7 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         rid = _np(table.column("rid"), np.int64)
         runs = None
     sess = table.column("session_id")
-    seq = _np(table.column("seq"), np.int64)
+    seq = _np(table.column("seq"), None)  # (as fetched: INTEGER, no int64 copy; only compared and sorted)
     perm = None
     if n > 1:
         if runs is None:
@@ -188,7 +189,8 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
             changed[np.cumsum(runs[1])[:-1]] = True
             changed = changed[1:]
         grouped = int(changed.sum()) + 1 == pc.count_distinct(heads).as_py()
-        if not grouped or not bool(np.all(seq[1:][~changed] > seq[:-1][~changed])):
+        # (seq rising but where the session changes: one pass, where the masked comparison copied both sides)
+        if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
             codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
             perm = np.lexsort((seq, codes)).astype(np.int64)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
@@ -353,12 +355,12 @@ def scan_into(
         return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     try:
-        if _write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
+        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
             return
     except Interleaved:
         pass
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
-        _write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
+        write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
 
 
 def scan_parts(
@@ -383,19 +385,4 @@ def scan_parts(
 
 def _write(con: duckdb.DuckDBPyConnection, out: str, parts: Iterator[pa.Table]) -> bool:
     """Write the parts into the temp table `out` (created by the first); False when there was none."""
-    return _write_all(con, (out,), ((t,) for t in parts))
-
-
-def _write_all(con: duckdb.DuckDBPyConnection, outs: tuple[str, ...], parts: Iterator[tuple[pa.Table, ...]]) -> bool:
-    """Write each part's tables into the temp tables `outs` (one table each, created by the first part); False
-    when there was no part."""
-    first = True
-    for tables in parts:
-        for out, table in zip(outs, tables, strict=True):
-            with sql.timed(f"scan write {out}"):
-                con.register("_scan_part", table)
-                head = f"CREATE OR REPLACE TEMP TABLE {out} AS" if first else f"INSERT INTO {out}"
-                con.execute(f"{head} SELECT * FROM _scan_part")
-                con.unregister("_scan_part")
-        first = False
-    return not first
+    return write_all(con, (out,), ((t,) for t in parts))

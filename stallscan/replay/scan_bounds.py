@@ -47,13 +47,14 @@ def _step(w: scan.Walk) -> dict[str, Any]:
     previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
     event with a reply before it (the gap: and both times trustworthy)."""
     c = w.cols
-    ut = c["ut"]
-    prev = w.prev_where(c["reply"])  # walk positions
-    has = (prev >= 0) & ut
+    code, t_us = c["status"], c["t_us"]  # (status -2: a user / tool event, -1: another role; t_us: see the query)
+    prev = w.prev_where(code >= 0)  # walk positions
+    has = (prev >= 0) & (code == -2)
     p = np.maximum(prev, 0)
-    timed = has & c["t_ok"] & c["t_ok"][p]
-    gap = (c["t_us"] - c["t_us"][p]) / 1e6
-    status = np.where(has, c["status"][p] + 1, 0).astype(np.int8)
+    t_ok = t_us != np.iinfo(np.int64).min
+    timed = has & t_ok & t_ok[p]
+    gap = (t_us - t_us[p]) / 1e6  # (wraps where a time is missing: those rows are NULL, `timed`)
+    status = np.where(has, code[p] + 1, 0).astype(np.int8)
     prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
     status = w.to_storage(status)
     return {

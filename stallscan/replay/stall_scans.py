@@ -52,7 +52,8 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         # number one over its first rows; only the turns' first / last row and times are reductions over every row.
         rids = w.cols["rid_storage"]  # (ascending: storage order)
         starts = w.mark_rids(_inside(turn_starts, rids))  # only the turn starts inside this batch's rowids
-        reply, calls = w.cols["reply"], w.cols["reply_calls"]
+        info = w.cols["reply_info"]  # (scan_stall_ev.sql: -1 no reply, else calls * 4 + model 1 + finish 2)
+        reply, calls = info >= 0, np.maximum(info, 0) >> 2
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         heads = np.flatnonzero(tseg)  # per turn: the walk position of its first row
         tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads  # (its last: the one before the next's first)
@@ -99,8 +100,8 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "first_rid": first_rid,
             "started": started,
             "last_rid": last_rid(None),
-            "model_rid": last_rid(w.cols["has_model"][r]),
-            "finish_rid": last_rid(w.cols["has_finish"][r]),
+            "model_rid": last_rid((info[r] & 1) > 0),
+            "finish_rid": last_rid((info[r] & 2) > 0),
             "n_rounds": n_rounds,
             "n_tool_calls": n_calls.astype(np.int32),
             "start_seq": w.cols["seq"][heads],

@@ -105,7 +105,7 @@ def to_numpy(col: pa.ChunkedArray | pa.Array, dtype: Any = None) -> npt.NDArray[
         buf = c.buffers()[1]
         if pa.types.is_boolean(typ):
             bits = np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little") if buf is not None else np.empty(0)
-            parts.append(bits[c.offset : c.offset + len(c)].astype(np.bool_))
+            parts.append(bits[c.offset : c.offset + len(c)].view(np.bool_))  # (0 / 1 bytes: a view, not a copy)
         else:
             np_type = _NUMPY[typ]
             parts.append(np.frombuffer(buf, np_type)[c.offset : c.offset + len(c)] if len(c) else np.empty(0, np_type))

@@ -125,8 +125,9 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
             want[rid] = total
 
     def step(w: scan.Walk) -> dict[str, object]:
-        replies = w.to_storage(w.seg_cumsum(w.cols["reply"]))
-        at = np.flatnonzero(w.to_storage(w.cols["reply"]))  # a table of the replies' rows only (`sides`)
+        reply = w.cols["reply_info"] >= 0  # (scan_stall_ev.sql: -1 on an event that is no reply)
+        replies = w.to_storage(w.seg_cumsum(reply))
+        at = np.flatnonzero(w.to_storage(reply))  # a table of the replies' rows only (`sides`)
         return {"replies": replies, "reply_rows": {"rid": w.cols["rid_storage"][at], "n": replies[at]}}
 
     scan.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch, sides=("reply_rows",))

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The replay's two column scans alone: CPU seconds of each, this checkout and a baseline interleaved.
+
+    python bench/bench_replay.py --generate-only --db /tmp/x-2m.duckdb --events 2M
+    STALLSCAN_PROFILE=1 python bench/bench_scans.py /tmp/x-2m.duckdb --baseline /path/to/older/checkout
+
+Each side is a process of its own (its checkout's code and queries: PYTHONPATH and cwd) on a copy of the
+database: `label_events`, the stall replay's inputs of the turn scan (its data, turn starts and looked-up
+events), then `--repeat` times the previous-reply scan (`scan_bounds.prev_replies`) and the turn scan
+(`stall_scans.turn_numbers`), each run's CPU seconds (`time.process_time`, every thread). The sides alternate
+(baseline, this; this, baseline; ...). `STALLSCAN_SCAN_BATCH_ROWS=671088` gives the batches of two replays run
+at once at the default memory budget; STALLSCAN_PROFILE=1 adds the last run's steps, in CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+CHILD = r"""
+import os, shutil, sys, time
+src, repeat = sys.argv[1], int(sys.argv[2])
+db = f"{src}.{os.getpid()}.duckdb"
+shutil.copyfile(src, db)
+from stallscan.store import sql
+if sql.PROFILE is not None:
+    sql.time.perf_counter = time.process_time  # the profile in CPU seconds
+from stallscan.store.db import connect
+from stallscan.store import stamps
+from stallscan.replay import scan_bounds, stall_data, stall_scans
+from stallscan.replay.labels import label_events
+try:
+    con = connect(db)
+    stamps.record_changes(con, "SELECT session_id FROM events")
+    label_events(con)
+    data = stall_data.install(con)
+    sql.run(con, "replay/stall_turn_starts_labels")
+    sql.run(con, "replay/stall_lookups", {"bg_tools": "|".join(f"(?:{bg.tool})" for bg in data.background) or None})
+    for name, scan in (("bounds", scan_bounds.prev_replies), ("turns", stall_scans.turn_numbers)):
+        runs = []
+        for _ in range(repeat):
+            if sql.PROFILE is not None:
+                sql.PROFILE.clear()
+            c0 = time.process_time()
+            scan(con)
+            runs.append(time.process_time() - c0)
+        sql.report(name)
+        print(f"RESULT {name} " + " ".join(f"{t:.3f}" for t in runs) + f" min={min(runs):.3f}")
+    con.close()
+finally:
+    for f in (db, db + ".wal"):
+        if os.path.exists(f):
+            os.remove(f)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("db", help="a database with events (bench_replay.py --generate-only)")
+    ap.add_argument("--baseline", help="an older checkout, run alternating with this one")
+    ap.add_argument("--pairs", type=int, default=2, help="runs of each side (default 2)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each scan in a process (default 3)")
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sides = {"baseline": os.path.abspath(args.baseline)} if args.baseline else {}
+    sides["this code"] = here
+    names = list(sides)
+    for i in range(args.pairs):
+        for name in names if i % 2 == 0 else names[::-1]:
+            root = sides[name]
+            p = subprocess.run(
+                [sys.executable, "-c", CHILD, os.path.abspath(args.db), str(args.repeat)],
+                cwd=root,
+                env={**os.environ, "PYTHONPATH": root},
+                capture_output=True,
+                text=True,
+            )
+            sys.stderr.write(f"-- run {i + 1}, {name} --\n{p.stderr}")
+            lines = [x[len("RESULT ") :] for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+            for line in lines or [f"failed ({p.returncode})"]:
+                print(f"run {i + 1} {name:10} {line} load={os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
