@@ -23,8 +23,8 @@
 -- carrying every column, spilled at 10M events). Nothing is materialised on the way.
 -- The previous reply's id is read here from events at the rowid the scan kept (prev_rid), by a hash join built
 -- on the replies' rowid and id (role filtered: the build side 1.15M of 2M rows; unfiltered the INSERT cost 0.82
--- CPU s, built on the user / tool side 0.82): at 2M generated events the INSERT 0.51-0.56 -> 0.70-0.73 CPU s, the
--- scan without the ids' fetch, take and write about 0.3 less (docs/replay-scan.md "prevrid16").
+-- CPU s, built on the user / tool side 0.82). At 10M generated events this INSERT 3.86, 3.93 -> 4.38, 4.42 CPU s
+-- and the scan, without the ids' fetch, take and write, 3.78, 3.08 -> 1.97, 1.96 (docs/replay-scan.md "prevrid16").
 -- The labels: most rows carry one of the two labels the labels' structural rules give (a tool result:
 -- origin and origin_rule 'tool_result'; a plain message: 'human', 'default_human'; neither human content nor
 -- a non-request), and which of the two follows from the event's own role and kind (label_tool_result, the rule

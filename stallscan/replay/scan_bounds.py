@@ -19,8 +19,8 @@ The output is the DuckDB temp table `tb_scan`, one row per event in storage orde
 prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads
 beside `events` with POSITIONAL JOIN (each row checks its rowid). The previous reply is kept as its rowid, not
 its event id: turn_boundaries.sql reads the id from `events` itself, so the scan neither fetches, takes nor
-writes a string (at 2M generated events the whole boundaries replay about 0.1 CPU s less although its
-INSERT pays about 0.2 for the join; docs/replay-scan.md "prevrid16"). Python holds one batch of narrow columns
+writes a string (at 10M generated events the boundaries replay 8.20, 7.59 -> 6.92, 7.04 CPU s, although its
+INSERT pays about 0.5 for the join; docs/replay-scan.md "prevrid16"). Python holds one batch of narrow columns
 at a time; the output is in DuckDB (inside its memory limit, spillable).
 """
 
