@@ -21,6 +21,10 @@
 -- JOIN (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the
 -- user / tool events: no join on the rowid (a hash join of every user / tool event with its scan row,
 -- carrying every column, spilled at 10M events). Nothing is materialised on the way.
+-- The previous reply's id is read here from events at the rowid the scan kept (prev_rid), by a hash join built
+-- on the replies' rowid and id (role filtered: the build side 1.15M of 2M rows; unfiltered the INSERT cost 0.82
+-- CPU s, built on the user / tool side 0.82): at 2M generated events the INSERT 0.51-0.56 -> 0.70-0.73 CPU s, the
+-- scan without the ids' fetch, take and write about 0.3 less (docs/replay-scan.md "prevrid16").
 -- The labels: most rows carry one of the two labels the labels' structural rules give (a tool result:
 -- origin and origin_rule 'tool_result'; a plain message: 'human', 'default_human'; neither human content nor
 -- a non-request), and which of the two follows from the event's own role and kind (label_tool_result, the rule
@@ -76,7 +80,7 @@ SELECT session_id, seq, event_id, ts, initiator,
                              'origin_rule', coalesce(found_rule, ['default_human', 'tool_result'][code >> 5]),
                              'ts_quality', ts_quality)::VARCHAR END AS uncoded
 FROM (
-    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
+    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, p.prev_event_id, e.gap_raw_s,
            (l.code & 4) <> 0 AS human_content, (l.code & 8) = 0 AS starts_request, l.code, f.origin_rule AS found_rule,
            e.source_format, e.role, e.kind, e.ts_quality,
            (l.code & 3)::UTINYINT AS c_origin,
@@ -91,10 +95,11 @@ FROM (
            CASE WHEN (l.code & 16) = 0 AND (l.code >> 5) IN (1, 2) THEN l.code >> 5 END::UTINYINT AS c_origin_rule,
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
     FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-                 s.prev_status, s.prev_event_id, s.gap_raw_s
+                 s.prev_status, s.prev_rid, s.gap_raw_s
           FROM events e POSITIONAL JOIN tb_scan s
           WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
             AND e.role IN ('user', 'tool')) e
+    LEFT JOIN (SELECT rowid AS prev_rid, event_id AS prev_event_id FROM events WHERE role = 'assistant') p USING (prev_rid)
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
     -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
     LEFT JOIN (SELECT n.event_id, n.code, true AS found,
