@@ -66,6 +66,35 @@ CREATE OR REPLACE TABLE turn_boundaries_narrow (
 -- (and by stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
 SET disabled_optimizers = 'build_side_probe_side';
 
+-- The user / tool events beside their scan rows in four parts by rowid (as stall_rounds.sql's stall_reply_part), each
+-- with the previous reply's id read by a hash join built on the replies of its own rowid range only: from the
+-- smallest prev_rid the part names (a session may start in the part before) to the part's end, so each hash
+-- table holds about a quarter of the replies' ids, not all of them (5.75M at 10M generated events).
+SET VARIABLE tb_part = (SELECT coalesce(max(rowid) // 4 + 1, 1) FROM events);
+SET VARIABLE tb_part_range = (
+    SELECT [[min(prev_rid) FILTER (WHERE rid < getvariable('tb_part')),
+             max(prev_rid) FILTER (WHERE rid < getvariable('tb_part'))],
+            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 1),
+             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 1)],
+            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 2),
+             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 2)],
+            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') >= 3),
+             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') >= 3)]]
+    FROM tb_scan);
+
+CREATE OR REPLACE TEMP MACRO tb_part(i) AS TABLE
+SELECT e.*, p.prev_event_id
+FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+             s.prev_status, s.prev_rid, s.gap_raw_s
+      FROM (SELECT rowid AS erid, event_id, session_id, seq, ts, ts_quality, "role", kind, source_format, initiator
+            FROM events WHERE rowid >= i * getvariable('tb_part') AND rowid < (i + 1) * getvariable('tb_part')) e
+      POSITIONAL JOIN (FROM tb_scan WHERE rid >= i * getvariable('tb_part') AND rid < (i + 1) * getvariable('tb_part')) s
+      WHERE CASE WHEN e.erid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+        AND e.role IN ('user', 'tool')) e
+LEFT JOIN (SELECT rowid AS prev_rid, event_id AS prev_event_id FROM events
+           WHERE role = 'assistant' AND rowid >= getvariable('tb_part_range')[i + 1][1]
+             AND rowid <= getvariable('tb_part_range')[i + 1][2]) p USING (prev_rid);
+
 INSERT INTO turn_boundaries_narrow
 SELECT session_id, seq, event_id, ts, initiator,
        coalesce(c_origin, 0)::BIGINT | (coalesce(c_source_format, 0)::BIGINT << 8) | (coalesce(c_role, 0)::BIGINT << 16)
@@ -80,7 +109,7 @@ SELECT session_id, seq, event_id, ts, initiator,
                              'origin_rule', coalesce(found_rule, ['default_human', 'tool_result'][code >> 5]),
                              'ts_quality', ts_quality)::VARCHAR END AS uncoded
 FROM (
-    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, p.prev_event_id, e.gap_raw_s,
+    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
            (l.code & 4) <> 0 AS human_content, (l.code & 8) = 0 AS starts_request, l.code, f.origin_rule AS found_rule,
            e.source_format, e.role, e.kind, e.ts_quality,
            (l.code & 3)::UTINYINT AS c_origin,
@@ -94,12 +123,7 @@ FROM (
            -- (the labels' rule codes 1 and 2 are this list's: default_human, tool_result; not when overridden)
            CASE WHEN (l.code & 16) = 0 AND (l.code >> 5) IN (1, 2) THEN l.code >> 5 END::UTINYINT AS c_origin_rule,
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
-    FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-                 s.prev_status, s.prev_rid, s.gap_raw_s
-          FROM events e POSITIONAL JOIN tb_scan s
-          WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
-            AND e.role IN ('user', 'tool')) e
-    LEFT JOIN (SELECT rowid AS prev_rid, event_id AS prev_event_id FROM events WHERE role = 'assistant') p USING (prev_rid)
+    FROM (FROM tb_part(0) UNION ALL FROM tb_part(1) UNION ALL FROM tb_part(2) UNION ALL FROM tb_part(3)) e
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
     -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
     LEFT JOIN (SELECT n.event_id, n.code, true AS found,
