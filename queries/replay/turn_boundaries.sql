@@ -21,10 +21,6 @@
 -- JOIN (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the
 -- user / tool events: no join on the rowid (a hash join of every user / tool event with its scan row,
 -- carrying every column, spilled at 10M events). Nothing is materialised on the way.
--- The previous reply's id is read here from events at the rowid the scan kept (prev_rid), by a hash join built
--- on the replies' rowid and id (role filtered: the build side 1.15M of 2M rows; unfiltered the INSERT cost 0.82
--- CPU s, built on the user / tool side 0.82): at 2M generated events the INSERT 0.51-0.56 -> 0.70-0.73 CPU s, the
--- scan without the ids' fetch, take and write about 0.3 less (docs/replay-scan.md "prevrid16").
 -- The labels: most rows carry one of the two labels the labels' structural rules give (a tool result:
 -- origin and origin_rule 'tool_result'; a plain message: 'human', 'default_human'; neither human content nor
 -- a non-request), and which of the two follows from the event's own role and kind (label_tool_result, the rule
@@ -66,35 +62,6 @@ CREATE OR REPLACE TABLE turn_boundaries_narrow (
 -- (and by stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
 SET disabled_optimizers = 'build_side_probe_side';
 
--- The user / tool events beside their scan rows in four parts by rowid (as stall_rounds.sql's stall_reply_part), each
--- with the previous reply's id read by a hash join built on the replies of its own rowid range only: from the
--- smallest prev_rid the part names (a session may start in the part before) to the part's end, so each hash
--- table holds about a quarter of the replies' ids, not all of them (5.75M at 10M generated events).
-SET VARIABLE tb_part = (SELECT coalesce(max(rowid) // 4 + 1, 1) FROM events);
-SET VARIABLE tb_part_range = (
-    SELECT [[min(prev_rid) FILTER (WHERE rid < getvariable('tb_part')),
-             max(prev_rid) FILTER (WHERE rid < getvariable('tb_part'))],
-            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 1),
-             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 1)],
-            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 2),
-             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') = 2)],
-            [min(prev_rid) FILTER (WHERE rid // getvariable('tb_part') >= 3),
-             max(prev_rid) FILTER (WHERE rid // getvariable('tb_part') >= 3)]]
-    FROM tb_scan);
-
-CREATE OR REPLACE TEMP MACRO tb_part(i) AS TABLE
-SELECT e.*, p.prev_event_id
-FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-             s.prev_status, s.prev_rid, s.gap_raw_s
-      FROM (SELECT rowid AS erid, event_id, session_id, seq, ts, ts_quality, "role", kind, source_format, initiator
-            FROM events WHERE rowid >= i * getvariable('tb_part') AND rowid < (i + 1) * getvariable('tb_part')) e
-      POSITIONAL JOIN (FROM tb_scan WHERE rid >= i * getvariable('tb_part') AND rid < (i + 1) * getvariable('tb_part')) s
-      WHERE CASE WHEN e.erid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
-        AND e.role IN ('user', 'tool')) e
-LEFT JOIN (SELECT rowid AS prev_rid, event_id AS prev_event_id FROM events
-           WHERE role = 'assistant' AND rowid >= getvariable('tb_part_range')[i + 1][1]
-             AND rowid <= getvariable('tb_part_range')[i + 1][2]) p USING (prev_rid);
-
 INSERT INTO turn_boundaries_narrow
 SELECT session_id, seq, event_id, ts, initiator,
        coalesce(c_origin, 0)::BIGINT | (coalesce(c_source_format, 0)::BIGINT << 8) | (coalesce(c_role, 0)::BIGINT << 16)
@@ -123,7 +90,11 @@ FROM (
            -- (the labels' rule codes 1 and 2 are this list's: default_human, tool_result; not when overridden)
            CASE WHEN (l.code & 16) = 0 AND (l.code >> 5) IN (1, 2) THEN l.code >> 5 END::UTINYINT AS c_origin_rule,
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
-    FROM (FROM tb_part(0) UNION ALL FROM tb_part(1) UNION ALL FROM tb_part(2) UNION ALL FROM tb_part(3)) e
+    FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
+                 s.prev_status, s.prev_event_id, s.gap_raw_s
+          FROM events e POSITIONAL JOIN tb_scan s
+          WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+            AND e.role IN ('user', 'tool')) e
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
     -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
     LEFT JOIN (SELECT n.event_id, n.code, true AS found,

@@ -1,7 +1,7 @@
 """The turn boundaries' previous-reply scan, in batches of whole sessions (issue 21).
 
 For every user-role event (and tool result) the router needs the last assistant reply before it in its
-session (seq order): its rowid (for its event id), its completion report and the gap from its end. `prev_replies(con)`
+session (seq order): its event id, its completion report and the gap from its end. `prev_replies(con)`
 computes them with the segmented scans of `stallscan/replay/scan.py` over the narrow columns of
 `queries/replay/scan_boundaries.sql`, read by rowid ranges of `scan.batch_rows()` rows (`BATCH_ROWS` when set)
 through `scan.scan_into`, as the stall replay's turn scan is:
@@ -15,13 +15,10 @@ through `scan.scan_into`, as the stall replay's turn scan is:
   order, stops the batching: the scan then starts again over the whole table at once, which is correct in
   any storage order.
 
-The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_rid,
+The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_event_id,
 prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads
-beside `events` with POSITIONAL JOIN (each row checks its rowid). The previous reply is kept as its rowid, not
-its event id: turn_boundaries.sql reads the id from `events` itself, so the scan neither fetches, takes nor
-writes a string (at 2M generated events the whole boundaries replay about 0.1 CPU s less although its
-INSERT pays about 0.2 for the join; docs/replay-scan.md "prevrid16"). Python holds one batch of narrow columns
-at a time; the output is in DuckDB (inside its memory limit, spillable).
+beside `events` with POSITIONAL JOIN (each row checks its rowid), so no join on the rowid is needed. Python
+holds one batch of narrow columns at a time; the output is in DuckDB (inside its memory limit, spillable).
 """
 
 from __future__ import annotations
@@ -46,8 +43,8 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:
-    """The output columns of one walk (whole sessions), in storage order: prev_rid (the previous reply's rowid),
-    prev_status (its status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
+    """The output columns of one walk (whole sessions), in storage order: prev_event_id, prev_status (the
+    previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
     event with a reply before it (the gap: and both times trustworthy)."""
     c = w.cols
     code, t_us = c["status"], c["t_us"]  # (status -2: a user / tool event, -1: another role; t_us: see the query)
@@ -61,7 +58,7 @@ def _step(w: scan.Walk) -> dict[str, Any]:
     prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
     status = w.to_storage(status)
     return {
-        "prev_rid": arrow.from_numpy(w.cols["rid_storage"][np.maximum(prev_storage, 0)], mask=prev_storage < 0),
+        "prev_event_id": w.take_storage("reply_id", prev_storage),
         "prev_status": arrow.from_numpy(status, mask=status == 0),
         "gap_raw_s": arrow.from_numpy(w.to_storage(gap), mask=~w.to_storage(timed)),
     }

@@ -101,15 +101,13 @@ def _expected(rows):
 
 def _got(con):
     """tb_scan (one row per event, in storage order) as (event_id, previous reply's id, its status, gap) of each
-    user / tool row (the reply's id read from events at the rowid tb_scan holds)."""
-    rows = con.execute("SELECT rid, prev_rid, prev_status, gap_raw_s FROM tb_scan").fetchall()
+    user / tool row."""
+    rows = con.execute("SELECT rid, prev_event_id, prev_status, gap_raw_s FROM tb_scan").fetchall()
     events = con.execute("SELECT rowid, event_id, role FROM events ORDER BY rowid").fetchall()
     assert [r[0] for r in rows] == [e[0] for e in events]  # every event, in storage order
-    ids = {rid: eid for rid, eid, _ in events}
     out = []
     for (_, p, s, g), (_, eid, role) in zip(rows, events):
         if role in ("user", "tool"):
-            p = None if p is None else ids[p]
             out.append((eid, p, None if s is None else scan_bounds.STATUSES[s - 1], None if g is None else round(g, 6)))
         else:
             assert (p, s, g) == (None, None, None)
