@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
+
+from sides import interleaved  # (bench/sides.py: one side at a time, the order flipped each pair)
 
 CHILD = r"""
 import os, shutil, sys, time
@@ -66,21 +66,7 @@ def main() -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"baseline": os.path.abspath(args.baseline)} if args.baseline else {}
     sides["this code"] = here
-    names = list(sides)
-    for i in range(args.pairs):
-        for name in names if i % 2 == 0 else names[::-1]:
-            root = sides[name]
-            p = subprocess.run(
-                [sys.executable, "-c", CHILD, os.path.abspath(args.db), str(args.repeat)],
-                cwd=root,
-                env={**os.environ, "PYTHONPATH": root},
-                capture_output=True,
-                text=True,
-            )
-            sys.stderr.write(f"-- run {i + 1}, {name} --\n{p.stderr}")
-            lines = [x[len("RESULT ") :] for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-            for line in lines or [f"failed ({p.returncode})"]:
-                print(f"run {i + 1} {name:10} {line} load={os.getloadavg()[0]:.1f}", flush=True)
+    interleaved(CHILD, [os.path.abspath(args.db), str(args.repeat)], sides, args.pairs)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 
+from sides import interleaved  # (bench/sides.py: one side at a time, the order flipped each pair)
+
 CHILD = r"""
 import os, resource, shutil, sys, time
 src = sys.argv[1]
@@ -66,7 +68,7 @@ def main() -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
     if args.pairs:
-        _interleaved(sides, os.path.abspath(args.db), args.pairs)
+        interleaved(CHILD, [os.path.abspath(args.db)], dict(reversed(sides.items())), args.pairs)  # (baseline first)
         return
     procs = {
         name: subprocess.Popen(
@@ -84,26 +86,6 @@ def main() -> None:
         sys.stderr.write(f"-- {name} --\n{err}")
         line = next((x for x in out.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})")
         print(f"{name:10} {line[len('RESULT ') :]}")
-
-
-def _interleaved(sides: dict[str, str], db: str, pairs: int) -> None:
-    """One side at a time, the order flipped each pair (each run sees the load of its own minutes)."""
-    names = list(sides)[::-1]  # (baseline first in the first pair)
-    for i in range(pairs):
-        for name in names if i % 2 == 0 else names[::-1]:
-            root = sides[name]
-            p = subprocess.run(
-                [sys.executable, "-c", CHILD, db],
-                cwd=root,
-                env={**os.environ, "PYTHONPATH": root},
-                capture_output=True,
-                text=True,
-            )
-            sys.stderr.write(f"-- pair {i + 1}, {name} --\n{p.stderr}")
-            line = next(
-                (x for x in p.stdout.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})"
-            )
-            print(f"pair {i + 1} {name:10} {line[len('RESULT ') :]} load={os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
