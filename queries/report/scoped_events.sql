@@ -9,5 +9,10 @@ HAVING ($since::TIMESTAMPTZ IS NULL OR max(last_ts) >= $since::TIMESTAMPTZ)
    AND ($harness::VARCHAR[] IS NULL OR list_has_any($harness::VARCHAR[], list(DISTINCT source_format)))
    AND ($model::VARCHAR[] IS NULL OR list_has_any($model::VARCHAR[], flatten(list(models))));
 
+-- whether the scope is every session (no filter given): report/scoped_boundary_cells.sql then reads the cells
+-- summed over the sessions (stallscan.report.build.scope sets it false for tables given as they are)
+SET VARIABLE scope_whole = $since::TIMESTAMPTZ IS NULL AND $until::TIMESTAMPTZ IS NULL AND $harness::VARCHAR[] IS NULL
+                           AND $model::VARCHAR[] IS NULL;
+
 CREATE OR REPLACE TEMP VIEW scoped_events AS
 SELECT e.* FROM events e SEMI JOIN scope_sessions s USING (session_id);

@@ -3,7 +3,7 @@
 -- summary_cells: n records per session and combination of origin, request or not, each policy's error) instead
 -- of every tool-result row of turn_boundaries (300k rows at 1M events). The caller brings boundary_cells up to
 -- date with turn_boundaries first. The threshold is turn_boundaries' (one replay: the same in every row).
--- Input: boundary_cells, turn_boundaries, scope_sessions. Parameter: $by (source_format / none).
+-- Input: scoped_boundary_cells() (report/scoped_boundary_cells.sql), turn_boundaries. Parameter: $by (source_format / none).
 SELECT CASE $by WHEN 'none' THEN 'all' ELSE c.source_format END AS grp,
        any_value(t.threshold) AS threshold,
        sum(c.n)::BIGINT AS tool_results,
@@ -11,8 +11,8 @@ SELECT CASE $by WHEN 'none' THEN 'all' ELSE c.source_format END AS grp,
        coalesce(sum(c.n) FILTER (WHERE c.error = 'human_as_auto'), 0)::BIGINT AS router_human_as_auto,
        coalesce(sum(c.n) FILTER (WHERE c.gap_only_error = 'auto_as_human'), 0)::BIGINT AS gap_only_auto_as_human,
        coalesce(sum(c.n) FILTER (WHERE c.gap_only_error = 'human_as_auto'), 0)::BIGINT AS gap_only_human_as_auto
-FROM boundary_cells c
+FROM scoped_boundary_cells() c
 CROSS JOIN (SELECT threshold FROM turn_boundaries LIMIT 1) t
-WHERE c.starts_request AND c.origin = 'tool_result' AND c.session_id IN (SELECT session_id FROM scope_sessions)
+WHERE c.starts_request AND c.origin = 'tool_result'
 GROUP BY ALL
 ORDER BY grp;

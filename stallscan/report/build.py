@@ -48,6 +48,8 @@ def scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
             "model": opts.model or None,
         },
     )
+    if opts._replayed:  # given tables (report --from-parquet), read as they are: never the stored sums
+        con.execute("SET VARIABLE scope_whole = false")
 
 
 def build_report(

@@ -37,9 +37,10 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
     """Bring the entry's tables (each from report/cells_<query>.sql) up to date; returns reused / incremental
     / full."""
     statements = [sql.load(f"report/cells_{query}")[0] for query in QUERIES[entry.name]]
+    totals = sql.load(f"report/cells_{TOTALS[entry.name]}") if entry.name in TOTALS else []
     # the cells' own SQL is part of the key (stamps.rules_hash covers the replay's and the sweep's): a table
     # whose columns changed is rebuilt, never filled by name from the new statement
-    inputs = {**inputs, "rules": stamps.rules_hash(), "cells": stamps.key_of({"sql": statements})}
+    inputs = {**inputs, "rules": stamps.rules_hash(), "cells": stamps.key_of({"sql": [*statements, *totals]})}
     key = stamps.key_of(inputs)
     found: set[str] = set()
     mode, since = stamps.plan(con, entry.name, key, entry.outputs, found)
@@ -52,13 +53,20 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
         con.execute(f"CREATE OR REPLACE TEMP TABLE {CHANGED} (session_id VARCHAR)")  # (the queries name it)
     con.execute("BEGIN TRANSACTION")
     try:
-        for table, query, stmt in zip(entry.outputs, QUERIES[entry.name], statements):
+        for i, (table, query, stmt) in enumerate(zip(entry.outputs, QUERIES[entry.name], statements)):
             with sql.timed(f"report/cells_{query}"):
                 if n_sessions is None:
                     con.execute(f"CREATE OR REPLACE TABLE main.{table} AS {stmt}", {"all": True})
                 else:
+                    if i == 0 and totals:  # the changed sessions' old part of the first table's sums
+                        con.execute(totals[1])
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
+                    if i == 0 and totals:  # ... and their new part, merged into the sums
+                        for step in totals[2:]:
+                            con.execute(step)
+        if n_sessions is None and totals:
+            con.execute(totals[0])
         with STAMPING:  # (a replay may be stamping beside it: stallscan.replay.together)
             known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
             con.execute("COMMIT")
@@ -80,9 +88,20 @@ def refresh_sessions(con: duckdb.DuckDBPyConnection) -> str:
     return _refresh(con, SESSION_ENTRY, {})
 
 
-def refresh_boundaries(con: duckdb.DuckDBPyConnection) -> str:
-    """Bring boundary_cells / boundary_misreads up to date with turn_boundaries (replayed by the caller)."""
-    return _refresh(con, BOUNDARY_ENTRY, {"boundaries": _upstream_key(con, "turn_boundaries")})
+def refresh_boundaries(con: duckdb.DuckDBPyConnection, scoped: bool = False) -> str:
+    """Bring boundary_cells / boundary_misreads / boundary_totals up to date with turn_boundaries (replayed by
+    the caller). scoped: the report's scope (scope_sessions, the variable scope_whole) is made on `con`; the
+    table macro scoped_boundary_cells() (report/scoped_boundary_cells.sql) is then made for the queries that
+    sum its cells."""
+    mode = _refresh(con, BOUNDARY_ENTRY, {"boundaries": _upstream_key(con, "turn_boundaries")})
+    if scoped:
+        sql.run(con, "report/scoped_boundary_cells")
+    return mode
+
+
+def refresh_boundaries_scoped(con: duckdb.DuckDBPyConnection) -> str:
+    """refresh_boundaries(con, scoped=True): for a caller that takes a one-argument function."""
+    return refresh_boundaries(con, scoped=True)
 
 
 def refresh_stalls(con: duckdb.DuckDBPyConnection) -> str:
@@ -122,7 +141,7 @@ SESSION_ENTRY = registry.register(
 BOUNDARY_ENTRY = registry.register(
     registry.Derived(
         "boundary_cells",
-        ("boundary_cells", "boundary_misreads"),
+        ("boundary_cells", "boundary_misreads", "boundary_totals"),
         ("turn_boundaries",),
         lambda con, _: refresh_boundaries(con),
         export=False,
@@ -142,3 +161,6 @@ QUERIES = {  # each output's query file, report/cells_<name>.sql, in the order o
     "boundary_cells": ("boundaries", "misreads"),
     "stall_cells": ("rounds", "turns", "signatures"),
 }
+# an entry's first table summed over every session (report/cells_<name>.sql: the full build, then the steps of an
+# incremental one): the last of the entry's outputs, read by a report over every session
+TOTALS = {"boundary_cells": "boundary_totals"}

@@ -17,13 +17,23 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay import stalls as replay_stalls_mod
 from stallscan.report import summary_cells as cells
 from stallscan.report.build import build_report, public
+from stallscan.report.sections import boundaries
 from stallscan.report.section import ReportOptions
 from stallscan.store import stamps
 from stallscan.store.db import connect
+from stallscan.sweep.core import tool_results_left_out
 from tests.helpers import SAMPLES
 from tests.replay_checks import fingerprint
 
-OUTPUTS = ("session_cells", "boundary_cells", "boundary_misreads", "round_cells", "turn_cells", "signature_cells")
+OUTPUTS = (
+    "session_cells",
+    "boundary_cells",
+    "boundary_misreads",
+    "boundary_totals",
+    "round_cells",
+    "turn_cells",
+    "signature_cells",
+)
 
 
 def _report(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -70,6 +80,15 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
     assert (after > sessions) if what == "add" else (after < sessions) if what == "remove" else after == sessions
     inc_cells = {t: fingerprint(con, t) for t in OUTPUTS}
+    # the section's sums over every session, read from boundary_totals (kept by adding and subtracting the
+    # changed sessions' cells), equal the sums of every session's cells
+    assert con.execute("SELECT getvariable('scope_whole')").fetchone() == (True,)
+    con.execute("SET VARIABLE scope_whole = false")
+    opts = ReportOptions(bootstrap=40, timelines=True)
+    assert json.loads(json.dumps(public(boundaries.collect(con, opts)), default=str)) == got["boundaries"]
+    assert tool_results_left_out(con, "none", counted=cells.refresh_boundaries_scoped) == (
+        got["threshold"]["tool_results_left_out"]
+    )
     con.close()
 
     fresh = connect(str(tmp_path / "full.duckdb"))
@@ -138,8 +157,6 @@ def test_tool_results_left_out_from_the_cells(
 ) -> None:
     """The threshold section's tool results left out, read from boundary_cells (the report's sweep gives
     the refresh), equal the count over every tool-result row of turn_boundaries, in and out of a scope."""
-    from stallscan.sweep.core import tool_results_left_out
-
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     shutil.copy(sample_db_file, tmp_path / "d.duckdb")
@@ -148,7 +165,7 @@ def test_tool_results_left_out_from_the_cells(
     for by in ("none", "harness", "source_format"):
         rows = tool_results_left_out(con, by, 1.0, 5.0)
         assert rows and sum(r["tool_results"] for r in rows) > 0
-        assert tool_results_left_out(con, by, 1.0, 5.0, cells.refresh_boundaries) == rows, by
+        assert tool_results_left_out(con, by, 1.0, 5.0, cells.refresh_boundaries_scoped) == rows, by
     assert data["threshold"]["tool_results_left_out"] == tool_results_left_out(con, "none")
     con.close()
 

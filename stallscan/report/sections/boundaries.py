@@ -34,7 +34,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     if not opts._replayed:  # given tables (report --from-parquet) are read as they are
         label_events(con, opts._config)
         replay_boundaries(con, opts.threshold, summary=False)  # (the section counts from its cells)
-    refresh_boundaries(con)  # the per-session counts the queries below read
+    refresh_boundaries(con, scoped=True)  # the per-session counts (and their sums) the queries below read
     by_origin = _rows(sql.query(con, "report/boundaries_by_origin"))
     conf = _rows(sql.query(con, "report/boundaries_confusion"))
     matrix: dict[str, Any] = {p: {} for p in POLICIES}

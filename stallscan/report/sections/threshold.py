@@ -13,7 +13,7 @@ from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.report.blocks import Block, Column, Details, LineChart, Paragraph, Table
 from stallscan.report.cells import num, secs
 from stallscan.report.section import ReportOptions, Section
-from stallscan.report.summary_cells import refresh_boundaries
+from stallscan.report.summary_cells import refresh_boundaries_scoped
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 
 CURVE_STEP = 0.25  # seconds between curve points kept in the report data
@@ -27,7 +27,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         seed=0,
         policies=ALL_POLICIES,
         current=opts.threshold,
-        counted=refresh_boundaries,  # (the tool results left out, from the cells the boundaries section reads)
+        counted=refresh_boundaries_scoped,  # (the tool results left out, from the cells the boundaries section reads)
     )
     keep = np.isclose(np.mod(res.thresholds + 1e-9, CURVE_STEP), 0, atol=1e-6) | np.isclose(
         res.thresholds, opts.threshold
