@@ -17,8 +17,8 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay import stalls as replay_stalls_mod
 from stallscan.report import summary_cells as cells
 from stallscan.report.build import build_report, public
-from stallscan.report.sections import boundaries
 from stallscan.report.section import ReportOptions
+from stallscan.report.sections import boundaries
 from stallscan.store import stamps
 from stallscan.store.db import connect
 from stallscan.sweep.core import tool_results_left_out
@@ -86,9 +86,8 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     con.execute("SET VARIABLE scope_whole = false")
     opts = ReportOptions(bootstrap=40, timelines=True)
     assert json.loads(json.dumps(public(boundaries.collect(con, opts)), default=str)) == got["boundaries"]
-    assert tool_results_left_out(con, "none", counted=cells.refresh_boundaries_scoped) == (
-        got["threshold"]["tool_results_left_out"]
-    )
+    left_out = tool_results_left_out(con, "none", counted=cells.refresh_boundaries_scoped)
+    assert left_out == got["threshold"]["tool_results_left_out"]
     con.close()
 
     fresh = connect(str(tmp_path / "full.duckdb"))
