@@ -77,7 +77,8 @@ def main() -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
     if args.pairs:
-        interleaved(CHILD, [os.path.abspath(args.db), mode], dict(reversed(sides.items())), args.pairs)  # (baseline first)
+        argv = [os.path.abspath(args.db), mode]
+        interleaved(CHILD, argv, dict(reversed(sides.items())), args.pairs)  # (baseline first)
         return
     procs = {
         name: subprocess.Popen(
