@@ -47,7 +47,8 @@ try:
     if together:
         from stallscan.replay.together import replay_together
         seconds = replay_together(con, 2.0, 3) or {}
-        walls = " " + " ".join(f"{k}_wall={v:.2f}" for k, v in seconds.items())
+        if sql.PROFILE is None:  # (profiled, time.perf_counter is process_time: together.py's seconds are CPU)
+            walls = " " + " ".join(f"{k}_wall={v:.2f}" for k, v in seconds.items())
     info = replay_stalls(con)  # (after replay_together: reused)
     cpu, wall = time.process_time() - c0, wall_clock() - w0
     sql.report("stalls")
