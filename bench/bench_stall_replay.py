@@ -10,6 +10,8 @@ see the same load); compare CPU seconds (`time.process_time`, every thread of th
 (`ru_maxrss`), not wall seconds across runs (a side's own CPU / wall is its parallelism). STALLSCAN_PROFILE=1 adds each side's statements, in CPU seconds.
 `--pairs N` runs the sides one after the other instead, alternating (baseline, this; this, baseline; ...):
 neither side runs beside the other, so the wall seconds of a pair can be compared too.
+`--together` times both replays at once instead, as a first report runs them (stallscan.replay.together:
+turn boundaries at 2.0, stalls at bound 3), and adds each replay's own wall seconds.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from sides import interleaved  # (bench/sides.py: one side at a time, the order 
 
 CHILD = r"""
 import os, resource, shutil, sys, time
-src = sys.argv[1]
+src, together = sys.argv[1], sys.argv[2] == "together"
 db = f"{src}.{os.getpid()}.duckdb"
 shutil.copyfile(src, db)
 wall_clock = time.perf_counter  # (before the profile swaps time.perf_counter for process_time)
@@ -41,11 +43,17 @@ try:
     sql.report("labels")
     rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c0, w0 = time.process_time(), wall_clock()
-    info = replay_stalls(con)
+    walls = ""
+    if together:
+        from stallscan.replay.together import replay_together
+        seconds = replay_together(con, 2.0, 3) or {}
+        if sql.PROFILE is None:  # (profiled, time.perf_counter is process_time: together.py's seconds are CPU)
+            walls = " " + " ".join(f"{k}_wall={v:.2f}" for k, v in seconds.items())
+    info = replay_stalls(con)  # (after replay_together: reused)
     cpu, wall = time.process_time() - c0, wall_clock() - w0
     sql.report("stalls")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"RESULT cpu={cpu:.2f} wall={wall:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}")
+    print(f"RESULT cpu={cpu:.2f} wall={wall:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}{walls}")
     con.close()
 finally:
     for f in (db, db + ".wal"):
@@ -64,15 +72,18 @@ def main() -> None:
         default=0,
         help="run the sides one after the other instead, alternating (baseline, this; this, baseline; ...), N pairs",
     )
+    ap.add_argument("--together", action="store_true", help="both replays at once (stallscan.replay.together)")
     args = ap.parse_args()
+    mode = "together" if args.together else "stalls"
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
     if args.pairs:
-        interleaved(CHILD, [os.path.abspath(args.db)], dict(reversed(sides.items())), args.pairs)  # (baseline first)
+        argv = [os.path.abspath(args.db), mode]
+        interleaved(CHILD, argv, dict(reversed(sides.items())), args.pairs)  # (baseline first)
         return
     procs = {
         name: subprocess.Popen(
-            [sys.executable, "-c", CHILD, os.path.abspath(args.db)],
+            [sys.executable, "-c", CHILD, os.path.abspath(args.db), mode],
             cwd=root,
             env={**os.environ, "PYTHONPATH": root},
             stdout=subprocess.PIPE,

@@ -77,6 +77,14 @@ POSITIONAL JOIN (FROM stall_replies
 -- generated events 2.3 against 3.0 CPU s). Reset after the statement.
 SET disabled_optimizers = 'build_side_probe_side';
 
+-- The rows are written in any order (this connection's setting only: SET SESSION; reset after the statement).
+-- With the insertion order kept, DuckDB writes a source without batch indexes (a positional scan) from one
+-- thread and runs a UNION ALL's branches one after the other, so the four parts above ran on one thread, the
+-- write included: at 10M generated events 2.7-2.8 CPU s in 2.8-3.1 s of wall, against the same CPU in 1.4 s with
+-- the order free (docs/replay-scan.md, "stall17"). No reader relies on rounds_core's storage order (the walk
+-- orders its rows, the others join or aggregate; a parallel write's order already varied, "stall10").
+SET SESSION preserve_insertion_order = false;
+
 CREATE OR REPLACE TABLE rounds_core AS
 WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_replies), and its own fields
     SELECT rid, session_id, seq, source_format, model, finish_reason, n_tool_calls,
@@ -168,3 +176,5 @@ SELECT d.session_id, d.seq, d.turn_id::INTEGER AS turn_id, d.round_in_turn::INTE
 FROM d;
 
 RESET disabled_optimizers;
+
+RESET SESSION preserve_insertion_order;

@@ -66,13 +66,17 @@ GROUP BY a.rid;
 -- (tail, cap) (queries/replay/stall_rounds.sql): replies that end alike (short finals, a harness's canned phrases)
 -- cost one match each.
 -- stall_tail(s) / stall_cap(s): the tail and capped length of a stripped text (tail NULL: blank), their limits
--- read once into variables (a scalar subquery at each use costs a cross product with every reply)
+-- read once into variables (a scalar subquery at each use costs a cross product with every reply). A text of at
+-- most tail_chars bytes is its own tail (it has no more characters than bytes): right() counts the characters of
+-- every text (at 10M generated events, the 2,749,692 text-only replies, 0.11-0.13 CPU s a use against 0.02).
 SET VARIABLE stall_tail_chars = (SELECT value::INTEGER FROM stall_settings WHERE key = 'tail_chars');
 
 SET VARIABLE stall_cap = (SELECT coalesce(max(max_chars) + 1, 0) FROM stall_signatures);
 
 CREATE OR REPLACE TEMP MACRO stall_tail(s) AS
-    CASE WHEN coalesce(s, '') <> '' THEN right(s, getvariable('stall_tail_chars')) END;
+    CASE WHEN coalesce(s, '') = '' THEN NULL
+         WHEN strlen(s) <= getvariable('stall_tail_chars') THEN s
+         ELSE right(s, getvariable('stall_tail_chars')) END;
 
 CREATE OR REPLACE TEMP MACRO stall_cap(s) AS least(length(s), getvariable('stall_cap'));
 

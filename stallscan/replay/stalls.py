@@ -165,8 +165,10 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     try:
         sql.run(con, "replay/stall_rounds")
         failed = False
-    finally:  # the file turns an optimizer rule off around its rounds statement: back on when that one fails
-        sql.after_failure(con, "RESET disabled_optimizers", failed)  # (in a transaction: sql.rollback resets it)
+    finally:  # the file turns an optimizer rule and the insertion order off around its rounds statement: back on
+        # when that one fails (in a transaction: sql.rollback resets them)
+        sql.after_failure(con, "RESET disabled_optimizers", failed)
+        sql.after_failure(con, "RESET SESSION preserve_insertion_order", failed)
     sql.run(con, "replay/stall_rounds_side")
     con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
     stall_scans.walk(con)

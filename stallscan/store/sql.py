@@ -32,6 +32,8 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
     with contextlib.suppress(duckdb.Error):
         con.execute("RESET disabled_optimizers")
+    with contextlib.suppress(duckdb.Error):  # (queries/replay/stall_rounds.sql: this connection's setting)
+        con.execute("RESET SESSION preserve_insertion_order")
 
 
 def after_failure(con: duckdb.DuckDBPyConnection, statement: str, failed: bool) -> None:

@@ -108,11 +108,12 @@ def test_no_exact_or_prefix_prompt() -> None:
 
 
 def test_stall_strip_is_the_reference_strip() -> None:
-    """stall_strip (its shortcut reads the first character and the last four) against stall_rules.strip, on every
-    text of up to four characters over blanks, letters, a combining mark, a no-break space and a prepended sign."""
+    """stall_strip (its shortcut compares the text with '!' and reads the last four characters) against
+    stall_rules.strip, on every text of up to four characters over blanks, letters, a combining mark, a no-break
+    space, a prepended sign, another control character and '!' itself (the bytes either side of the comparison)."""
     from itertools import product
 
-    alphabet = [" ", "\t", "\n", "\r", "a", "é", "\u0301", "\u00a0", "\u0600"]
+    alphabet = [" ", "\t", "\n", "\r", "a", "é", "\u0301", "\u00a0", "\u0600", "\x01", "!"]
     texts = [None] + ["".join(p) for n in range(5) for p in product(alphabet, repeat=n)]
     con = duckdb.connect()
     con.execute(next(s for s in sql.load("replay/stall_lookups") if "MACRO stall_strip" in s))
