@@ -177,18 +177,11 @@ def _same_prefix(path: Path, row: tuple[Any, ...]) -> bool:
     return bool(head == head_hash and tail == tail_hash)
 
 
-HEAD_BYTES = 65536  # the consumed bytes a `files` row's head hash covers (from the file's start) ...
-TAIL_BYTES = 4096  # ... and its tail hash (up to the last consumed byte)
-
-
 def file_hashes(path: Path, consumed: int) -> tuple[str, str]:
-    """md5 of a file's first HEAD_BYTES and of the TAIL_BYTES up to `consumed` (both within its first
-    `consumed` bytes): how a later ingest tells a grown file (same prefix, read on) from a rewritten one. The
-    ingest's own read takes them from the bytes it holds (reader._Seen)."""
     with open(path, "rb") as fh:
-        head = fh.read(min(consumed, HEAD_BYTES))
-        fh.seek(max(0, consumed - TAIL_BYTES))
-        tail = fh.read(min(consumed, TAIL_BYTES))
+        head = fh.read(min(consumed, 65536))
+        fh.seek(max(0, consumed - 4096))
+        tail = fh.read(min(consumed, 4096))
     return hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
 
 

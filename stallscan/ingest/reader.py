@@ -7,7 +7,6 @@ OpenHands, ...) are not line-based and are handled by their format modules.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -21,7 +20,6 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest.detect import open_binary, read_some
-from stallscan.ingest.plan import HEAD_BYTES, TAIL_BYTES
 from stallscan.store import arrow
 
 if TYPE_CHECKING:
@@ -77,42 +75,6 @@ class ReadState:
     damaged: str | None = None  # a gzip / zstd stream that stopped decoding: why (the rest is one reject)
     damaged_line: int = 0  # the reject's line: the line the damage cut (or the one after the last read)
     damaged_excerpt: bytes = b""  # the decoded start of that cut line
-    # the `files` row's head / tail hashes of the bytes consumed (see plan.file_hashes), taken from the bytes
-    # the read holds in memory; None where it did not hold them (a chunk, a read from an offset, a compressed
-    # file): the row's writer then reads them from the file
-    hashes: tuple[int, str, str] | None = None  # (the bytes consumed they cover, head, tail)
-
-
-class _Seen:
-    """The buffers a plain file's read went through (the first, from the file's start, and the last two), by
-    their absolute offsets: the head and tail hashes of what was consumed, without opening the file again.
-    The buffers stay valid until the arena's next reset (the next batch), after the hashes are taken."""
-
-    def __init__(self, start: int) -> None:
-        self.bufs: list[tuple[int, bytes | np.ndarray]] = []
-        self.from_start = start == 0
-
-    def add(self, at: int, data: bytes | np.ndarray) -> None:
-        if len(data):
-            self.bufs = [*([self.bufs[0]] if self.bufs and self.bufs[0][0] == 0 else []), *self.bufs[-1:], (at, data)]
-
-    def _bytes(self, lo: int, hi: int) -> memoryview | None:
-        if lo == hi:
-            return memoryview(b"")
-        for at, data in reversed(self.bufs):
-            if at <= lo and hi <= at + len(data):
-                return memoryview(data)[lo - at : hi - at]
-        return None
-
-    def hashes(self, consumed: int) -> tuple[int, str, str] | None:
-        """file_hashes(path, consumed) from the buffers, None when they do not hold those bytes."""
-        if not self.from_start:
-            return None
-        head = self._bytes(0, min(consumed, HEAD_BYTES))
-        tail = self._bytes(max(0, consumed - TAIL_BYTES), consumed)
-        if head is None or tail is None:
-            return None
-        return consumed, hashlib.md5(head).hexdigest(), hashlib.md5(tail).hexdigest()
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:
@@ -141,7 +103,6 @@ def iter_lines(
     pos = state.start_offset  # absolute offset of `carry` start
     carry: bytes | np.ndarray = b""
     into = arena if compression == "none" else None
-    seen = _Seen(state.start_offset) if compression == "none" else None
     with open_binary(path, compression) as fh:
         if state.start_offset:
             if compression == "none":
@@ -166,8 +127,6 @@ def iter_lines(
                 data, got = data[1:], got - 1
                 pos += 1
             first = False
-            if seen is not None:
-                seen.add(pos, data)
             if not got:
                 break
             arr = np.frombuffer(data, dtype=np.uint8)
@@ -218,8 +177,6 @@ def iter_lines(
     elif not state.consumed_bytes:
         state.consumed_bytes = pos
         state.consumed_lines = state.start_line - 1
-    if seen is not None:
-        state.hashes = seen.hashes(state.consumed_bytes)
 
 
 def read_array(
