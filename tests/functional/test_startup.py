@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -177,3 +178,30 @@ def test_version_before_typer_prints_what_the_option_prints():
     assert (out.returncode, out.stdout, out.stderr) == (0, by_typer.stdout, "")
     script = subprocess.run([sys.executable, "-m", "stallscan", "--version"], capture_output=True, text=True)
     assert script.stdout == by_typer.stdout
+
+
+@pytest.mark.parametrize("user_value", [None, "narenas:2"])
+def test_the_console_script_sets_the_allocator_before_duckdb_loads(tmp_path, user_value):
+    """DuckDB reads its allocator's settings once, when it loads: the console script sets the freed pages' decay
+    (stallscan.entry.ALLOCATOR_CONF) before any module imports duckdb, and keeps a value the user set."""
+    from stallscan.entry import ALLOCATOR_CONF
+
+    src = tmp_path / "s.jsonl"
+    src.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
+    probe = (
+        "import os, sys\n"
+        "class Probe:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'duckdb':\n"
+        "            print('AT_IMPORT:', os.environ.get(" + repr(ALLOCATOR_CONF[0]) + "), flush=True)\n"
+        "sys.meta_path.insert(0, Probe())\n"
+        f"sys.argv = ['stallscan', 'ingest', {str(src)!r}, '--db', {str(tmp_path / 'x.duckdb')!r}]\n"
+        "from stallscan.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR_CONF[0]}
+    if user_value:
+        env[ALLOCATOR_CONF[0]] = user_value
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
+    seen = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("AT_IMPORT:")]
+    assert seen[:1] == [user_value or ALLOCATOR_CONF[1]]
