@@ -92,10 +92,9 @@ FROM (
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
     FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
                  s.prev_status, s.prev_event_id, s.gap_raw_s
-          FROM (SELECT rowid AS rid, event_id, session_id, seq, ts, ts_quality, "role", kind, source_format, initiator
-                FROM events WHERE "role" IN ('user', 'tool')) e
-          POSITIONAL JOIN tb_scan s
-          WHERE CASE WHEN e.rid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END) e
+          FROM events e POSITIONAL JOIN tb_scan s
+          WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+            AND e.role IN ('user', 'tool')) e
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
     -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
     LEFT JOIN (SELECT n.event_id, n.code, true AS found,

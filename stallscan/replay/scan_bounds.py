@@ -39,31 +39,26 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the temp table `tb_scan`: the previous reply of every user / tool event (see the module
     docstring), one row per event of `events` in storage order."""
     with sql.timed("scan previous replies"):
-        scan.scan_into(con, "scan_boundaries", "events", None, _step, BATCH_ROWS, sides=("tb_scan",))
+        scan.scan_into(con, "scan_boundaries", "events", "tb_scan", _step, BATCH_ROWS)
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:
-    """The rows of `tb_scan` from one walk (whole sessions): the user / tool events' rowids in storage order and
-    their prev_event_id, prev_status (the previous reply's status as a 1-based code into STATUSES) and gap_raw_s;
-    NULL where there is no reply before the event (the gap: and where either time is not trustworthy)."""
+    """The output columns of one walk (whole sessions), in storage order: prev_event_id, prev_status (the
+    previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
+    event with a reply before it (the gap: and both times trustworthy)."""
     c = w.cols
     code, t_us = c["status"], c["t_us"]  # (status -2: a user / tool event, -1: another role; t_us: see the query)
     prev = w.prev_where(code >= 0)  # walk positions
-    has = prev >= 0
+    has = (prev >= 0) & (code == -2)
     p = np.maximum(prev, 0)
     t_ok = t_us != np.iinfo(np.int64).min
     timed = has & t_ok & t_ok[p]
     gap = (t_us - t_us[p]) / 1e6  # (wraps where a time is missing: those rows are NULL, `timed`)
     status = np.where(has, code[p] + 1, 0).astype(np.int8)
-    # storage order from here on, the user / tool rows only (the rows of turn_boundaries)
-    user = np.flatnonzero(w.to_storage(code == -2))
-    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))[user]
-    status = w.to_storage(status)[user]
+    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
+    status = w.to_storage(status)
     return {
-        "tb_scan": {
-            "rid": c["rid_storage"][user],
-            "prev_event_id": w.take_storage("reply_id", prev_storage),
-            "prev_status": arrow.from_numpy(status, mask=status == 0),
-            "gap_raw_s": arrow.from_numpy(w.to_storage(gap)[user], mask=~w.to_storage(timed)[user]),
-        }
+        "prev_event_id": w.take_storage("reply_id", prev_storage),
+        "prev_status": arrow.from_numpy(status, mask=status == 0),
+        "gap_raw_s": arrow.from_numpy(w.to_storage(gap), mask=~w.to_storage(timed)),
     }
