@@ -10,12 +10,21 @@ GROUP BY rid;
 
 -- a queue-operation enqueue whose text later became a user line of the same session is a copy of that
 -- line (the enqueue/dequeue pair in front of every prompt of the desktop app): not a request of its own
+-- (read from events, with the texts compared as ul_events has them: ul_strip, queries/replay/user_labels.sql; the
+-- user messages of the sessions with such an enqueue only)
 CREATE OR REPLACE TEMP TABLE ul_queue_copies AS
+WITH q AS (
+    SELECT rid, session_id, seq, t
+    FROM (SELECT rowid AS rid, session_id, seq, ul_strip(coalesce(text, '')) AS t
+          FROM events WHERE "role" IN ('user', 'tool') AND kind = 'queued_input')
+    WHERE t <> ''
+)
 SELECT DISTINCT q.rid
-FROM ul_events q
-JOIN ul_events u ON u.session_id = q.session_id AND u.seq > q.seq AND u.role = 'user' AND u.kind = 'message'
-                AND u.t = q.t
-WHERE q.kind = 'queued_input' AND q.t <> '';
+FROM q
+JOIN (SELECT session_id, seq, ul_strip(coalesce(text, '')) AS t
+      FROM events
+      WHERE "role" = 'user' AND kind = 'message' AND session_id IN (SELECT session_id FROM q)) u
+  ON u.session_id = q.session_id AND u.seq > q.seq AND u.t = q.t;
 
 -- The rules' codes (label_structural.sql has the layout of a label's code): 1 default_human, 2 tool_result, 3 + rank
 -- each library entry's id (rank: 0, 1, ... in the order tried), then three a format of label_rule_formats(). The
