@@ -14,7 +14,8 @@ CREATE OR REPLACE TEMP MACRO label_tool_result(role, kind) AS role = 'tool' OR k
 --   bit 4     overridden by the user's labels file (origin_rule 'override:' || the rule)
 --   bits 5-   the rule: its code in user_labels_rules (1 default_human, 2 tool_result, 3 + rank a library entry's
 --             id, then three a format of label_rule_formats(): <format>.unpaired_context, .queued_copy,
---             .queued_input); 0: a rule no code stands for (a format not in the list), kept in `uncoded`
+--             .queued_input); 0: a rule no code stands for (a format not in the list), kept in the side table
+--             user_labels_uncoded (user_labels_finish.sql)
 -- So the two structural defaults are the codes 33 (human, default_human) and 67 (tool_result, tool_result).
 CREATE OR REPLACE TEMP MACRO label_default_code(role, kind) AS CASE WHEN label_tool_result(role, kind) THEN 67 ELSE 33 END;
 

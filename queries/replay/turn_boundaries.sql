@@ -1,5 +1,5 @@
 -- Replay the router's turn-boundary decision for every user-role event (and tool result).
--- Inputs: events, user_labels_narrow and user_labels_rules (the labels as codes, stallscan.labels), tb_scan (a temp
+-- Inputs: events, user_labels_narrow, user_labels_rules and user_labels_uncoded (the labels as codes, stallscan.labels), tb_scan (a temp
 -- table, stallscan/replay/scan_bounds.py), the macros label_tool_result and label_default_code (label_structural.sql).
 -- Parameters: threshold (seconds, DOUBLE), complete (BOOLEAN: user_labels
 -- holds one row per user / tool event, queries/replay/turn_boundaries_labels.sql).
@@ -96,12 +96,15 @@ FROM (
           WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
             AND e.role IN ('user', 'tool')) e
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
-    -- looked up for the rows of the build side only, and read only where a value has no code: uncoded)
+    -- looked up for the rows of the build side only, and read only where a value has no code: uncoded; a label
+    -- with no rule code, code < 32, has its rule in user_labels_uncoded)
     LEFT JOIN (SELECT n.event_id, n.code, true AS found,
-                      CASE WHEN (n.code & 16) <> 0 THEN 'override:' || coalesce(r.rules[n.code >> 5], n.uncoded)
-                           ELSE coalesce(r.rules[n.code >> 5], n.uncoded) END AS origin_rule
+                      CASE WHEN n.code < 32 THEN u.origin_rule
+                           WHEN (n.code & 16) <> 0 THEN 'override:' || r.rules[n.code >> 5]
+                           ELSE r.rules[n.code >> 5] END AS origin_rule
                FROM user_labels_narrow n
                CROSS JOIN (SELECT list(origin_rule ORDER BY code) AS rules FROM user_labels_rules) r
+               LEFT JOIN user_labels_uncoded u ON n.code < 32 AND u.event_id = n.event_id
                WHERE NOT $complete::BOOLEAN OR n.code NOT IN (33, 67)) f USING (event_id)
     -- (the label: the one found, else the default its role and kind give)
     CROSS JOIN LATERAL (SELECT coalesce(f.code, label_default_code(e.role, e.kind)) AS code) l

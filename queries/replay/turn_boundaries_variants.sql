@@ -1,5 +1,5 @@
 -- Rule variants of the router's turn-boundary order, replayed beside it.
--- Inputs: events, user_labels_narrow and user_labels_rules (the labels' codes), turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
+-- Inputs: events, user_labels_narrow, user_labels_rules and user_labels_uncoded (the labels' codes), turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
@@ -57,12 +57,10 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
       -- (the labels a marker rule names, first: joined with every user event on event_id, the optimizer joined
       -- them all before the rules, 1.3-1.8 CPU s at 10M generated events, against 0.01. Found by their codes: a
       -- join with tbv_marker_codes, whose range DuckDB applies to the scan of the codes; a rule without a code
-      -- has its string in uncoded, on a code under 32)
+      -- has its string in user_labels_uncoded)
       JOIN (SELECT n.event_id, m.origin_rule FROM user_labels_narrow n JOIN tbv_marker_codes m USING (code)
             UNION ALL
-            SELECT event_id, origin_rule
-            FROM (SELECT event_id, CASE WHEN (code & 16) <> 0 THEN 'override:' || uncoded ELSE uncoded END AS origin_rule
-                  FROM user_labels_narrow WHERE code < 32)
+            SELECT event_id, origin_rule FROM user_labels_uncoded
             WHERE origin_rule IN (SELECT value FROM tbv_rules WHERE rule_set = 'marker' AND match = 'rule')) l
         USING (event_id)
       JOIN tbv_rules r ON r.source_format = e.source_format AND r.rule_set = 'marker' AND r.match = 'rule'

@@ -4,7 +4,7 @@
 -- Parameters: $rank (the entry), $pattern (RE2). Inputs: ul_events, ul_lib. Output: rows for ul_cand.
 SELECT u.rid, l.rank, l.id, l.origin, l.starts_request, l.human_content
 FROM ul_events u
-JOIN ul_lib l ON l.source_format = u.source_format AND l.kind = u.kind
+JOIN ul_lib l ON l.pair = u.pair
 WHERE l.rank = $rank::INTEGER
   AND (l.sidechain IS NULL OR l.sidechain = u.is_sidechain)
   AND (l.first IS NULL OR l.first = u.is_first)

@@ -86,7 +86,8 @@ def replay_boundaries(
         compute,
         # (turn_boundaries: a view over turn_boundaries_narrow; turn_boundary_variants: a view over it and the marked rows)
         ("turn_boundaries_narrow", "turn_boundary_variants_marked"),
-        upstream=("user_labels_narrow", "user_labels_rules"),  # (the labels' codes; the view user_labels over them)
+        # (the labels' codes; the view user_labels over them)
+        upstream=("user_labels_narrow", "user_labels_rules", "user_labels_uncoded"),
     )
     if not summary:
         con.complete()  # (the stamps' lookups leave a DB-API result half read, which would block a relation)

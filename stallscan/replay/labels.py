@@ -1,8 +1,9 @@
 """Origin labels (the truth): who wrote each user-role event, from the formats' own markers.
 
 `label_events(con, config=None)` (re)creates the view `user_labels` from `events` (stored as codes: the table
-`user_labels_narrow`, one INTEGER a label, and the rules' code table `user_labels_rules`; queries/replay/
-label_structural.sql has the codes' layout, user_labels_view.sql decodes them):
+`user_labels_narrow`, one INTEGER a label, the rules' code table `user_labels_rules`, and `user_labels_uncoded`, the
+rare labels whose rule has no code; queries/replay/label_structural.sql has the codes' layout, user_labels_view.sql
+decodes them):
 
     event_id        PK, an events row with role 'user' or 'tool'
     origin          human | automatic | tool_result
@@ -251,8 +252,10 @@ def label_events(
         state["overrides"] = _compute(c, cfg, entries)
 
     seen: dict[str, Any] = {}
-    # (stored: the codes and the rules' code table; the view user_labels over them, made by _compute)
-    mode = derive.run(con, "user_labels", inputs, compute, ("user_labels_narrow", "user_labels_rules"), seen=seen)
+    # (stored: the codes, the rules' code table and the labels no code stands for; the view user_labels over them,
+    # made by _compute)
+    outputs = ("user_labels_narrow", "user_labels_rules", "user_labels_uncoded")
+    mode = derive.run(con, "user_labels", inputs, compute, outputs, seen=seen)
     token = (seen["key"], seen["version"]) if seen["version"] is not None else None
     if token is None and mode != "reused":  # the tables just written: kept under the stamp this run wrote, which
         # the report's next calls find reused (a recount of every label: 5-6 CPU ms at 1M events, against 0.6)

@@ -164,7 +164,7 @@ def test_library_is_cited_and_valid():
 def test_labels_are_codes_the_view_reads_back(claude_db):
     """user_labels is a view over codes (queries/replay/label_structural.sql): the rules' code table holds the two
     structural rules, the library's ids in the order tried (a user's first) and every listed format's rules; a
-    format outside the list keeps its rule as a string (uncoded) and reads back the same."""
+    format outside the list keeps its rule as a string (user_labels_uncoded) and reads back the same."""
     con, _ = claude_db
     cfg = {"prompts": [{"id": "acme.bot", "harness": "claude_code", "match": "prefix", "text": "ACME-BOT:"}]}
     label_events(con, config=cfg)
@@ -183,5 +183,32 @@ def test_labels_are_codes_the_view_reads_back(claude_db):
     assert got[10][1] == "a_new_format.queued_input" and got[12][1] == "a_new_format.queued_copy"
     assert got[12][2] is False  # (a copy is not a request of its own)
     assert con.execute(
-        "SELECT count(*) FROM user_labels_narrow WHERE uncoded IS NOT NULL AND code >> 5 = 0"
+        "SELECT count(*) FROM user_labels_uncoded u JOIN user_labels_narrow n USING (event_id, code) WHERE code >> 5 = 0"
     ).fetchone() == (2,)
+    assert con.execute("SELECT count(*) FROM user_labels_narrow WHERE code >> 5 = 0").fetchone() == (2,)
+
+
+def test_uncoded_labels_merge_by_session(claude_db, tmp_path, monkeypatch):
+    """The labels no rule code stands for live in user_labels_uncoded, keyed by session: an incremental relabel
+    (derive) of the changed session replaces them, with an override, and reads back as a full relabel does."""
+    from stallscan.replay import derive
+
+    con, _ = claude_db
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incremental however many sessions changed
+    copy = con.execute("SELECT event_id FROM events WHERE line = 12").fetchone()[0]
+    (tmp_path / "labels.csv").write_text(f"event_id,origin\n{copy},automatic\n")
+    cfg = {"labels": {"overrides": "labels.csv"}, "_base": str(tmp_path)}
+    label_events(con, config=cfg)
+    assert con.execute("SELECT count(*) FROM user_labels_uncoded").fetchone() == (0,)
+    con.execute("UPDATE events SET source_format = 'a_new_format' WHERE line IN (10, 12)")
+    stamps.record_changes(con, "SELECT DISTINCT session_id FROM events")  # (as an ingest records its sessions)
+    label_events(con, config=cfg)
+    assert stamps.get(con, "user_labels")["mode"] == "incremental"
+    got = _labels(con)
+    assert got[10][:3] == ("human", "a_new_format.queued_input", True)
+    assert got[12][:3] == ("automatic", "override:a_new_format.queued_copy", False)
+    assert con.execute("SELECT count(*) FROM user_labels_uncoded").fetchone() == (2,)
+    stamps.forget(con, "user_labels")
+    label_events(con, config=cfg)
+    assert stamps.get(con, "user_labels")["mode"] == "full"
+    assert _labels(con) == got
