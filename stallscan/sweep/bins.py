@@ -23,6 +23,7 @@ from stallscan.sweep.cells import sweep_cells, thresholds_grid
 
 TABLE = "sweep_bins"
 GRID = (0.0, 30.0, 0.05)  # the report's grid (stallscan.report.sections.threshold)
+_IDS = ("session_id", "source_format", "model")  # sweep_bins_input.sql's strings the cells keep as they are
 
 
 def _grid() -> np.ndarray:
@@ -54,10 +55,14 @@ def _compute(con: duckdb.DuckDBPyConnection) -> None:
         boot.drop(con)
     sql.run(con, "sweep/sweep_picks")
     sql.run(con, "sweep/sweep_rows")  # (the table macro sweep_rows(), read by sweep_bins_input.sql)
-    rows = sql.query(con, "sweep/sweep_bins_input").fetchnumpy()
+    # (through Arrow: the three id columns go back to DuckDB as the Arrow strings they came as, never one
+    # Python object per row; the decision steps become one object per distinct value, arrow.objects)
+    got = sql.relation(con, "sweep/sweep_bins_input").to_arrow_table()
+    ids = {k: got.column(k) for k in _IDS}  # (NULL model: NULL)
+    rows = arrow.numpy_columns(got.drop_columns(list(_IDS)))
+    rows["sess"] = np.zeros(got.num_rows, np.int32)  # (the cells keep session_id itself: no index over it)
     cells = sweep_cells(rows, _grid())
     keep = {k: v for k, v in cells.items() if k not in ("grp", "sess", "n")}
-    ids = {k: arrow.strings(rows[k].tolist()) for k in ("session_id", "source_format", "model")}  # NULL: masked
     table = arrow.table({**ids, **{k: arrow.from_numpy(np.asarray(v)) for k, v in keep.items()}})
     con.register("sweep_bins_rows", table)
     try:

@@ -67,8 +67,8 @@ def gap_bins(t: np.ndarray, gap_s: np.ndarray) -> np.ndarray:
 
 
 def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows of sweep_input.sql (or sweep_input_narrow.sql: vgr_gap for decided_by) as cells (CELL_COLUMNS + n),
-    one a row."""
+    """The rows of sweep_input.sql (or sweep_input_narrow.sql / sweep_bins_input.sql: vgr_gap for decided_by, and
+    <variant>_gap for <variant>_decided_by) as cells (CELL_COLUMNS + n), one a row."""
     gap = rows["gap_s"]
     has_gap = ~np.isnan(gap.astype(float)) if gap.dtype.kind == "f" else np.array([g is not None for g in gap])
     n = len(rows["human"])
@@ -79,8 +79,11 @@ def sweep_cells(rows: dict[str, np.ndarray], t: np.ndarray) -> dict[str, np.ndar
     variant_flags = {  # the router's rule variants (stallscan.replay.boundary_variants), when loaded
         f"{col}_{k}": np.asarray(v, bool)
         for col in VARIANTS.values()
-        if f"{col}_decided_by" in rows
-        for k, v in (("gap", rows[f"{col}_decided_by"] == "gap"), ("decided_human", rows[f"{col}_decided_human"]))
+        if f"{col}_decided_human" in rows
+        for k, v in (
+            ("gap", rows[f"{col}_gap"] if f"{col}_gap" in rows else rows[f"{col}_decided_by"] == "gap"),
+            ("decided_human", rows[f"{col}_decided_human"]),
+        )
     }
     return {
         **variant_flags,

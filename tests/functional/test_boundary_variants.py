@@ -265,17 +265,39 @@ def test_export_builds_the_variants_table(con, tmp_path):
 
 
 def test_the_narrow_rows_bin_into_the_wide_rows_cells(golden_db):
-    """sweep_input_narrow.sql (the local router / gap-only sweep's rows: numbers only) gives the cells of
-    sweep_input.sql's rows, row for row (the session index may differ, its order not), and the same sweep."""
+    """sweep_input_narrow.sql (the local router / gap-only sweep's rows: numbers only, in no set order) gives
+    the cells of sweep_input.sql's rows, the same multiset of rows (the session index may differ, its order
+    not), and the same sweep."""
     from stallscan.sweep.core import load_rows, sweep_cells, sweep_from_cells
 
     t = thresholds_grid(0, 10, 0.5)
     wide = sweep_cells(load_rows(golden_db, variants=False), t)
     narrow = sweep_cells(load_rows(golden_db, variants=False, narrow=True), t)
     assert set(narrow) == set(wide) and len(narrow["n"]) == len(wide["n"]) > 0
-    for k in set(wide) - {"sess"}:
-        assert np.array_equal(narrow[k], wide[k]), k
-    order = np.unique(wide["sess"], return_inverse=True)[1], np.unique(narrow["sess"], return_inverse=True)[1]
-    assert np.array_equal(*order)
+
+    def table(c: dict[str, np.ndarray]) -> np.ndarray:  # each row's columns, the session as its dense rank; sorted
+        cols = [np.unique(c["sess"], return_inverse=True)[1]] + [
+            np.asarray(c[k], float) for k in sorted(set(c) - {"sess", "grp"})
+        ]
+        rows = np.stack(cols, axis=1)
+        return rows[np.lexsort(rows.T[::-1])]
+
+    assert np.array_equal(table(narrow), table(wide))
+    assert set(wide["grp"].tolist()) == set(narrow["grp"].tolist()) == {"all"}
     one, two = (sweep_from_cells(c, t, policies=("router", "gap-only"), bootstrap=50) for c in (wide, narrow))
     assert one.recommendation == two.recommendation
+
+
+def test_the_tool_results_left_out_from_the_stored_columns(golden_db, sample_db):
+    """tool_results_left_out.sql's row over the whole scope, read from turn_boundaries_narrow's codes
+    (tool_results_left_out_narrow.sql), equals the row counted over the view turn_boundaries' errors."""
+    from stallscan.store import sql
+    from stallscan.sweep.core import tool_results_left_out
+
+    got = []
+    for con in (golden_db, sample_db):  # (the golden corpus holds no tool result: no row either way)
+        tool_results_left_out(con, "none")  # (the replay and scope_sessions, when missing)
+        view = sql.query(con, "sweep/tool_results_left_out", {"by": "none"}).fetchall()
+        assert sql.query(con, "sweep/tool_results_left_out_narrow").fetchall() == view
+        got.append(view)
+    assert got[1] and got[1][0][2] > 0 and sum(got[1][0][3:]) > 0, got  # tool results, some misread
