@@ -176,8 +176,6 @@ def tool_results_left_out(
     if counted is not None and by != "model":  # (the cells are counted from the replay's decisions)
         counted(con)
         cur = sql.query(con, "sweep/tool_results_left_out_cells", {"by": by})
-    elif by == "none" and sql.has_table(con, "turn_boundaries_narrow", schema=None, temporary=None):
-        cur = sql.query(con, "sweep/tool_results_left_out_narrow")  # (the stored columns, not the view's decisions)
     else:
         have = {r[0] for r in con.execute("DESCRIBE turn_boundaries").fetchall()}
         if not {"threshold", "error", "gap_only_error", "origin", "starts_request"} <= have:

@@ -287,17 +287,3 @@ def test_the_narrow_rows_bin_into_the_wide_rows_cells(golden_db):
     one, two = (sweep_from_cells(c, t, policies=("router", "gap-only"), bootstrap=50) for c in (wide, narrow))
     assert one.recommendation == two.recommendation
 
-
-def test_the_tool_results_left_out_from_the_stored_columns(golden_db, sample_db):
-    """tool_results_left_out.sql's row over the whole scope, read from turn_boundaries_narrow's codes
-    (tool_results_left_out_narrow.sql), equals the row counted over the view turn_boundaries' errors."""
-    from stallscan.store import sql
-    from stallscan.sweep.core import tool_results_left_out
-
-    got = []
-    for con in (golden_db, sample_db):  # (the golden corpus holds no tool result: no row either way)
-        tool_results_left_out(con, "none")  # (the replay and scope_sessions, when missing)
-        view = sql.query(con, "sweep/tool_results_left_out", {"by": "none"}).fetchall()
-        assert sql.query(con, "sweep/tool_results_left_out_narrow").fetchall() == view
-        got.append(view)
-    assert got[1] and got[1][0][2] > 0 and sum(got[1][0][3:]) > 0, got  # tool results, some misread
