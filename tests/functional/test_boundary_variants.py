@@ -286,4 +286,3 @@ def test_the_narrow_rows_bin_into_the_wide_rows_cells(golden_db):
     assert set(wide["grp"].tolist()) == set(narrow["grp"].tolist()) == {"all"}
     one, two = (sweep_from_cells(c, t, policies=("router", "gap-only"), bootstrap=50) for c in (wide, narrow))
     assert one.recommendation == two.recommendation
-
