@@ -40,44 +40,53 @@
 -- lists below, which the view decodes with the same lists (tests/functional/test_boundaries_view.py holds them
 -- equal): a code costs about a third of a low-cardinality VARCHAR column to write (at 2M generated events the
 -- INSERT 1.10-1.24 against 0.97-1.12 CPU s). A value no list holds (a format or kind added later, a library rule's
--- id) leaves its code NULL and is kept in `uncoded`, a JSON object of that row's six values (NULL on the rows
--- whose values are all in the lists), which the view reads instead. initiator stays a string (the header as
--- logged; NULL on most rows, which costs little).
+-- id) leaves its code NULL and is kept in the column `extra` as a JSON object of that row's six values and its
+-- initiator (bit 58 of codes set), which the view reads instead; on every other row `extra` holds the initiator
+-- (the header as logged, NULL on most rows).
 -- The seven codes are stored together in one BIGINT, `codes`, a byte each (0: NULL): origin in bits 0-7,
 -- source_format 8-15, role 16-23, kind 24-31, origin_rule 32-39, ts_quality 40-47, prev_status 48-55; readers
--- take code k as nullif((codes >> (8 * k)) & 255, 0). Every stored column costs about 0.015-0.03 CPU s per 850k
--- rows to write even when it holds a byte: at 2M generated events the table's columns 0.37 CPU s as seven code
--- columns, 0.26 with them packed (the packed column 0.02).
+-- take code k as nullif((codes >> (8 * k)) & 255, 0). Bit 56 is human_content, bit 57 starts_request, bit 58
+-- "extra is the JSON object". Every stored column costs about 0.015-0.03 CPU s per 850k rows to write even when
+-- it holds a byte or a NULL: at 2M generated events the table's columns 0.37 CPU s as seven code columns, 0.26
+-- with them packed (the packed column 0.02); at 10M the two flags about 0.1 CPU s each, the column of NULLs
+-- `uncoded` about 0.15 (docs/replay-scan.md, "tbnarrow17").
 -- The table is declared first so that its two event-id columns are stored uncompressed: ids are unique, so
 -- DuckDB's dictionary + FSST compression gains little on them and its analysis was the largest single cost of
 -- writing the table (about 0.35 CPU s per column per 800k rows; docs/replay-scan.md, "Writing the tables").
 CREATE OR REPLACE TABLE turn_boundaries_narrow (
     session_id VARCHAR, seq INTEGER, event_id VARCHAR USING COMPRESSION uncompressed,
-    ts TIMESTAMP WITH TIME ZONE, initiator VARCHAR, codes BIGINT, human_content BOOLEAN, starts_request BOOLEAN,
-    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, threshold DOUBLE, uncoded VARCHAR);
+    ts TIMESTAMP WITH TIME ZONE, codes BIGINT, extra VARCHAR,
+    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, threshold DOUBLE);
 
 -- The hash table of the labels' join is built on user_labels_narrow (its id and code), not on the
--- events' side (twelve columns): the positional scan's row estimate is about 0, so the optimizer would build
+-- events' side (its columns): the positional scan's row estimate is about 0, so the optimizer would build
 -- on the events (at 10M generated events the INSERT 15-16 against 11-12 CPU s). Reset after the statement
 -- (and by stallscan.store.sql.rollback when it fails), as queries/replay/stall_rounds.sql does.
 SET disabled_optimizers = 'build_side_probe_side';
 
 INSERT INTO turn_boundaries_narrow
-SELECT session_id, seq, event_id, ts, initiator,
+SELECT session_id, seq, event_id, ts,
        coalesce(c_origin, 0)::BIGINT | (coalesce(c_source_format, 0)::BIGINT << 8) | (coalesce(c_role, 0)::BIGINT << 16)
            | (coalesce(c_kind, 0)::BIGINT << 24) | (coalesce(c_origin_rule, 0)::BIGINT << 32)
-           | (coalesce(c_ts_quality, 0)::BIGINT << 40) | (coalesce(prev_status, 0)::BIGINT << 48) AS codes,
-       human_content, starts_request, prev_event_id, gap_raw_s, $threshold::DOUBLE AS threshold,
-       -- (the values no list holds, on the rare row that has one; NULL on every other row)
-       CASE WHEN c_origin IS NULL OR c_source_format IS NULL OR c_role IS NULL OR c_kind IS NULL
-                 OR c_origin_rule IS NULL OR c_ts_quality IS NULL
+           | (coalesce(c_ts_quality, 0)::BIGINT << 40) | (coalesce(prev_status, 0)::BIGINT << 48)
+           | (((code & 4) <> 0)::BIGINT << 56)           -- human_content
+           | (((code & 8) = 0)::BIGINT << 57)            -- starts_request
+           | (uncoded::BIGINT << 58) AS codes,           -- extra holds the JSON object
+       -- (the initiator as logged, NULL on most rows; on the rare row with a value no list holds, the JSON object
+       -- of that row's six values and its initiator)
+       CASE WHEN uncoded
             THEN json_object('origin', ['human', 'automatic', 'tool_result'][code & 3], 'source_format', source_format,
                              'role', "role", 'kind', kind,
                              'origin_rule', coalesce(found_rule, ['default_human', 'tool_result'][code >> 5]),
-                             'ts_quality', ts_quality)::VARCHAR END AS uncoded
+                             'ts_quality', ts_quality, 'initiator', initiator)::VARCHAR
+            ELSE initiator END AS extra,
+       prev_event_id, gap_raw_s, $threshold::DOUBLE AS threshold
+FROM (
+SELECT *, c_origin IS NULL OR c_source_format IS NULL OR c_role IS NULL OR c_kind IS NULL OR c_origin_rule IS NULL
+          OR c_ts_quality IS NULL AS uncoded
 FROM (
     SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
-           (l.code & 4) <> 0 AS human_content, (l.code & 8) = 0 AS starts_request, l.code, f.origin_rule AS found_rule,
+           l.code, f.origin_rule AS found_rule,
            e.source_format, e.role, e.kind, e.ts_quality,
            (l.code & 3)::UTINYINT AS c_origin,
            list_position(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
@@ -109,6 +118,7 @@ FROM (
     -- (the label: the one found, else the default its role and kind give)
     CROSS JOIN LATERAL (SELECT coalesce(f.code, label_default_code(e.role, e.kind)) AS code) l
     WHERE f.found OR $complete::BOOLEAN
-) c;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
+) c
+) u;   -- (no ORDER BY: readers order their own output, and an incremental replay appends anyway)
 
 RESET disabled_optimizers;

@@ -11,8 +11,11 @@
 -- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
 CREATE OR REPLACE VIEW turn_boundaries AS
 WITH c AS (  -- the stored codes out of the one BIGINT that holds them, a byte each (0: NULL; turn_boundaries.sql)
-    SELECT session_id, seq, event_id, ts, initiator, human_content, starts_request, prev_event_id, gap_raw_s,
-           threshold, uncoded,
+    SELECT session_id, seq, event_id, ts, prev_event_id, gap_raw_s, threshold,
+           -- (bit 58: extra holds the JSON object of the row's uncoded values and its initiator, else the initiator)
+           CASE WHEN (codes >> 58) & 1 = 1 THEN extra ->> 'initiator' ELSE extra END AS initiator,
+           CASE WHEN (codes >> 58) & 1 = 1 THEN extra END AS uncoded,
+           (codes >> 56) & 1 = 1 AS human_content, (codes >> 57) & 1 = 1 AS starts_request,
            nullif(codes & 255, 0)::UTINYINT AS origin,
            nullif((codes >> 8) & 255, 0)::UTINYINT AS source_format,
            nullif((codes >> 16) & 255, 0)::UTINYINT AS "role",

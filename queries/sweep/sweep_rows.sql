@@ -34,7 +34,10 @@ WITH r AS (
            v.event_id IS NOT NULL AS marked, v.marker_decided_by, v.marker_decision, v.notif_decided_by,
            v.notif_decision, v.both_decided_by, v.both_decision
     -- (the codes it reads out of the one BIGINT that holds them, a byte each, 0: NULL; turn_boundaries.sql)
-    FROM (SELECT session_id, seq, event_id, gap_raw_s, human_content, starts_request, initiator, threshold, uncoded,
+    FROM (SELECT session_id, seq, event_id, gap_raw_s, threshold,
+                 (codes >> 56) & 1 = 1 AS human_content, (codes >> 57) & 1 = 1 AS starts_request,
+                 CASE WHEN (codes >> 58) & 1 = 1 THEN extra ->> 'initiator' ELSE extra END AS initiator,
+                 CASE WHEN (codes >> 58) & 1 = 1 THEN extra END AS uncoded,
                  nullif(codes & 255, 0) AS origin, nullif((codes >> 8) & 255, 0) AS source_format,
                  nullif((codes >> 32) & 255, 0) AS origin_rule, nullif((codes >> 48) & 255, 0) AS prev_status
           FROM turn_boundaries_narrow) n
