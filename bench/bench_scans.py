@@ -17,13 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 
-from sides import interleaved  # (bench/sides.py: one side at a time, the order flipped each pair)
+from sides import checkouts, interleaved  # (bench/sides.py: one side at a time, the order flipped each pair)
 
 CHILD = r"""
-import os, shutil, sys, time
-src, repeat = sys.argv[1], int(sys.argv[2])
-db = f"{src}.{os.getpid()}.duckdb"
-shutil.copyfile(src, db)
+import sys, time
+db, repeat = sys.argv[1], int(sys.argv[2])  # (db: a copy for this run, bench/sides.py)
 from stallscan.store import sql
 if sql.PROFILE is not None:
     sql.time.perf_counter = time.process_time  # the profile in CPU seconds
@@ -31,28 +29,23 @@ from stallscan.store.db import connect
 from stallscan.store import stamps
 from stallscan.replay import scan_bounds, stall_data, stall_scans
 from stallscan.replay.labels import label_events
-try:
-    con = connect(db)
-    stamps.record_changes(con, "SELECT session_id FROM events")
-    label_events(con)
-    data = stall_data.install(con)
-    sql.run(con, "replay/stall_turn_starts_labels")
-    sql.run(con, "replay/stall_lookups", {"bg_tools": "|".join(f"(?:{bg.tool})" for bg in data.background) or None})
-    for name, scan in (("bounds", scan_bounds.prev_replies), ("turns", stall_scans.turn_numbers)):
-        runs = []
-        for _ in range(repeat):
-            if sql.PROFILE is not None:
-                sql.PROFILE.clear()
-            c0 = time.process_time()
-            scan(con)
-            runs.append(time.process_time() - c0)
-        sql.report(name)
-        print(f"RESULT {name} " + " ".join(f"{t:.3f}" for t in runs) + f" min={min(runs):.3f}")
-    con.close()
-finally:
-    for f in (db, db + ".wal"):
-        if os.path.exists(f):
-            os.remove(f)
+con = connect(db)
+stamps.record_changes(con, "SELECT session_id FROM events")
+label_events(con)
+data = stall_data.install(con)
+sql.run(con, "replay/stall_turn_starts_labels")
+sql.run(con, "replay/stall_lookups", {"bg_tools": "|".join(f"(?:{bg.tool})" for bg in data.background) or None})
+for name, scan in (("bounds", scan_bounds.prev_replies), ("turns", stall_scans.turn_numbers)):
+    runs = []
+    for _ in range(repeat):
+        if sql.PROFILE is not None:
+            sql.PROFILE.clear()
+        c0 = time.process_time()
+        scan(con)
+        runs.append(time.process_time() - c0)
+    sql.report(name)
+    print(f"RESULT {name} " + " ".join(f"{t:.3f}" for t in runs) + f" min={min(runs):.3f}")
+con.close()
 """
 
 
@@ -63,10 +56,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=2, help="runs of each side (default 2)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each scan in a process (default 3)")
     args = ap.parse_args()
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sides = {"baseline": os.path.abspath(args.baseline)} if args.baseline else {}
-    sides["this code"] = here
-    interleaved(CHILD, [os.path.abspath(args.db), str(args.repeat)], sides, args.pairs)
+    interleaved(CHILD, os.path.abspath(args.db), [str(args.repeat)], checkouts(args.baseline), args.pairs)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,16 @@ turn boundaries at 2.0, stalls at bound 3), and adds each replay's own wall seco
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 
-from sides import interleaved  # (bench/sides.py: one side at a time, the order flipped each pair)
+from sides import checkouts, interleaved, scratch_copy, side_env  # (bench/sides.py: the sides' runs and copies)
 
 CHILD = r"""
-import os, resource, shutil, sys, time
-src, together = sys.argv[1], sys.argv[2] == "together"
-db = f"{src}.{os.getpid()}.duckdb"
-shutil.copyfile(src, db)
+import resource, sys, time
+db, together = sys.argv[1], sys.argv[2] == "together"  # (db: a copy for this run, bench/sides.py)
 wall_clock = time.perf_counter  # (before the profile swaps time.perf_counter for process_time)
 from stallscan.store import sql
 if sql.PROFILE is not None:
@@ -35,30 +34,25 @@ if sql.PROFILE is not None:
 from stallscan.store.db import connect
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
-try:
-    con = connect(db)
-    from stallscan.store import stamps
-    stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: replay_stalls reuses the labels
-    label_events(con)
-    sql.report("labels")
-    rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    c0, w0 = time.process_time(), wall_clock()
-    walls = ""
-    if together:
-        from stallscan.replay.together import replay_together
-        seconds = replay_together(con, 2.0, 3) or {}
-        if sql.PROFILE is None:  # (profiled, time.perf_counter is process_time: together.py's seconds are CPU)
-            walls = " " + " ".join(f"{k}_wall={v:.2f}" for k, v in seconds.items())
-    info = replay_stalls(con)  # (after replay_together: reused)
-    cpu, wall = time.process_time() - c0, wall_clock() - w0
-    sql.report("stalls")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"RESULT cpu={cpu:.2f} wall={wall:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}{walls}")
-    con.close()
-finally:
-    for f in (db, db + ".wal"):
-        if os.path.exists(f):
-            os.remove(f)
+con = connect(db)
+from stallscan.store import stamps
+stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: replay_stalls reuses the labels
+label_events(con)
+sql.report("labels")
+rss_labels = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+c0, w0 = time.process_time(), wall_clock()
+walls = ""
+if together:
+    from stallscan.replay.together import replay_together
+    seconds = replay_together(con, 2.0, 3) or {}
+    if sql.PROFILE is None:  # (profiled, time.perf_counter is process_time: together.py's seconds are CPU)
+        walls = " " + " ".join(f"{k}_wall={v:.2f}" for k, v in seconds.items())
+info = replay_stalls(con)  # (after replay_together: reused)
+cpu, wall = time.process_time() - c0, wall_clock() - w0
+sql.report("stalls")
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(f"RESULT cpu={cpu:.2f} wall={wall:.2f} rss={rss:.0f} rss_labels={rss_labels:.0f} rounds={info.rounds} turns={info.turns}{walls}")
+con.close()
 """
 
 
@@ -75,28 +69,27 @@ def main() -> None:
     ap.add_argument("--together", action="store_true", help="both replays at once (stallscan.replay.together)")
     args = ap.parse_args()
     mode = "together" if args.together else "stalls"
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sides = {"this code": here} | ({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})
+    db, sides = os.path.abspath(args.db), checkouts(args.baseline)
     if args.pairs:
-        argv = [os.path.abspath(args.db), mode]
-        interleaved(CHILD, argv, dict(reversed(sides.items())), args.pairs)  # (baseline first)
+        interleaved(CHILD, db, [mode], sides, args.pairs)  # (baseline first)
         return
-    procs = {
-        name: subprocess.Popen(
-            [sys.executable, "-c", CHILD, os.path.abspath(args.db), mode],
-            cwd=root,
-            env={**os.environ, "PYTHONPATH": root},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name, root in sides.items()
-    }
-    for name, p in procs.items():
-        out, err = p.communicate()
-        sys.stderr.write(f"-- {name} --\n{err}")
-        line = next((x for x in out.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})")
-        print(f"{name:10} {line[len('RESULT ') :]}")
+    with contextlib.ExitStack() as copies:  # (both sides at once, each on its own copy)
+        procs = {
+            name: subprocess.Popen(
+                [sys.executable, "-c", CHILD, copies.enter_context(scratch_copy(db)), mode],
+                cwd=root,
+                env=side_env(root),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for name, root in sides.items()
+        }
+        for name, p in procs.items():
+            out, err = p.communicate()
+            sys.stderr.write(f"-- {name} --\n{err}")
+            line = next((x for x in out.splitlines() if x.startswith("RESULT ")), f"RESULT failed ({p.returncode})")
+            print(f"{name:10} {line[len('RESULT ') :]}")
 
 
 if __name__ == "__main__":
