@@ -123,21 +123,41 @@ def policy_split(cells: dict[str, np.ndarray], policy: str) -> tuple[np.ndarray,
     return decided_by_gap, fixed_human
 
 
+def dense_index(sess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(sess, return_inverse=True) (the distinct values, sorted, and each one's rank): for a session index
+    of non-negative integers (SQL's dense index, with the gaps of scope sessions without rows) by a count per value
+    instead of a sort (1.25M rows at 10M generated events: 0.08 -> 0.005 s)."""
+    s = np.asarray(sess)
+    if s.dtype.kind not in "iu" or not len(s) or s.min() < 0 or s.max() > 4 * len(s) + 1024:
+        out: tuple[np.ndarray, np.ndarray] = np.unique(s, return_inverse=True)
+        return out
+    present = np.bincount(s) > 0
+    return np.flatnonzero(present).astype(s.dtype), (np.cumsum(present) - 1)[s]
+
+
 def policy_parts(c: dict[str, np.ndarray], policy: str, nb: int) -> tuple[Parts, np.ndarray, np.ndarray]:
     """What the bootstrap needs of one policy over cells: the gap-decided (session, bin) counts of humans and
     of automatic events (sorted by session), the fixed (tp, fn, fp, tn) x session counts; each local session's
     key (its cells' `skey`, md5 of the session id; hand-built cells: its index's); the gap-decided mask."""
     human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
     by_gap, fixed_human = policy_split(c, policy)
-    uniq, sess = np.unique(c["sess"], return_inverse=True) if len(human) else (np.zeros(0, int), np.zeros(0, int))
+    uniq, sess = dense_index(c["sess"]) if len(human) else (np.zeros(0, int), np.zeros(0, int))
     n_sess = len(uniq)
     keys = index_keys(uniq)
     if "skey" in c:
         keys[sess] = np.asarray(c["skey"], dtype=np.uint64)
 
     def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key, inv = np.unique(sess[mask].astype(np.int64) * nb + bins[mask], return_inverse=True)
-        return key // nb, key % nb, np.bincount(inv, w[mask], minlength=len(key))
+        # np.unique(key, return_inverse=True) and a bincount of the weights by that inverse, from one stable
+        # argsort (the rows come about grouped by session: 0.06 -> 0.01 s at 10M generated events)
+        key = sess[mask].astype(np.int64) * nb + bins[mask]
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        new = np.empty(len(ks), bool)
+        new[:1] = True
+        np.not_equal(ks[1:], ks[:-1], out=new[1:])
+        key = ks[new]
+        return key // nb, key % nb, np.bincount(np.cumsum(new) - 1, w[mask][order], minlength=len(key))
 
     fx = ~by_gap
     fixed = np.stack(

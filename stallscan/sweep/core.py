@@ -19,6 +19,7 @@ the truth this tool measures against), reported with how many events no marker d
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import duckdb
@@ -147,17 +148,22 @@ def run_sweep(
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies), narrow=True)
         cells = sweep_cells(rows, t)
-    res = sweep_from_cells(
-        cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
-    )
+    # The tool results left out are DuckDB's work, the sweep from here numpy's: the count runs on its own thread
+    # meanwhile (DuckDB and numpy release the GIL), filling the CPU the sweep's serial steps leave idle. Nothing
+    # else uses the connection until it is done.
+    with ThreadPoolExecutor(1) as pool:
+        left_out = pool.submit(tool_results_left_out, con, by, cost_auto_as_human, cost_human_as_auto, counted)
+        res = sweep_from_cells(
+            cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
+        )
+        if any(p in VARIANTS for p in policies):
+            from stallscan.sweep.variants import compare_variants, rule_advice
+
+            res.variants = compare_variants(res, rows, by)
+            res.rule_advice = rule_advice(res.variants)
+        res.left_out = left_out.result()
     if sums and set(sums) != known and bins.writable(con):  # computed here: kept for the next report
         stored_sums.store(con, bootstrap, seed, sums)
-    if any(p in VARIANTS for p in policies):
-        from stallscan.sweep.variants import compare_variants, rule_advice
-
-        res.variants = compare_variants(res, rows, by)
-        res.rule_advice = rule_advice(res.variants)
-    res.left_out = tool_results_left_out(con, by, cost_auto_as_human, cost_human_as_auto, counted)
     return res
 
 

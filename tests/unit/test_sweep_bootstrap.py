@@ -290,3 +290,56 @@ def test_the_resample_loop_draws_the_weights_draw_gives():
     decided = counts != 255
     assert decided.any() and (~decided).any()
     assert np.array_equal(counts[decided], steps[decided])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])
+def test_dense_index_is_np_unique_with_its_inverse(dtype):
+    """dense_index (a count per value) gives np.unique(sess, return_inverse=True): the sorted distinct values in the
+    input's dtype and each row's rank, for an index with gaps, one too sparse for counting, and an empty one."""
+    from stallscan.sweep.cells import dense_index
+
+    rng = np.random.default_rng(3)
+    for sess in (
+        rng.choice(np.arange(0, 5_000, 3), 20_000).astype(dtype),  # (every third value: gaps)
+        np.array([7, 10**6, 7, 3], dtype),  # (max far past 4 x the rows: np.unique itself)
+        np.zeros(0, dtype),
+    ):
+        uniq, inv = dense_index(sess)
+        want_u, want_i = np.unique(sess, return_inverse=True)
+        assert uniq.dtype == want_u.dtype and np.array_equal(uniq, want_u)
+        assert np.array_equal(inv, want_i)
+
+
+def test_policy_parts_pairs_and_sums_equal_np_unique_over_shuffled_cells(monkeypatch):
+    """policy_parts' (session, bin) pairs (one stable argsort) are np.unique's sorted keys with the weights summed
+    per key, for cells in any order with counts above one, and the bootstrap's sums over them (the bin-sorted
+    pairs, a session's place by lookup) equal the plain per-resample reference."""
+    from stallscan.sweep.cells import policy_parts
+
+    rng = np.random.default_rng(8)
+    n, nb = 40_000, 57
+    cells: dict[str, np.ndarray] = {
+        "sess": rng.integers(0, 3_000, n).astype(np.int32) * 2,
+        "bin": rng.integers(0, nb, n),
+        "human": rng.random(n) < 0.6,
+        "vgr_gap": rng.random(n) < 0.7,
+        "decided_human": rng.random(n) < 0.5,
+        "n": rng.integers(1, 4, n).astype(float),
+        "skey": rng.integers(0, 2**63, n).astype(np.uint64),
+    }
+    (gh, go, fixed), keys, by_gap = policy_parts(cells, "router", nb)
+    _, sess = np.unique(cells["sess"], return_inverse=True)
+    for mask, got in ((by_gap & cells["human"], gh), (by_gap & ~cells["human"], go)):
+        key, inv = np.unique(sess[mask].astype(np.int64) * nb + cells["bin"][mask], return_inverse=True)
+        want = (key // nb, key % nb, np.bincount(inv, cells["n"][mask], minlength=len(key)))
+        assert all(g.dtype == w.dtype and np.array_equal(g, w) for g, w in zip(got, want))
+    assert len(go[0]) and (gh[2] > 1).any() and fixed[1:3].any()
+    monkeypatch.setattr(bootstrap, "_AT_ONCE", 0)  # (the per-resample loop, not the few-sessions path)
+    got_sums = bootstrap.sums_many([(gh, go, fixed)], keys, nb, 40, 2)[0]
+    w = bootstrap.weights(keys, 40, 2).astype(float)  # (sessions, resamples)
+    for pairs, sums in ((gh, got_sums.h), (go, got_sums.o)):
+        expect = np.zeros((40, nb))
+        for s_, b_, c in zip(*pairs):
+            expect[:, b_] += w[s_] * c
+        assert np.array_equal(sums, expect)
+    assert np.array_equal(got_sums.f, (fixed[1:3] @ w).T)
