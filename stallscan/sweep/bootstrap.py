@@ -141,7 +141,9 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
     k = k[used]
     out = [(np.zeros((n_boot, nb)), np.zeros((n_boot, nb)), np.zeros((n_boot, 2))) for _ in policies]
     workers = min(threads(), n_boot, max(1, (len(k) + widest) * n_boot // _PER_WORKER))
-    cuts = np.linspace(0, n_boot, workers + 1).astype(int)
+    # (more ranges than workers, taken in turn: a thread that shares its CPU with other work, such as the sweep's
+    # count of the tool results left out, core.run_sweep, does fewer ranges instead of holding up the last one)
+    cuts = np.linspace(0, n_boot, (workers if workers == 1 else min(n_boot, workers * _RANGES)) + 1).astype(int)
     ranges = [range(int(lo), int(hi)) for lo, hi in pairwise(cuts)]
     if workers == 1:
         _sums_range(ranges[0], k, rs, prepared, out)
@@ -153,6 +155,7 @@ def sums_many(policies: list[Parts], keys: np.ndarray, nb: int, n_boot: int, see
 
 
 _PER_WORKER = 1 << 24  # (sessions + pairs) x resamples below which one thread does the whole loop
+_RANGES = 8  # ranges of resamples per worker thread
 # keys _Draws mixes at a time: its scratch arrays stay in the L2 cache (10M bench: the mix 0.64 -> 0.47 ms a resample)
 _CHUNK = 1 << 16
 

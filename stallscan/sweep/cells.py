@@ -135,29 +135,58 @@ def dense_index(sess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(present).astype(s.dtype), (np.cumsum(present) - 1)[s]
 
 
-def policy_parts(c: dict[str, np.ndarray], policy: str, nb: int) -> tuple[Parts, np.ndarray, np.ndarray]:
-    """What the bootstrap needs of one policy over cells: the gap-decided (session, bin) counts of humans and
-    of automatic events (sorted by session), the fixed (tp, fn, fp, tn) x session counts; each local session's
-    key (its cells' `skey`, md5 of the session id; hand-built cells: its index's); the gap-decided mask."""
-    human, bins, w = c["human"], c["bin"], np.asarray(c["n"], float)
-    by_gap, fixed_human = policy_split(c, policy)
-    uniq, sess = dense_index(c["sess"]) if len(human) else (np.zeros(0, int), np.zeros(0, int))
-    n_sess = len(uniq)
+@dataclass
+class CellIndex:
+    """What policy_parts reads of cells whatever the policy, computed once for every policy of a sweep: each cell's
+    dense session index (`sess`: its rank among the sessions `uniq`), each session's bootstrap key, and the cells
+    in (session, bin) order (`order`, stable) with that order's key session * nb + bin and weights n."""
+
+    uniq: np.ndarray
+    sess: np.ndarray
+    keys: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    n: np.ndarray
+
+
+def cell_index(c: dict[str, np.ndarray], nb: int) -> CellIndex:
+    """The CellIndex of cells binned against nb - 1 thresholds."""
+    if len(c["human"]):
+        uniq, sess = dense_index(c["sess"])
+    else:
+        uniq, sess = np.zeros(0, int), np.zeros(0, int)
     keys = index_keys(uniq)
     if "skey" in c:
         keys[sess] = np.asarray(c["skey"], dtype=np.uint64)
+    key = sess.astype(np.int64) * nb + c["bin"]
+    # (one stable argsort for every policy's pairs, instead of an np.unique with its inverse per policy and kind:
+    # the cells come about grouped by session)
+    order = np.argsort(key, kind="stable")
+    return CellIndex(uniq, sess, keys, order, key[order], np.asarray(c["n"], float)[order])
+
+
+def policy_parts(
+    c: dict[str, np.ndarray], policy: str, nb: int, index: CellIndex | None = None
+) -> tuple[Parts, np.ndarray, np.ndarray]:
+    """What the bootstrap needs of one policy over cells: the gap-decided (session, bin) counts of humans and
+    of automatic events (sorted by session), the fixed (tp, fn, fp, tn) x session counts; each local session's
+    key (its cells' `skey`, md5 of the session id; hand-built cells: its index's); the gap-decided mask.
+    index: cell_index(c, nb) when the caller has it (the same for every policy)."""
+    human, w = c["human"], np.asarray(c["n"], float)
+    by_gap, fixed_human = policy_split(c, policy)
+    ix = index if index is not None else cell_index(c, nb)
+    sess, n_sess = ix.sess, len(ix.uniq)
 
     def pairs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # np.unique(key, return_inverse=True) and a bincount of the weights by that inverse, from one stable
-        # argsort (the rows come about grouped by session: 0.06 -> 0.01 s at 10M generated events)
-        key = sess[mask].astype(np.int64) * nb + bins[mask]
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
+        # np.unique(key[mask], return_inverse=True) and a bincount of the weights by that inverse: the masked
+        # cells in the index's order are sorted already, each run of one key is a pair
+        kept = mask[ix.order]
+        ks = ix.key[kept]
         new = np.empty(len(ks), bool)
         new[:1] = True
         np.not_equal(ks[1:], ks[:-1], out=new[1:])
         key = ks[new]
-        return key // nb, key % nb, np.bincount(np.cumsum(new) - 1, w[mask][order], minlength=len(key))
+        return key // nb, key % nb, np.bincount(np.cumsum(new) - 1, ix.n[kept], minlength=len(key))
 
     fx = ~by_gap
     fixed = np.stack(
@@ -171,4 +200,4 @@ def policy_parts(c: dict[str, np.ndarray], policy: str, nb: int) -> tuple[Parts,
             )
         ]
     )  # (tp, fn, fp, tn) x sessions
-    return (pairs(by_gap & human), pairs(by_gap & ~human), fixed), keys, by_gap
+    return (pairs(by_gap & human), pairs(by_gap & ~human), fixed), ix.keys.copy(), by_gap

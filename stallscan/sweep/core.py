@@ -38,8 +38,10 @@ from stallscan.sweep.cells import (
     CELL_COLUMNS,
     POLICIES,
     POLICY_ALIASES,
+    CellIndex,
     Curve,
     SweepResult,
+    cell_index,
     gap_bins,
     policy_name,
     policy_parts,
@@ -229,7 +231,8 @@ def sweep_from_cells(
         sel = None if by == "none" else cells["grp"] == g
         part = cells if sel is None else {k: v[sel] for k, v in cells.items()}  # (one group: the cells, not a copy)
         a, b = cost_auto_as_human, cost_human_as_auto
-        one = [_point(part, t, p, g, a, b, current, n_sess) for p in policies]
+        ix = cell_index(part, len(t) + 1)  # (what every policy's parts read of the cells, computed once)
+        one = [_point(part, t, p, g, a, b, current, n_sess, ix) for p in policies]
         g_sess = one[0][3] if one else 0  # (this group's: n_sess, the argument, stays for the next group)
         if bootstrap and g_sess > 1 and len(t):  # every policy of a group draws the same resamples
             keep = sums if sums is not None and by == "none" else {}
@@ -335,14 +338,16 @@ def _point(
     b: float,
     current: float = GAP_THRESHOLD_S,
     n_sess: int | None = None,
+    index: CellIndex | None = None,
 ) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int, np.ndarray]:
     """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
     (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts,
     and each session's key (its cells' `skey`, md5 of the session id; hand-built cells: the index's).
-    n_sess: the sessions' count when the cells are summed over sessions (their parts are then one session's)."""
+    n_sess: the sessions' count when the cells are summed over sessions (their parts are then one session's).
+    index: cell_index of these cells (rows: None)."""
     c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
     w = np.asarray(c["n"], float)
-    (gh, go, cells), keys, by_gap = policy_parts(c, policy, len(t) + 1)
+    (gh, go, cells), keys, by_gap = policy_parts(c, policy, len(t) + 1, index)
     n_sess, nb = len(keys) if n_sess is None else n_sess, len(t) + 1
     h = np.bincount(gh[1], gh[2], minlength=nb)
     o = np.bincount(go[1], go[2], minlength=nb)
