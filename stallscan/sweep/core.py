@@ -42,6 +42,7 @@ from stallscan.sweep.cells import (
     Curve,
     SweepResult,
     cell_index,
+    curve_rows,
     gap_bins,
     policy_name,
     policy_parts,
@@ -393,43 +394,6 @@ def _point_at(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> d
     if k is None:
         return None
     return {"cost": float(cost[k]), "auto_as_human": int(allp["fp"][k]), "human_as_auto": int(allp["fn"][k])}
-
-
-def curve_rows(res: SweepResult) -> list[dict[str, Any]]:
-    """Flat rows (threshold x policy x group x population) with precision / recall / F1 / cost."""
-    out: list[dict[str, Any]] = []
-    for c in res.curves:
-        for pop, m in (("gap", c.gap), ("all", c.all)):
-            tp, fp, fn, tn = (np.asarray(m[k], float) for k in ("tp", "fp", "fn", "tn"))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                prec = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
-                rec = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
-                f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), np.nan)
-            cost = res.cost_auto_as_human * fp + res.cost_human_as_auto * fn
-            for i, thr in enumerate(c.thresholds):
-                out.append(
-                    {
-                        "threshold": float(thr),
-                        "policy": c.policy,
-                        "group": c.group,
-                        "population": pop,
-                        "tp": int(tp[i]),
-                        "fp": int(fp[i]),
-                        "fn": int(fn[i]),
-                        "tn": int(tn[i]),
-                        "precision": _f(prec[i]),
-                        "recall": _f(rec[i]),
-                        "f1": _f(f1[i]),
-                        "auto_as_human": int(fp[i]),
-                        "human_as_auto": int(fn[i]),
-                        "cost": float(cost[i]),
-                    }
-                )
-    return out
-
-
-def _f(x: float) -> float | None:
-    return None if np.isnan(x) else round(float(x), 6)
 
 
 def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = None, **kw: Any) -> SweepResult:
