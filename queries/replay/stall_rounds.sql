@@ -65,7 +65,8 @@ GROUP BY m.model;
 SET VARIABLE stall_reply_part = (SELECT coalesce(max(rowid) // 4 + 1, 1) FROM events);
 
 CREATE OR REPLACE TEMP MACRO stall_reply_part(i) AS TABLE
-SELECT e.*, s.rid AS scan_rid, s.turn_id, s.round_in_turn, s.after_tool_round, s.last_in_turn
+SELECT e.*, s.rid AS scan_rid, s.turn_id, s.place >> 2 AS round_in_turn, (s.place & 2) <> 0 AS after_tool_round,
+       (s.place & 1) <> 0 AS last_in_turn
 FROM (SELECT rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, finish_norm, meta, text
       FROM events WHERE role = 'assistant'
        AND rowid >= i * getvariable('stall_reply_part') AND rowid < (i + 1) * getvariable('stall_reply_part')) e
