@@ -60,7 +60,11 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads  # (its last: the one before the next's first)
         turn_of = np.cumsum(tseg, dtype=np.int32) - 1  # each row's turn (0, 1, ... in this batch)
         # walk positions -> rowids (storage order: the walk order unless the batch was sorted)
-        rid_at = rids.__getitem__ if w.perm is None else (lambda p: rids[w.perm[p]])
+        perm = w.perm
+
+        def rid_at(at: Any) -> Any:
+            return rids[at] if perm is None else rids[perm[at]]
+
         started = starts[heads]  # (turn 0, before a session's first turn start, has none)
         # a turn's number in its session: the turn starts from the session's first row to the turn's first
         turn_id = _cumsum_from(started, scan.seg_start(w.starts[heads])).astype(np.int32)
@@ -96,7 +100,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             first_rid = rid_at(heads)
             if w.perm is not None:  # (turn 0 without a start: its first row in storage order)
                 first_rid = np.where(started, first_rid, rids[np.minimum.reduceat(w.perm, heads)])
-            n_calls = np.zeros(len(heads), dtype=np.int32)  # (a turn's tool calls: its replies')
+            n_calls: Any = np.zeros(len(heads), dtype=np.int32)  # (a turn's tool calls: its replies')
             if len(r):
                 n_calls[rturns] = np.add.reduceat(rcalls, rstart)
             lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads)

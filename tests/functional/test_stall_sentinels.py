@@ -40,7 +40,7 @@ TEXTS = [
 
 
 def _insert(con, texts: list[str | None]) -> None:
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for sid, text in enumerate(texts):
         for seq, (role, kind, t) in enumerate((("user", "message", "hello"), ("assistant", "message", text)), 1):
             fr = "stop" if role == "assistant" else None
