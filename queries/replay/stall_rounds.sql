@@ -19,7 +19,7 @@
 -- `uncoded`, a JSON object, NULL on every other row. The three strings and the NULL signature cost about 0.28 CPU s
 -- to write at 2M generated events (1.15M replies), the packed codes about 0.03: the statement 0.83 -> 0.65 CPU s
 -- (docs/replay-scan.md, "codes16").
--- Input: events, stall_replies, stall_turn_evidence, stall_sentinels, stall_tail_caps, stall_nudges,
+-- Input: events, stall_replies, stall_turn_evidence, stall_sentinel_keys, stall_tail_caps, stall_nudges,
 -- stall_tail_matches (steps 1-2), stall_signatures, stall_settings, stall_providers. A reply is narrated_intent by
 -- its text when an intent signature matched, no question / statement signature did, no done signature did unless an
 -- intent that reads the whole last sentence (`decides`) matched (the last sentence decides), no wait signature did
@@ -65,7 +65,8 @@ GROUP BY m.model;
 SET VARIABLE stall_reply_part = (SELECT coalesce(max(rowid) // 4 + 1, 1) FROM events);
 
 CREATE OR REPLACE TEMP MACRO stall_reply_part(i) AS TABLE
-SELECT e.*, s.rid AS scan_rid, s.turn_id, s.round_in_turn, s.after_tool_round, s.last_in_turn
+SELECT e.*, s.rid AS scan_rid, s.turn_id, s.place >> 2 AS round_in_turn, (s.place & 2) <> 0 AS after_tool_round,
+       (s.place & 1) <> 0 AS last_in_turn
 FROM (SELECT rowid AS rid, session_id, seq, source_format, model, finish_reason, n_tool_calls, finish_norm, meta, text
       FROM events WHERE role = 'assistant'
        AND rowid >= i * getvariable('stall_reply_part') AND rowid < (i + 1) * getvariable('stall_reply_part')) e
@@ -103,7 +104,7 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
     FROM (FROM stall_reply_part(0) UNION ALL FROM stall_reply_part(1) UNION ALL FROM stall_reply_part(2)
           UNION ALL FROM stall_reply_part(3))
 ), x AS (      -- blank; the tail and capped length its signature hits are found by (stall_rounds_prep.sql's macros)
-    SELECT x0.* EXCLUDE (finish_norm, mk, stripped),
+    SELECT x0.* EXCLUDE (finish_norm, mk),
            coalesce(finish_norm, CASE mk[1] WHEN 'commentary' THEN 'tool_calls' WHEN 'final_answer' THEN 'stop' END)
                AS finish_eff,
            coalesce(finish_reason, 'phase=' || mk[1]) AS finish_evidence,
@@ -111,16 +112,26 @@ WITH x0 AS (   -- a reply, its turn and place in it (counted by the scan: stall_
            n_tool_calls = 0 AND coalesce(stripped, '') = '' AS blank,
            stall_tail(stripped) AS tail, stall_cap(stripped) AS cap
     FROM x0
+), xs AS (     -- the sentinels whose key the stripped text starts with (stall_sentinel_keys)
+    SELECT x.*, sk.entries AS skey_entries
+    FROM x LEFT JOIN stall_sentinel_keys sk ON sk.skey = left(x.stripped, getvariable('stall_sentinel_key'))
 ), b AS (
-    SELECT x.* EXCLUDE (tail, cap), st.sentinel_kind,
+    SELECT x.* EXCLUDE (tail, cap, stripped, skey_entries),
+           -- the first sentinel (by ord) the stripped text is (stall_rounds_prep.sql: its key's entries, then any
+           -- contains one; NULL: none)
+           CASE WHEN skey_entries IS NOT NULL OR len(getvariable('stall_sentinel_any')) > 0
+                THEN list_sort(list_filter(coalesce(skey_entries, []) || getvariable('stall_sentinel_any'),
+                                           lambda p: CASE p.match WHEN 'exact' THEN x.stripped = p.text
+                                                                  WHEN 'prefix' THEN starts_with(x.stripped, p.text)
+                                                                  ELSE contains(x.stripped, p.text) END))[1].reacts_to
+                END AS sentinel_kind,
            coalesce(h.sig_hits, []) AS sig_hits, coalesce(h.veto_hits, []) AS veto_hits,
            coalesce(h.wait_hits, []) AS wait_hits, coalesce(h.vetoed, false) AS vetoed, h.hit_key,
            CASE WHEN ev.bg_seq < x.seq THEN ev.bg_id END AS background,
            CASE WHEN ev.mode_seq < x.seq THEN ev.mode_id END AS approval_mode,
            n.nudge_id, n.nudge_reacts_to, coalesce(n.n_nudges, 0) AS n_nudges,
            coalesce(n.interrupted, false) AS interrupted
-    FROM x
-    LEFT JOIN stall_sentinels st USING (rid)
+    FROM xs x
     LEFT JOIN stall_sig_hits h ON h.tail = x.tail AND h.cap = x.cap
     LEFT JOIN stall_nudges n USING (rid)
     LEFT JOIN stall_turn_evidence ev ON ev.session_id = x.session_id AND ev.turn_id = x.turn_id

@@ -47,15 +47,26 @@ GROUP BY s.round_rid;
 -- A reply's own fields (its finish, provider, what its text says) are computed where the rounds are written
 -- (queries/replay/stall_rounds.sql, from events and stall_scan): no table of every reply is written here. Its text
 -- matters only for a text-only reply (n_tool_calls = 0: a reply with tool calls is a tool_round whatever it says).
--- The text-only replies that are an assistant-side sentinel (few: a table of those only)
-CREATE OR REPLACE TEMP TABLE stall_sentinels AS
-SELECT a.rid, arg_min(p.reacts_to, p.ord) AS sentinel_kind
-FROM (SELECT rowid AS rid, stall_strip(text) AS stripped FROM events WHERE role = 'assistant' AND n_tool_calls = 0) a
-JOIN stall_prompts p ON p.role = 'sentinel'
- AND CASE p.match WHEN 'exact' THEN a.stripped = p.text
-                  WHEN 'prefix' THEN starts_with(a.stripped, p.text)
-                  ELSE contains(a.stripped, p.text) END
-GROUP BY a.rid;
+-- The assistant-side sentinels (stall_prompts role 'sentinel') a text-only reply may be: matched where the rounds are
+-- written (queries/replay/stall_rounds.sql), on the stripped text that statement computes anyway, not by a statement
+-- of their own over every text-only reply (at 10M generated events, 2,749,692 text-only replies, that statement cost
+-- 0.35 CPU s and the match inside the rounds' about 0.15-0.2: docs/replay-scan.md "stall18"). An exact or prefix
+-- sentinel is looked up by a key, the first stall_sentinel_key characters (the shortest exact / prefix text's length:
+-- a text that equals or starts with a sentinel's text starts with its key; a shorter text matches none), its entries
+-- (in ord order) then checked in full; any other sentinel (contains) is checked on every text-only reply
+-- (stall_sentinel_any: none in the library).
+SET VARIABLE stall_sentinel_key = (SELECT coalesce(min(length(text)), 0) FROM stall_prompts
+                                   WHERE role = 'sentinel' AND match IN ('exact', 'prefix'));
+
+CREATE OR REPLACE TEMP TABLE stall_sentinel_keys AS
+SELECT left(text, getvariable('stall_sentinel_key')) AS skey,
+       list({'ord': ord, 'match': match, 'text': text, 'reacts_to': reacts_to} ORDER BY ord) AS entries
+FROM stall_prompts WHERE role = 'sentinel' AND match IN ('exact', 'prefix')
+GROUP BY ALL;
+
+SET VARIABLE stall_sentinel_any = (
+    SELECT coalesce(list({'ord': ord, 'match': match, 'text': text, 'reacts_to': reacts_to} ORDER BY ord), [])
+    FROM stall_prompts WHERE role = 'sentinel' AND coalesce(match, '') NOT IN ('exact', 'prefix'));
 
 -- The tails the signatures look at: a text-only reply's last tail_chars characters when it is not blank, and its
 -- length capped one above the largest max_chars (cap: the signature hits of a reply depend on its tail and on

@@ -23,11 +23,11 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     ones: queries/replay/scan_stall_lookups.sql) and the rowid of the turn's last reply at or before each
     (round_rid, -1: none; the round a nudge after it reacts to); those rows only (at 10M generated events every
     event's row cost 0.29 CPU s to write, and the three statements that read it probed all 10M), and the temp
-    table `stall_replies`, the replies' rows only (rid, turn_id), in storage order (queries/replay/
-    stall_rounds.sql reads it beside the replies by position, in four rowid ranges), with, counted inside the turn, a reply's place
-    in it (round_in_turn), whether a tool round came before it in the turn (after_tool_round) and whether it is
-    its turn's last (last_in_turn): segmented running sums (stallscan/replay/scan.py) over batches of whole
-    sessions (scan.scan_into). And the temp table
+    table `stall_replies`, the replies' rows only (rid, turn_id, place), in storage order (queries/replay/
+    stall_rounds.sql reads it beside the replies by position, in four rowid ranges), with, counted inside the turn,
+    in `place` a reply's place in it (round_in_turn, bits 2-30), whether a tool round came before it in the turn
+    (after_tool_round, bit 1) and whether it is its turn's last (last_in_turn, bit 0): segmented running sums
+    (stallscan/replay/scan.py) over batches of whole sessions (scan.scan_into). And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
     turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
@@ -41,8 +41,10 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     from stallscan.store import arrow
 
     with sql.timed("scan mark scan_stall_starts"):
-        turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"))  # (sorted: each batch marks its slice)
-        lookups = np.sort(scan.fetch_rids(con, "scan_stall_lookups"))
+        # (sorted: each batch marks its slice; a stable sort, as the join hands them out in a few ascending runs:
+        # at 10M generated events 0.002-0.02 against 0.065 CPU s for numpy's default sort)
+        turn_starts = np.sort(scan.fetch_rids(con, "scan_stall_starts"), kind="stable")
+        lookups = np.sort(scan.fetch_rids(con, "scan_stall_lookups"), kind="stable")
         lookups = lookups[np.append(True, lookups[1:] != lookups[:-1])] if len(lookups) else lookups  # (each once)
     micros = pa.timestamp("us", tz="UTC")
 
@@ -53,44 +55,54 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         rids = w.cols["rid_storage"]  # (ascending: storage order)
         starts = w.mark_rids(_inside(turn_starts, rids))  # only the turn starts inside this batch's rowids
         info = w.cols["reply_info"]  # (scan_stall_ev.sql: -1 no reply, else calls * 4 + model 1 + finish 2)
-        reply, calls = info >= 0, np.maximum(info, 0) >> 2
         tseg = w.starts | starts  # a turn's rows: from its start (or the session's first row) to the next
         heads = np.flatnonzero(tseg)  # per turn: the walk position of its first row
         tails = np.append(heads[1:] - 1, w.n - 1) if w.n else heads  # (its last: the one before the next's first)
         turn_of = np.cumsum(tseg, dtype=np.int32) - 1  # each row's turn (0, 1, ... in this batch)
-        pos = np.arange(w.n, dtype=np.int64) if w.perm is None else w.perm  # walk position -> storage position
+        # walk positions -> rowids (storage order: the walk order unless the batch was sorted)
+        perm = w.perm
+
+        def rid_at(at: Any) -> Any:
+            return rids[at] if perm is None else rids[perm[at]]
+
         started = starts[heads]  # (turn 0, before a session's first turn start, has none)
         # a turn's number in its session: the turn starts from the session's first row to the turn's first
         turn_id = _cumsum_from(started, scan.seg_start(w.starts[heads])).astype(np.int32)
-        r = np.flatnonzero(reply)  # the replies' walk positions, ascending
+        r = np.flatnonzero(info >= 0)  # the replies' walk positions, ascending
+        rinfo = info[r]  # (the replies' own: calls * 4 + model 1 + finish 2)
         rturn = turn_of[r]
         rhead = np.ones(len(r), dtype=np.bool_)  # a turn's first reply
         rhead[1:] = rturn[1:] != rturn[:-1]
         rlast = np.ones(len(r), dtype=np.bool_)  # a turn's last reply
         rlast[:-1] = rhead[1:]
         rfirst = scan.seg_start(rhead)  # the index (among the replies) of its turn's first reply
-        round_in_turn = (np.arange(len(r), dtype=np.int64) - rfirst + 1).astype(np.int32)
-        tool = calls[r] > 0
+        round_in_turn = (np.arange(len(r), dtype=np.int32) - rfirst.astype(np.int32) + 1).astype(np.int32)
+        rcalls = rinfo >> 2
+        tool = rcalls > 0
         after_tool_round = _cumsum_from(tool, rfirst) - tool > 0  # a tool round before it in the turn
         n_rounds = np.bincount(rturn, minlength=len(heads)).astype(np.int32)
 
         rstart = np.flatnonzero(rhead)  # the turns that have a reply: their first reply (among the replies)
         rturns = rturn[rstart]  # and their turn
+        last_at = r[rlast]  # per turn with a reply: its last reply's walk position
 
         def last_rid(mask: Any) -> Any:  # per turn: the rowid of its last reply where mask holds (-1: none)
             out = np.full(len(heads), -1, dtype=np.int64)
-            if mask is None:
-                at = r[rlast]
-            else:  # (a turn's greatest position among its replies where mask holds)
-                at = np.maximum.reduceat(np.where(mask, r, -1), rstart) if len(r) else r
-            out[rturns] = np.where(at >= 0, rids[pos[np.maximum(at, 0)]], -1)
+            if mask is None or mask.all():  # (every reply: its turn's last; usually every reply names both)
+                out[rturns] = rid_at(last_at)
+                return out
+            # (a turn's greatest position among its replies where mask holds)
+            at = np.maximum.reduceat(np.where(mask, r, -1), rstart)
+            out[rturns] = np.where(at >= 0, rid_at(np.maximum(at, 0)), -1)
             return out
 
         if w.n:
-            first_rid = rids[pos[heads]]
+            first_rid = rid_at(heads)
             if w.perm is not None:  # (turn 0 without a start: its first row in storage order)
-                first_rid = np.where(started, first_rid, rids[np.minimum.reduceat(pos, heads)])
-            n_calls = np.add.reduceat(calls.astype(np.int64), heads)
+                first_rid = np.where(started, first_rid, rids[np.minimum.reduceat(w.perm, heads)])
+            n_calls: Any = np.zeros(len(heads), dtype=np.int32)  # (a turn's tool calls: its replies')
+            if len(r):
+                n_calls[rturns] = np.add.reduceat(rcalls, rstart)
             lo_ts = np.minimum.reduceat(w.cols["ts_lo"], heads)
             hi_ts = np.maximum.reduceat(w.cols["ts_hi"], heads)
         else:
@@ -100,8 +112,8 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "first_rid": first_rid,
             "started": started,
             "last_rid": last_rid(None),
-            "model_rid": last_rid((info[r] & 1) > 0),
-            "finish_rid": last_rid((info[r] & 2) > 0),
+            "model_rid": last_rid((rinfo & 1) > 0),
+            "finish_rid": last_rid((rinfo & 2) > 0),
             "n_rounds": n_rounds,
             "n_tool_calls": n_calls.astype(np.int32),
             "start_seq": w.cols["seq"][heads],
@@ -125,17 +137,20 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         looked_up = {
             "rid": rids[found],
             "turn_id": turn_id[turn_of[at]],
-            "round_rid": np.where(same, rids[pos[prev]], -1),
+            "round_rid": np.where(same, rid_at(prev), -1),
         }
+        if len(r) >= 1 << 29:  # (place: round_in_turn in bits 2-30 of an INTEGER)
+            raise ValueError("stall scan: more than 2**29 replies in one batch")
         replies = {
-            "rid": rids[pos[r]],
+            "rid": rid_at(r),
             "turn_id": turn_id[rturn],
-            "round_in_turn": round_in_turn,
-            "after_tool_round": after_tool_round,
-            "last_in_turn": rlast,
+            # round_in_turn << 2 | after_tool_round << 1 | last_in_turn: one INTEGER where a column of each cost more
+            # to write and read back (two boolean columns of 5.75M replies: about 0.1 CPU s, docs/replay-scan.md
+            # "stall18"); queries/replay/stall_rounds.sql takes it apart
+            "place": (round_in_turn << 2) | (after_tool_round.astype(np.int32) << 1) | rlast.astype(np.int32),
         }
         if w.perm is not None:  # (the replies' rows in storage order)
-            o = np.argsort(pos[r], kind="stable")
+            o = np.argsort(w.perm[r], kind="stable")
             replies = {name: v[o] for name, v in replies.items()}
         return {"stall_scan": looked_up, "stall_turn_span": span, "stall_replies": replies}
 

@@ -185,7 +185,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_prompt_hits",
         "stall_turn_span",
         "stall_turn_evidence",
-        "stall_sentinels",
+        "stall_sentinel_keys",
         "stall_tail_caps",
         "stall_tails",
         "stall_tail_matches",
@@ -200,8 +200,16 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         "stall_mode_hits",
     ):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    # (stall_rounds_prep.sql's limits and key length, stall_rounds.sql's part size: nothing left on the connection)
-    for v in ("stall_tail_chars", "stall_cap", "stall_prompt_key", "stall_reply_part"):
+    # (stall_rounds_prep.sql's limits, key lengths and contains sentinels, stall_rounds.sql's part size: nothing left
+    # on the connection)
+    for v in (
+        "stall_tail_chars",
+        "stall_cap",
+        "stall_prompt_key",
+        "stall_sentinel_key",
+        "stall_sentinel_any",
+        "stall_reply_part",
+    ):
         con.execute(f"RESET VARIABLE {v}")
 
 
