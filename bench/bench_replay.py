@@ -79,9 +79,9 @@ FROM (SELECT *,
 # --layout ingest: the rows in the order an ingest writes them (bench/layout_stats.py measures it; figures in
 # docs/benchmarks.md, layout18). An ingest's batch (64 MB of files) goes through its reader's SQL, whose branches
 # append their rows one after the other: Claude Code's user lines (prompts and tool results), queued input, system
-# lines, then the assistant replies, which come out of the merge's hash aggregate in two interleaved runs. So a
+# lines, then the assistant replies (merged per API message by an aggregate), in two runs a session. So a
 # session's rows lie in a few runs spread over its batch, each run with seq rising, and seq steps back between
-# runs. Here: batches of $batch events' sessions, in each the user and tool rows first, then the assistant rows in
+# runs. Here: batches of --batch-events events' sessions, in each the user and tool rows first, then the assistant rows in
 # two halves (by a hash of the event), the sessions in a hashed order within each part.
 INGEST_ORDER = """
 ORDER BY CAST(substr(session_id, 5) AS BIGINT) // $sessions_per_batch,

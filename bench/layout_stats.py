@@ -6,7 +6,7 @@
 A run is a stretch of adjacent rows (in rowid order: the table's storage order, the order a scan hands rows
 out) of one session. A session written in walk order is one run with seq rising; an ingest writes each batch's
 rows branch by branch of its reader's SQL (Claude Code: user lines, queued input, system lines, then the
-assistant replies in two runs of the merge's hash aggregate), so a session's rows sit in a few runs spread over
+assistant replies, merged by an aggregate, in two runs), so a session's rows sit in a few runs spread over
 its batch. A step back is a row whose seq is below the previous row of its session in storage order.
 """
 
