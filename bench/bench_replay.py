@@ -81,8 +81,8 @@ FROM (SELECT *,
 # append their rows one after the other: Claude Code's user lines (prompts and tool results), queued input, system
 # lines, then the assistant replies (merged per API message by an aggregate), in two runs a session. So a
 # session's rows lie in a few runs spread over its batch, each run with seq rising, and seq steps back between
-# runs. Here: batches of --batch-events events' sessions, in each the user and tool rows first, then the assistant rows in
-# two halves (by a hash of the event), the sessions in a hashed order within each part.
+# runs. Here: batches of --batch-events events' sessions, in each the user and tool rows first, then the assistant
+# rows in two halves (by a hash of the event), the sessions in a hashed order within each part.
 INGEST_ORDER = """
 ORDER BY CAST(substr(session_id, 5) AS BIGINT) // $sessions_per_batch,
          CASE WHEN role = 'assistant' THEN 1 + hash(event_id) % 2 ELSE 0 END, hash(session_id), seq
