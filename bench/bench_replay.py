@@ -76,13 +76,31 @@ FROM (SELECT *,
 """
 
 
-def generate(db: str, n: int, per_session: int) -> None:
-    """N generated events into the database file `db` (the schema's own table and column types)."""
+# --layout ingest: the rows in the order an ingest writes them (bench/layout_stats.py measures it; figures in
+# docs/benchmarks.md, layout18). An ingest's batch (64 MB of files) goes through its reader's SQL, whose branches
+# append their rows one after the other: Claude Code's user lines (prompts and tool results), queued input, system
+# lines, then the assistant replies (merged per API message by an aggregate), in two runs a session. So a
+# session's rows lie in a few runs spread over its batch, each run with seq rising, and seq steps back between
+# runs. Here: batches of --batch-events events' sessions, in each the user and tool rows first, then the assistant
+# rows in two halves (by a hash of the event), the sessions in a hashed order within each part.
+INGEST_ORDER = """
+ORDER BY CAST(substr(session_id, 5) AS BIGINT) // $sessions_per_batch,
+         CASE WHEN role = 'assistant' THEN 1 + hash(event_id) % 2 ELSE 0 END, hash(session_id), seq
+"""
+LAYOUTS = ("walk", "ingest")
+
+
+def generate(db: str, n: int, per_session: int, layout: str = "walk", batch_events: int = 12_000) -> None:
+    """N generated events into the database file `db` (the schema's own table and column types), laid out in
+    walk order (each session one run, seq rising) or as an ingest lays them out (INGEST_ORDER): the same rows."""
     con = connect(db)
     gen = GEN.replace("$per", str(per_session)).replace("$n", str(n))
     con.execute(gen.replace("CREATE OR REPLACE TABLE events AS", "CREATE OR REPLACE TEMP TABLE events_gen AS"))
     con.execute("DELETE FROM events")
-    con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen")
+    order = ""
+    if layout == "ingest":  # (preserve_insertion_order, DuckDB's default, keeps the ORDER BY's order on disk)
+        order = INGEST_ORDER.replace("$sessions_per_batch", str(max(1, batch_events // per_session)))
+    con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen" + order)
     con.execute("DROP TABLE events_gen")
     from stallscan.store import stamps
 
@@ -111,12 +129,19 @@ def main() -> None:
         "--baseline",
         help="an older checkout: time it too, through this script, on a copy of the same events (side by side)",
     )
+    ap.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="walk",
+        help="the rows' storage order: walk (each session one run) or ingest (as an ingest writes them)",
+    )
+    ap.add_argument("--batch-events", type=int, default=12_000, help="--layout ingest: events per ingest batch")
     ap.add_argument("--reuse-db", action="store_true", help=argparse.SUPPRESS)  # (baseline child) --db is built
     ap.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = parse_n(args.events)
     if args.generate_only:  # (child process) build the events and exit: the parent's peak RSS is the replay's
-        generate(args.db, n, args.per_session)
+        generate(args.db, n, args.per_session, args.layout, args.batch_events)
         return
     tmp = None
     if args.db is None:
@@ -126,7 +151,7 @@ def main() -> None:
     if not args.reuse_db:
         subprocess.run(
             [sys.executable, __file__, "--generate-only", "--db", args.db, "--events", str(n), "--per-session",
-             str(args.per_session)],
+             str(args.per_session), "--layout", args.layout, "--batch-events", str(args.batch_events)],
             check=True,
         )  # fmt: skip
         print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s into {args.db} (a separate process)")
