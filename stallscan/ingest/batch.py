@@ -29,6 +29,10 @@ BATCH_FILES = 2000
 COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
 COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
+# a big file's chunk (bytes read a pass) stays 64 MB while a batch of files holds up to `batch_bytes` (128 MB): on
+# one 1 GB file 128 MB chunks took more CPU (bench_ingest.py, fastest of 2: 14.15 s against 13.66; docs/benchmarks.md
+# "first18"); fewer batches pay off where many small files share them
+CHUNK_BYTES = 64 * 1024 * 1024
 
 
 def _longest(raw: pa.ChunkedArray) -> int:
@@ -56,7 +60,7 @@ def run_batches(
     total: int,
     batch_bytes: int,
 ) -> None:
-    """Ingest the plans batch by batch (at most `batch_bytes` read per batch and per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
+    """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
     Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
@@ -172,7 +176,7 @@ def _ingest_batch(
                     plan.compression,
                     state,
                     plan.skip_leading_newline,
-                    batch_bytes if plan.chunked else None,
+                    min(batch_bytes, CHUNK_BYTES) if plan.chunked else None,
                     arena,
                 )
             with sql.timed("read + newline scan"):

@@ -22,8 +22,11 @@ from stallscan.ingest.result import IngestResult
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
-# bytes read per batch (one transaction); bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks)
-BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 64 * 1024 * 1024)
+# bytes read per batch; bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks; a big file's chunk is
+# at most this and batch.CHUNK_BYTES, 64 MB). Each batch pays about 0.06-0.08 CPU s whatever its size (binding and
+# planning its ~20 statements: the Claude parse alone ~15 ms); 128 MB instead of 64 halves the count of batches of
+# small files (docs/benchmarks.md "first18": lower CPU, +30-100 MB peak RSS)
+BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 128 * 1024 * 1024)
 # WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
