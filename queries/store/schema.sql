@@ -98,7 +98,8 @@ SELECT session_id,
        min(ts)                                   AS first_ts,
        max(ts_end)                               AS last_ts,
        bool_or(is_sidechain)                     AS is_sidechain,
-       any_value(model) FILTER (WHERE model IS NOT NULL) AS model
+       -- the last model named (as the report and the sweep take it): any_value followed the storage order
+       arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model
 FROM events GROUP BY session_id;
 
 -- Normalised finish reason (one vocabulary across providers; see README).
