@@ -258,9 +258,12 @@ def sharing(n: int) -> Iterator[None]:
 def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> Iterator[Walk]:
     """Walks over whole sessions of queries/replay/<name>.sql (a projection of a table with `WHERE rowid >=
     $lo AND rowid < $hi`), read by rowid ranges of `rows` below `end`, each range a query of its own (so the
-    caller may write between two batches). The sessions of a range that go on in the next are carried into
-    it; the walks come in rising rowid order. Raises Interleaved when a session comes back after it was
-    scanned, or when carried rows would make the output go back in rowid order."""
+    caller may write between two batches). At a range's end the rows read are cut at the last point no
+    session's rows straddle, the sessions that go on in the next range counting as never ending (`_cut`): the
+    rows before it are walked, the rest carried (a session stored in several runs, as an ingest batch appends
+    its reader's branches one after another, is walked whole, sorted in `_walk`); so the walks come in rising
+    rowid order. Raises Interleaved when a session comes back after it was scanned (a grown session appended
+    later)."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     # pending's runs (arrow.strings, not pa.array: pyarrow would import pandas to build from a list)
@@ -274,19 +277,12 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
             continue
         bruns = _runs(batch)  # (the only comparison of adjacent ids: the runs are carried with the rows)
         nxt = pc.unique(bruns[0])
-        if pending is not None:  # scan the sessions that do not go on in this range, carry the others
+        if pending is not None:  # scan the rows up to the last cut no session straddles, carry the rest
             heads, lengths = pruns
-            runs_on = _np(pc.is_in(heads, value_set=nxt), np.bool_)
-            j = int(np.argmax(runs_on)) if runs_on.any() else len(lengths)  # the runs before the first going on
+            j = _cut(heads, _np(pc.is_in(heads, value_set=nxt), np.bool_))
             k = int(lengths[:j].sum())
-            if runs_on[j:].all():  # (usually: the sessions going on are the last rows)
-                ready, pending = pending.slice(0, k), pending.slice(k)
-                rruns, pruns = (heads[:j], lengths[:j]), (heads[j:], lengths[j:])
-            else:
-                goes_on = arrow.from_numpy(np.repeat(runs_on, lengths))
-                ready, pending = pending.filter(pc.invert(goes_on)), pending.filter(goes_on)
-                rruns = _merge(heads.filter(arrow.from_numpy(~runs_on)), lengths[~runs_on])
-                pruns = _merge(heads.filter(arrow.from_numpy(runs_on)), lengths[runs_on])
+            ready, pending = pending.slice(0, k), pending.slice(k)
+            rruns, pruns = (heads[:j], lengths[:j]), (heads[j:], lengths[j:])
             if ready.num_rows:
                 if pc.min(ready.column("rid")).as_py() <= last:
                     raise Interleaved
@@ -304,6 +300,23 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
         if pending.num_rows and pc.min(pending.column("rid")).as_py() <= last:
             raise Interleaved
         yield _walk(pending, pruns)
+
+
+def _cut(heads: pa.Array, runs_on: Bool) -> int:
+    """The number of leading runs (of `heads`, storage order) that hold whole sessions and nothing after them:
+    the last run i where no session of runs 0..i has a run after i and none goes on into the next range
+    (runs_on; such a session counts as never ending): a running maximum of each run's session's last run
+    against the run's own position. 0: no such cut (everything is carried)."""
+    m = len(heads)
+    if m == 0:
+        return 0
+    codes = _np(pc.dictionary_encode(heads).indices, np.int64)
+    last = np.full(int(codes.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last, codes, np.arange(m, dtype=np.int64))
+    ends = last[codes]
+    ends[runs_on] = m  # (every run of a session that goes on: it ends after all of them)
+    ok = np.flatnonzero(np.maximum.accumulate(ends) == np.arange(m))
+    return int(ok[-1]) + 1 if len(ok) else 0
 
 
 def _runs(table: pa.Table) -> tuple[pa.Array, Int]:

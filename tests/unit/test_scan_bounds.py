@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -180,12 +181,65 @@ def _ev(s: str, i: int) -> dict[str, object]:
     }
 
 
+def _walks(con, monkeypatch, rows: Sequence[Mapping[str, object]], size: int) -> list[list[int]]:
+    """Store `rows` in this order and return the rowids of each walk of `batches` in ranges of `size` rows,
+    checking what every walk must be: whole sessions (no session in two walks), in rising rowid order (each
+    walk's rows all below the next walk's); and that prev_replies in such batches gives the reference walk's
+    rows."""
+    _insert(con, rows)
+    end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
+    walks = [sorted(w.cols["rid_storage"].tolist()) for w in scan.batches(con, "scan_boundaries", end, size)]
+    assert sorted(r for w in walks for r in w) == list(range(end))
+    assert all(a[-1] < b[0] for a, b in pairwise(walks))
+    owner = {r: str(rows[r]["session_id"]) for r in range(end)}
+    sessions = [{owner[r] for r in w} for w in walks]
+    assert all(not (x & y) for i, x in enumerate(sessions) for y in sessions[i + 1 :])
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", size)
+    scan_bounds.prev_replies(con)
+    assert _got(con) == _want(rows)
+    return walks
+
+
 def test_a_carried_session_before_a_finished_one(con, monkeypatch):
-    """Storage order a b | a c | c with 2-row batches: after the second range, session a goes on and b ends,
-    but a's rows come first, so they cannot be cut off the end of the carried rows; b is scanned, and a
-    (rowid 0, before b's) would then go back in rowid order: the batching gives up."""
+    """Storage order a b | a c | c with 2-row ranges: after the first range both a and b are carried (a goes
+    on, and b's row lies after a's); after the second, a and b are complete and c goes on: the rows are cut
+    before c, so a and b are walked together (a's two runs sorted there) and c after them."""
     rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("c", 1), _ev("c", 2)]
-    _batching_gives_up(con, monkeypatch, rows)
+    assert _walks(con, monkeypatch, rows, 2) == [[0, 1, 2], [3, 4]]
+
+
+def test_a_session_in_three_runs_inside_an_ingest_batch(con, monkeypatch):
+    """As an ingest batch stores a Claude session: its user rows, then another session's, then its assistant
+    rows in two runs (a a b b a a), the next ingest batch's session c after them; 4-row ranges cut a. At the
+    first range's end a goes on and b lies among a's runs: nothing is walked; at the second's, c goes on:
+    the rows are cut before c, a (three runs) and b walked together."""
+    rows = [_ev("a", 1), _ev("a", 2), _ev("b", 1), _ev("b", 2), _ev("a", 3), _ev("a", 4), _ev("c", 1), _ev("c", 2)]
+    rows.append(_ev("c", 3))
+    assert _walks(con, monkeypatch, rows, 4) == [[0, 1, 2, 3, 4, 5], [6, 7, 8]]
+
+
+def test_a_session_going_on_among_complete_ones(con, monkeypatch):
+    """Stored x a y a | a z z with 4-row ranges: a goes on across the range end, x lies before it and y among
+    its rows: x is walked at the first range's end, y is carried with a (both complete only then), and
+    walked with a and z at the end."""
+    rows = [_ev("x", 1), _ev("a", 1), _ev("y", 1), _ev("a", 2), _ev("a", 3), _ev("z", 1), _ev("z", 2)]
+    assert _walks(con, monkeypatch, rows, 4) == [[0], [1, 2, 3, 4, 5, 6]]
+
+
+def test_a_session_back_after_its_walk(con, monkeypatch):
+    """Stored a b | a b | c c | a (a grown session appended later) with 2-row ranges: a and b are walked at
+    the second range's end (a in two runs), c at the third's, then a comes back in the fourth range: the
+    batching gives up (and the scan falls back to the whole table)."""
+    rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("b", 2), _ev("c", 1), _ev("c", 2), _ev("a", 3)]
+    _insert(con, rows)
+    walks = scan.batches(con, "scan_boundaries", len(rows), 2)
+    assert sorted(next(walks).cols["rid_storage"].tolist()) == [0, 1, 2, 3]
+    assert sorted(next(walks).cols["rid_storage"].tolist()) == [4, 5]
+    with pytest.raises(scan.Interleaved):
+        next(walks)
+    monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
+    scan_bounds.prev_replies(con)
+    assert _got(con) == _want(rows)  # (the whole-table scan)
 
 
 def test_sessions_interleaved_inside_the_carried_rows(con, monkeypatch):
