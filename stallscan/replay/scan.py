@@ -5,11 +5,12 @@ one pass over narrow columns once the rows are grouped by session and ordered by
 runs `queries/replay/<name>.sql` (a projection of `events` that names `rid` = the events' rowid, `session_id`
 and `seq` first) and returns its columns as numpy arrays in the walk order:
 
-* rows come back in the table's storage order (no sort). Ingest appends a session's lines in seq order, so
-  storage order usually is already grouped by session with seq ascending; the scan checks that (adjacent
-  session ids, one run per session, seq rising inside each run) and uses it as it is;
-* otherwise it orders the rows once by (session, seq) with a numpy lexsort on integer keys (the session ids
-  dictionary-encoded): the only sort of the walk.
+* rows come back in the table's storage order (no sort). Where that order is already grouped by session with
+  seq ascending (the scan checks: adjacent session ids, one run per session, seq rising inside each run) it is
+  used as it is;
+* otherwise (a database that `stallscan ingest` writes: a session lies in a few runs spread over its ingest
+  batch, seq stepping back between them, docs/benchmarks.md "layout18") it orders the rows once by (session,
+  seq) with a numpy lexsort on integer keys (the session ids dictionary-encoded): the only sort of the walk.
 
 The segmented operations (`seg_cumsum`, `prev_where`) then work on whole columns at once: no loop over
 events or sessions in Python. `Walk.to_storage` puts a result column back into storage order, and
