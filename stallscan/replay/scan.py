@@ -231,8 +231,9 @@ class Interleaved(Exception):
 
 def batch_rows() -> int:
     """Rows per batch of a batched scan: $STALLSCAN_SCAN_BATCH_ROWS, else from the process's memory budget
-    (stallscan.store.db.memory_budget): about 200 bytes a row (the fetched columns, the scans' int64
-    temporaries, the output) in an eighth of it, between 2^16 and 2^22 rows (1.3 million at 2 GiB)."""
+    (stallscan.store.db.memory_budget): about 250 bytes a row (the fetched columns, the scans' int64
+    temporaries, the output; on an ingest's storage order also the carried rows and each batch's sort) in an
+    eighth of it, between 2^16 and 2^22 rows (1.07 million at 2 GiB)."""
     import os
 
     env = os.environ.get("STALLSCAN_SCAN_BATCH_ROWS", "").strip()
@@ -240,7 +241,7 @@ def batch_rows() -> int:
         return max(1, int(env))
     from stallscan.store.db import memory_budget
 
-    return max(1 << 16, min(1 << 22, memory_budget() // 1600 // _SHARING[0]))
+    return max(1 << 16, min(1 << 22, memory_budget() // 2000 // _SHARING[0]))
 
 
 _SHARING = [1]  # scans running at once in this process (stallscan.replay.together), each with its share

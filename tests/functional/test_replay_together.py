@@ -66,7 +66,7 @@ def test_one_cpu_or_a_stamp_runs_nothing_at_once(tmp_path, monkeypatch, sample_i
 def test_a_failure_stops_the_other_and_is_raised(tmp_path, monkeypatch, sample_ingested_file):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_SCAN_BATCH_ROWS", raising=False)
-    monkeypatch.setenv("STALLSCAN_MEMORY_BUDGET", "1GB")  # batches of 671,088 rows alone, half that while shared
+    monkeypatch.setenv("STALLSCAN_MEMORY_BUDGET", "1GB")  # batches of 536,870 rows alone, half that while shared
     one, _ = _pair(tmp_path, sample_ingested_file)
     label_events(one, {})
     seen = {}
@@ -80,7 +80,7 @@ def test_a_failure_stops_the_other_and_is_raised(tmp_path, monkeypatch, sample_i
 
     with pytest.raises(ValueError, match="boom"):
         together.run_at_once(one, {"boundaries": fails, "stalls": replays})
-    assert (seen["batch"], scan.batch_rows()) == (335_544, 671_088)  # the share ends with the run
+    assert (seen["batch"], scan.batch_rows()) == (268_435, 536_870)  # the share ends with the run
     assert not stamps.get(one, "turn_boundaries")  # nothing stamped by the failed job
     # the connection is usable afterwards, and a replay from it completes
     replay_boundaries(one, 2.0)
