@@ -355,7 +355,8 @@ def scan_into(
 ) -> None:
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
-    when the storage order does not allow batches, over the whole table at once. `out` holds one row per
+    when a session comes back after its walk (`Interleaved`), over shares of the sessions (by a hash of the
+    id; the outputs then put back in rowid order); a table of one batch's rows or less at once. `out` holds one row per
     row of `source` in its storage order (read beside it with POSITIONAL JOIN); None: no such table (`step`
     returns its sides only).
     sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
@@ -369,13 +370,36 @@ def scan_into(
         more = tuple(arrow.table(cols.pop(k)) for k in sides)
         return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
+    rows = rows or batch_rows()
     try:
-        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows or batch_rows()))):
+        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows))):
             return
-    except Interleaved:
-        pass
+    except Interleaved:  # (a session came back after its walk: a grown session's rows at the table's end)
+        shares = -(-end // rows)
+        if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
+            # output with a rowid put back in rowid order (out and the sides read by position need it)
+            with sql.timed(f"scan {name} (shares of the sessions)"):
+                write_all(con, outs, (part(_share(con, name, end, i, shares)) for i in range(shares)))
+                for t in outs:
+                    if "rid" in {r[0] for r in con.execute(f"DESCRIBE {t}").fetchall()}:
+                        con.execute(f"CREATE OR REPLACE TEMP TABLE {t} AS SELECT * FROM {t} ORDER BY rid")
+            return
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
         write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
+
+
+def _share(con: duckdb.DuckDBPyConnection, name: str, end: int, i: int, shares: int) -> Walk:
+    """The walk of share i of `shares` of the sessions of queries/replay/<name>.sql (rowids below `end`):
+    the sessions whose id hashes to i, their rows in storage order (rising rowids)."""
+    with sql.timed(f"scan fetch {name} (share)"):
+        con.complete()
+        rel = sql.relation(con, f"replay/{name}", {"lo": 0, "hi": end})
+        table = rel.filter(f"hash(session_id) % {shares} = {i}").to_arrow_reader(FETCH_ROWS).read_all()
+    rid = _np(table.column("rid"), np.int64)
+    if len(rid) > 1 and bool((rid[1:] < rid[:-1]).any()):  # (a parallel read may hand rows out of order)
+        table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
+    with sql.timed(f"scan order {name}"):
+        return walk_of(table)
 
 
 def scan_parts(
