@@ -152,12 +152,20 @@ def seg_sum(x: npt.NDArray[Any], starts: Bool) -> Int:
     return np.bincount(g, weights=x, minlength=int(g[-1]) + 1 if len(g) else 0).astype(np.int64)[g]
 
 
-def fetch(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> Walk:
-    """Run queries/replay/<name>.sql (its last statement a SELECT) and return its columns in walk order."""
+def fetch(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None, where: str | None = None
+) -> Walk:
+    """Run queries/replay/<name>.sql (its last statement a SELECT) and return its columns in walk order.
+    where: a filter on its rows (their storage order kept: rid rising)."""
     with sql.timed(f"scan fetch {name}"):
         con.complete()  # (a DB-API result left half read, e.g. by fetchone(), would block the relation)
+        rel = sql.relation(con, f"replay/{name}", params)
         # streamed in batches, not materialised whole inside DuckDB and then copied to Arrow (twice the memory)
-        table = sql.relation(con, f"replay/{name}", params).to_arrow_reader(FETCH_ROWS).read_all()
+        table = (rel if where is None else rel.filter(where)).to_arrow_reader(FETCH_ROWS).read_all()
+    if where is not None:
+        rid = _np(table.column("rid"), np.int64)
+        if len(rid) > 1 and bool((rid[1:] < rid[:-1]).any()):  # (a parallel read may hand rows out of order)
+            table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
     with sql.timed(f"scan order {name}"):
         return walk_of(table)
 
@@ -379,27 +387,20 @@ def scan_into(
         if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
             # output with a rowid put back in rowid order (out and the sides read by position need it)
             with sql.timed(f"scan {name} (shares of the sessions)"):
-                write_all(con, outs, (part(_share(con, name, end, i, shares)) for i in range(shares)))
+                write_all(
+                    con,
+                    outs,
+                    (
+                        part(fetch(con, name, {"lo": 0, "hi": end}, f"hash(session_id) % {shares} = {i}"))
+                        for i in range(shares)
+                    ),
+                )
                 for t in outs:
                     if "rid" in {r[0] for r in con.execute(f"DESCRIBE {t}").fetchall()}:
                         con.execute(f"CREATE OR REPLACE TEMP TABLE {t} AS SELECT * FROM {t} ORDER BY rid")
             return
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
         write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
-
-
-def _share(con: duckdb.DuckDBPyConnection, name: str, end: int, i: int, shares: int) -> Walk:
-    """The walk of share i of `shares` of the sessions of queries/replay/<name>.sql (rowids below `end`):
-    the sessions whose id hashes to i, their rows in storage order (rising rowids)."""
-    with sql.timed(f"scan fetch {name} (share)"):
-        con.complete()
-        rel = sql.relation(con, f"replay/{name}", {"lo": 0, "hi": end})
-        table = rel.filter(f"hash(session_id) % {shares} = {i}").to_arrow_reader(FETCH_ROWS).read_all()
-    rid = _np(table.column("rid"), np.int64)
-    if len(rid) > 1 and bool((rid[1:] < rid[:-1]).any()):  # (a parallel read may hand rows out of order)
-        table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
-    with sql.timed(f"scan order {name}"):
-        return walk_of(table)
 
 
 def scan_parts(

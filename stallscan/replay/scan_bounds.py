@@ -11,9 +11,10 @@ through `scan.scan_into`, as the stall replay's turn scan is:
   the others are scanned;
 * inside a batch the walk order is found as `scan.walk_of` finds it (the storage order when it is already
   grouped by session with seq rising, else one lexsort of the batch);
-* a session met again after it was scanned, or carried rows that would make the output go back in rowid
-  order, stops the batching: the scan then starts again over the whole table at once, which is correct in
-  any storage order.
+* the rows read are cut where no session straddles (a session in several runs, as an ingest batch stores it,
+  is carried whole); a session met again after it was scanned (a grown session's rows at the table's end)
+  stops the batching: the scan then starts again over shares of the sessions by a hash of their ids, its
+  output put back in rowid order (`scan.scan_into`), which is correct in any storage order.
 
 The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_event_id,
 prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads
