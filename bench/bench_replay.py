@@ -90,9 +90,26 @@ ORDER BY CAST(substr(session_id, 5) AS BIGINT) // $sessions_per_batch,
 LAYOUTS = ("walk", "ingest")
 
 
-def generate(db: str, n: int, per_session: int, layout: str = "walk", batch_events: int = 12_000) -> None:
+# --grow K: K sessions, spread evenly over the sessions, each gain one event at the table's end (a copy of its last
+# event, one later, with an id of its own), as a grown transcript's new line lands after every row already stored:
+# such a session comes back after its walk (stallscan.replay.scan.Interleaved).
+GROW = """
+INSERT INTO events BY NAME
+SELECT * REPLACE (md5('grown-' || session_id) AS event_id, line + 1 AS line, last_line + 1 AS last_line,
+                  seq + 1 AS seq, ts_end + INTERVAL 1 SECOND AS ts, ts_end + INTERVAL 1 SECOND AS ts_end)
+FROM events
+WHERE session_id IN (SELECT 'sess' || (i * $sessions // $grow) FROM range($grow) t(i))
+QUALIFY seq = max(seq) OVER (PARTITION BY session_id)
+ORDER BY session_id
+"""
+
+
+def generate(
+    db: str, n: int, per_session: int, layout: str = "walk", batch_events: int = 12_000, grow: int = 0
+) -> None:
     """N generated events into the database file `db` (the schema's own table and column types), laid out in
-    walk order (each session one run, seq rising) or as an ingest lays them out (INGEST_ORDER): the same rows."""
+    walk order (each session one run, seq rising) or as an ingest lays them out (INGEST_ORDER): the same rows;
+    then `grow` sessions one event longer at the table's end (GROW)."""
     con = connect(db)
     gen = GEN.replace("$per", str(per_session)).replace("$n", str(n))
     con.execute(gen.replace("CREATE OR REPLACE TABLE events AS", "CREATE OR REPLACE TEMP TABLE events_gen AS"))
@@ -102,6 +119,9 @@ def generate(db: str, n: int, per_session: int, layout: str = "walk", batch_even
         order = INGEST_ORDER.replace("$sessions_per_batch", str(max(1, batch_events // per_session)))
     con.execute("INSERT INTO events BY NAME SELECT * FROM events_gen" + order)
     con.execute("DROP TABLE events_gen")
+    if grow:
+        sessions = -(-n // per_session)
+        con.execute(GROW.replace("$sessions", str(sessions)).replace("$grow", str(min(grow, sessions))))
     from stallscan.store import stamps
 
     stamps.record_changes(con, "SELECT session_id FROM events")  # as an ingest does: the events change counter
@@ -136,12 +156,18 @@ def main() -> None:
         help="the rows' storage order: walk (each session one run) or ingest (as an ingest writes them)",
     )
     ap.add_argument("--batch-events", type=int, default=12_000, help="--layout ingest: events per ingest batch")
+    ap.add_argument(
+        "--grow",
+        type=int,
+        default=0,
+        help="K sessions one event longer at the table's end, as a grown transcript's new lines land (default 0)",
+    )
     ap.add_argument("--reuse-db", action="store_true", help=argparse.SUPPRESS)  # (baseline child) --db is built
     ap.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = parse_n(args.events)
     if args.generate_only:  # (child process) build the events and exit: the parent's peak RSS is the replay's
-        generate(args.db, n, args.per_session, args.layout, args.batch_events)
+        generate(args.db, n, args.per_session, args.layout, args.batch_events, args.grow)
         return
     tmp = None
     if args.db is None:
@@ -151,7 +177,8 @@ def main() -> None:
     if not args.reuse_db:
         subprocess.run(
             [sys.executable, __file__, "--generate-only", "--db", args.db, "--events", str(n), "--per-session",
-             str(args.per_session), "--layout", args.layout, "--batch-events", str(args.batch_events)],
+             str(args.per_session), "--layout", args.layout, "--batch-events", str(args.batch_events),
+             "--grow", str(args.grow)],
             check=True,
         )  # fmt: skip
         print(f"generated {n:,} events in {time.perf_counter() - t0:.1f} s into {args.db} (a separate process)")
