@@ -212,10 +212,9 @@ class _ReadAhead:
             self.i = i
             with sql.timed("read + newline scan (waited for)"):
                 ahead, self.ahead = self.ahead, None
-                reads = (
+                yield (
                     ahead.result() if ahead is not None else _read_batch(self.con, self.arenas[i % 2], batch, self.size)
                 )
-            yield reads
 
     def start_next(self) -> None:
         """Read the batch after the one taken last, on the worker thread, unless it is the pass's last."""
