@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -85,9 +85,9 @@ def run_batches(
         while plans:
             continued: list[FilePlan] = []
             # (closed on a failed batch: the read under way ends before the rollback)
-            with contextlib.closing(_ReadAhead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
+            with contextlib.closing(_read_ahead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
                 for reads in read:
-                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next)
+                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx)
                     done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                     if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                         tx = txn.flush(con, tx)
@@ -190,42 +190,29 @@ def _read_batch(
     return out
 
 
-class _ReadAhead:
-    """A pass's batches as read, each next one read on a worker thread while DuckDB writes the one before (DuckDB
-    and the reads' file I/O and numpy scans let go of the GIL). The read starts once the batch's parse statement
-    is done (`start_next`): that statement keeps both CPUs busy, the steps after it (the INSERT's merge, the
-    bookkeeping statements, the COMMIT) much less. The two arenas take turns: a batch's lines stay staged until
-    its last statement, the next batch is read into the other arena. A batch with a file that may be one JSON
-    array is read in its turn (`read_array` runs on the connection). Only within a pass: a big file's next chunk
-    starts where the flush after the pass leaves its `files` row. `close` waits for a read under way."""
-
-    def __init__(
-        self, con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], size: int
-    ) -> None:
-        self.con, self.arenas, self.batches, self.size = con, arenas, batches, size
-        self.i = -1  # the batch taken last
-        self.pool: ThreadPoolExecutor | None = None
-        self.ahead: Future[list[_Read]] | None = None
-
-    def __iter__(self) -> Iterator[list[_Read]]:
-        for i, batch in enumerate(self.batches):
-            self.i = i
+def _read_ahead(
+    con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], batch_bytes: int
+) -> Generator[list[_Read]]:
+    """The pass's batches as read, each next one read on a worker thread while DuckDB parses and writes the one
+    before (DuckDB and the reads' file I/O and numpy scans let go of the GIL). The two arenas take turns: a
+    batch's lines stay staged until its last statement, the next batch is read into the other arena. A batch
+    with a file that may be one JSON array is read in its turn (`read_array` runs on the connection). Only
+    within a pass: a big file's next chunk starts where the flush after the pass leaves its `files` row."""
+    pool: ThreadPoolExecutor | None = None
+    ahead: Future[list[_Read]] | None = None
+    try:
+        for i, batch in enumerate(batches):
             with sql.timed("read + newline scan (waited for)"):
-                ahead, self.ahead = self.ahead, None
-                yield (
-                    ahead.result() if ahead is not None else _read_batch(self.con, self.arenas[i % 2], batch, self.size)
-                )
-
-    def start_next(self) -> None:
-        """Read the batch after the one taken last, on the worker thread, unless it is the pass's last."""
-        i = self.i + 1
-        if i < len(self.batches) and self.ahead is None and not any(p.array for p in self.batches[i]):
-            self.pool = self.pool or ThreadPoolExecutor(1, thread_name_prefix="stallscan-read")
-            self.ahead = self.pool.submit(_read_batch, None, self.arenas[i % 2], self.batches[i], self.size)
-
-    def close(self) -> None:
-        if self.pool is not None:  # (a failed batch: the read under way finishes before its arena can go)
-            self.pool.shutdown(wait=True, cancel_futures=True)
+                reads = ahead.result() if ahead is not None else _read_batch(con, arenas[i % 2], batch, batch_bytes)
+            ahead = None
+            nxt = batches[i + 1] if i + 1 < len(batches) else None
+            if nxt is not None and not any(p.array for p in nxt):
+                pool = pool or ThreadPoolExecutor(1, thread_name_prefix="stallscan-read")
+                ahead = pool.submit(_read_batch, None, arenas[(i + 1) % 2], nxt, batch_bytes)
+            yield reads
+    finally:
+        if pool is not None:  # (a failed batch: the read under way finishes before its arena can go)
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ingest_batch(
@@ -236,11 +223,10 @@ def _ingest_batch(
     touched: set[str],
     continued: list[FilePlan],
     tx: txn.Tx,
-    parsed: Callable[[], None],
 ) -> tuple[int, int]:
     """Parse and write one batch of same-format files (a big file: one chunk), as read, inside the open
-    transaction; its files' bookkeeping is left to the flush (`tx`); `parsed` is called after its parse statement.
-    Returns the bytes read and the events written."""
+    transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
+    written."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
@@ -285,7 +271,6 @@ def _ingest_batch(
     con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     longest = _longest(staged.column("raw"))
     parse_batch(con, batch[0].fmt, longest)
-    parsed()  # (the next batch's read starts: the steps from here keep fewer CPUs busy)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")

@@ -1,5 +1,5 @@
-"""The next batch of a pass read on a worker thread while DuckDB writes the one before
-(stallscan/ingest/batch.py, `_ReadAhead`): the rows are those of the batches read one after the other."""
+"""The next batch of a pass read on a worker thread while DuckDB parses and writes the one before
+(stallscan/ingest/batch.py, `_read_ahead`): the rows are those of the batches read one after the other."""
 
 from __future__ import annotations
 
@@ -23,11 +23,10 @@ TABLES = {
 }
 
 
-class _InTurn(ingest_batch._ReadAhead):
+def _in_turn(con, arenas, batches, batch_bytes):
     """The batches read one after the other on the calling thread (the reads before the read-ahead)."""
-
-    def start_next(self) -> None:
-        pass
+    for b in batches:
+        yield ingest_batch._read_batch(con, arenas[0], b, batch_bytes)
 
 
 def _rows(db: str) -> dict[str, list[tuple]]:
@@ -74,7 +73,7 @@ def test_batches_read_ahead_write_the_rows_of_batches_read_in_turn(tmp_path, log
     ahead = _ingest(str(tmp_path / "ahead.duckdb"), [str(logs)])
     assert any(t.startswith("stallscan-read") for t in threads), threads  # (the worker read batches)
     assert threading.main_thread().name in threads  # (and each pass's first batch, and JSON-array files', in turn)
-    monkeypatch.setattr(ingest_batch, "_ReadAhead", _InTurn)
+    monkeypatch.setattr(ingest_batch, "_read_ahead", _in_turn)
     in_turn = _ingest(str(tmp_path / "in_turn.duckdb"), [str(logs)])
     assert (ahead.events, ahead.lines, ahead.rejects, ahead.bytes) == (
         in_turn.events,
