@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 import duckdb
@@ -19,7 +17,7 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.parse_batch import parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
-from stallscan.ingest.reader import Arena, LineBlock, ReadState, iter_lines, read_array, read_whole
+from stallscan.ingest.reader import Arena, ReadState, iter_lines, read_array, read_whole
 from stallscan.store import arrow, sql
 
 if TYPE_CHECKING:
@@ -71,7 +69,7 @@ def run_batches(
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
-    arenas = (Arena(), Arena())  # a batch's lines and the next batch's, read ahead, in turn
+    arena = Arena()
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
@@ -84,20 +82,18 @@ def run_batches(
         tx = txn.start(con)
         while plans:
             continued: list[FilePlan] = []
-            # (closed on a failed batch: the read under way ends before the rollback)
-            with contextlib.closing(_read_ahead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
-                for reads in read:
-                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx)
-                    done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
-                    if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
-                        tx = txn.flush(con, tx)
-                        with sql.timed("COMMIT"):
-                            con.execute("COMMIT")
-                        failpoint.hit()
-                        con.execute("BEGIN TRANSACTION")
-                        tx_rows = tx_bytes = 0
-                    if progress:
-                        progress(done, total)
+            for batch in _batches(plans, batch_bytes):
+                nbytes, nrows = _ingest_batch(con, stage, arena, batch, res, touched, continued, tx, batch_bytes)
+                done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
+                if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                    tx = txn.flush(con, tx)
+                    with sql.timed("COMMIT"):
+                        con.execute("COMMIT")
+                    failpoint.hit()
+                    con.execute("BEGIN TRANSACTION")
+                    tx_rows = tx_bytes = 0
+                if progress:
+                    progress(done, total)
             tx = txn.flush(con, tx)  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
         if txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
@@ -146,31 +142,30 @@ class _Stage:
         return self.table.__arrow_c_stream__(requested_schema)
 
 
-@dataclass
-class _Read:
-    """One file of a batch as read: its blocks of lines, or why it could not be read."""
-
-    plan: FilePlan
-    state: ReadState
-    blocks: list[LineBlock]
-    unreadable: str | None = None
-
-
-def _read_batch(
-    con: duckdb.DuckDBPyConnection | None, arena: Arena, batch: list[FilePlan], batch_bytes: int
-) -> list[_Read]:
-    """Read a batch's files into `arena` (reset first: the batch read into it before is no longer staged). Needs
-    the connection only for a file saved as one JSON array (`read_array`); without it, no file may be one."""
-    arena.reset()
-    out: list[_Read] = []
+def _ingest_batch(
+    con: duckdb.DuckDBPyConnection,
+    stage: _Stage,
+    arena: Arena,
+    batch: list[FilePlan],
+    res: IngestResult,
+    touched: set[str],
+    continued: list[FilePlan],
+    tx: txn.Tx,
+    batch_bytes: int,
+) -> tuple[int, int]:
+    """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
+    transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
+    written."""
+    tables: list[pa.Table] = []
+    states: list[ReadState] = []
+    nbytes = 0
+    readable: list[FilePlan] = []
+    arena.reset()  # (the last batch's lines are no longer staged)
     for plan in batch:
+        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
         state = ReadState(plan.start_offset, plan.start_line)
         try:
-            array = (
-                read_array(cast("duckdb.DuckDBPyConnection", con), plan.path, plan.compression, state)
-                if plan.array
-                else None
-            )
+            array = read_array(con, plan.path, plan.compression, state) if plan.array else None
             if array is not None:
                 blocks = array
             elif SPECS[plan.fmt].whole_file:
@@ -184,65 +179,18 @@ def _read_batch(
                     min(batch_bytes, CHUNK_BYTES) if plan.chunked else None,
                     arena,
                 )
-            out.append(_Read(plan, state, list(blocks)))
+            with sql.timed("read + newline scan"):
+                got = [block.table(fid) for block in blocks]
         except read_errors() as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
-            out.append(_Read(plan, state, [], why_unreadable(exc)))
-    return out
-
-
-def _read_ahead(
-    con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], batch_bytes: int
-) -> Generator[list[_Read]]:
-    """The pass's batches as read, each next one read on a worker thread while DuckDB parses and writes the one
-    before (DuckDB and the reads' file I/O and numpy scans let go of the GIL). The two arenas take turns: a
-    batch's lines stay staged until its last statement, the next batch is read into the other arena. A batch
-    with a file that may be one JSON array is read in its turn (`read_array` runs on the connection). Only
-    within a pass: a big file's next chunk starts where the flush after the pass leaves its `files` row."""
-    pool: ThreadPoolExecutor | None = None
-    ahead: Future[list[_Read]] | None = None
-    try:
-        for i, batch in enumerate(batches):
-            with sql.timed("read + newline scan (waited for)"):
-                reads = ahead.result() if ahead is not None else _read_batch(con, arenas[i % 2], batch, batch_bytes)
-            ahead = None
-            nxt = batches[i + 1] if i + 1 < len(batches) else None
-            if nxt is not None and not any(p.array for p in nxt):
-                pool = pool or ThreadPoolExecutor(1, thread_name_prefix="stallscan-read")
-                ahead = pool.submit(_read_batch, None, arenas[(i + 1) % 2], nxt, batch_bytes)
-            yield reads
-    finally:
-        if pool is not None:  # (a failed batch: the read under way finishes before its arena can go)
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _ingest_batch(
-    con: duckdb.DuckDBPyConnection,
-    stage: _Stage,
-    reads: list[_Read],
-    res: IngestResult,
-    touched: set[str],
-    continued: list[FilePlan],
-    tx: txn.Tx,
-) -> tuple[int, int]:
-    """Parse and write one batch of same-format files (a big file: one chunk), as read, inside the open
-    transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
-    written."""
-    tables: list[pa.Table] = []
-    states: list[ReadState] = []
-    nbytes = 0
-    readable: list[FilePlan] = []
-    for r in reads:
-        if r.unreadable is not None:
-            res.unreadable.append((str(r.plan.path), r.unreadable))
+            res.unreadable.append((str(plan.path), why_unreadable(exc)))
             continue
-        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
-        tables.extend(block.table(fid) for block in r.blocks)
-        readable.append(r.plan)
-        states.append(r.state)
-        nbytes += r.state.consumed_bytes - r.plan.start_offset
-        res.pending += 1 if r.state.pending_bytes else 0
-        if r.state.more:
-            continued.append(r.plan)
+        readable.append(plan)
+        tables.extend(got)
+        states.append(state)
+        nbytes += state.consumed_bytes - plan.start_offset
+        res.pending += 1 if state.pending_bytes else 0
+        if state.more:
+            continued.append(plan)
     if not readable:
         return nbytes, 0
     batch = readable
