@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a `stallscan report` spends its CPU: seconds (time.process_time: every thread of the process, so
+"""Where a `stallscan report` spends its CPU and wall: seconds (time.process_time: every thread of the process, so
 DuckDB's workers count) per phase of one run, printed to stderr after the command's own output.
 
     python bench/report_phases.py report NEW --format json --db COPY_OF_DB > /dev/null
@@ -49,6 +49,7 @@ PHASES = [
     ("stallscan.sweep.core", "tool_results_left_out", "  sweep: tool results left out"),
 ]
 SECONDS: dict[str, float] = collections.defaultdict(float)
+WALL: dict[str, float] = collections.defaultdict(float)  # wall s of the same calls (CPU / wall: CPUs busy)
 DEPTH = [0]  # nesting of the outer phases (a phase inside another is counted in the outer one only)
 
 
@@ -58,13 +59,14 @@ def _timed(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     def run(*args: Any, **kw: Any) -> Any:
         counted = part or DEPTH[0] == 0
         DEPTH[0] += 0 if part else 1
-        t0 = time.process_time()
+        t0, w0 = time.process_time(), time.perf_counter()
         try:
             return fn(*args, **kw)
         finally:
             DEPTH[0] -= 0 if part else 1
             if counted:
                 SECONDS[label] += time.process_time() - t0
+                WALL[label] += time.perf_counter() - w0
 
     return run
 
@@ -86,18 +88,24 @@ def _install() -> None:
                 setattr(m, name, getattr(importlib.import_module(module), name))
 
 
-def _print(t0: float) -> None:
-    total = time.process_time() - t0
+def _print(t0: float, w0: float) -> None:
+    total, wall = time.process_time() - t0, time.perf_counter() - w0
     outer = sum(v for k, v in SECONDS.items() if not k.startswith(" "))
-    sys.stderr.write(f"CPU s per phase ({total:.3f} s in all, after the imports made here)\n")
+    outer_wall = sum(v for k, v in WALL.items() if not k.startswith(" "))
+    sys.stderr.write(
+        f"CPU s / wall s per phase, CPUs busy ({total:.3f} / {wall:.3f} s in all, after the imports made here)\n"
+    )
     for label, secs in sorted(SECONDS.items(), key=lambda kv: (kv[0].startswith(" "), -kv[1])):
-        sys.stderr.write(f"{secs:7.3f}  {label}\n")
-    sys.stderr.write(f"{total - outer:7.3f}  the rest (typer, connections, imports on the way)\n")
+        busy = secs / WALL[label] if WALL[label] else 0.0
+        sys.stderr.write(f"{secs:7.3f} {WALL[label]:7.3f} {busy:5.2f}  {label}\n")
+    sys.stderr.write(
+        f"{total - outer:7.3f} {wall - outer_wall:7.3f}        the rest (typer, connections, imports on the way)\n"
+    )
 
 
 def main() -> None:
     _install()
-    atexit.register(_print, time.process_time())
+    atexit.register(_print, time.process_time(), time.perf_counter())
     sys.argv = ["stallscan", *sys.argv[1:]]
     runpy.run_module("stallscan", run_name="__main__", alter_sys=True)
 

@@ -141,7 +141,7 @@ FROM (SELECT fid, line, parent_uuid FROM cc WHERE is_compact) s
 JOIN (SELECT fid, uuid, boundary_trigger FROM cc WHERE typ = 'system' AND subtype = 'compact_boundary') b
   ON b.fid = s.fid AND b.uuid = s.parent_uuid;
 
--- the reply run of each assistant line (see the GROUP BY at the end of fmt_events), from narrow columns:
+-- the reply run of each assistant line (see the GROUP BY of cc_reply below), from narrow columns:
 -- a window carries every column it is given, and over the full rows (texts) it cost more than the merge
 CREATE OR REPLACE TEMP TABLE cc_runs AS
 SELECT fid, line, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || msg_id || '#' || bar END AS run_key
@@ -150,6 +150,43 @@ FROM (SELECT c.fid, c.line, c.typ, c.msg_id,
                  OVER (PARTITION BY c.fid, c.session_id ORDER BY c.line) AS bar
       FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
 WHERE typ = 'assistant';
+
+-- The assistant replies as a table, not a branch of the view: batch_keys.sql and the INSERT both read
+-- fmt_events, and as a branch the replies' GROUP BY ran in each (first18: ~0.1 CPU s over TREE a second time).
+-- cc_runs holds the assistant lines that are events, so its join with cc is the view's `ev` of them.
+CREATE OR REPLACE TEMP TABLE cc_reply AS
+-- Assistant lines merged per API message (message.id); a line without id is its own reply. The lines'
+-- texts, calls and block types are gathered in one unordered list and put in line order afterwards
+-- (ordered aggregates sort per group and were the INSERT's largest operator: 0.30-0.35 s a 64 MB batch)
+SELECT fid, line, last_line, 0 AS part, n_records, session_id, ts, ts_end, 'per_message' AS ts_quality,
+       'assistant' AS role, 'message' AS kind,
+       CASE WHEN len(list_filter(parts, lambda x: x.t IS NOT NULL)) > 0
+            THEN array_to_string(list_transform(list_filter(parts, lambda x: x.t IS NOT NULL), lambda x: x.t), chr(10)) END AS text,
+       flatten(list_transform(parts, lambda x: x.c)) AS tool_calls,
+       NULL::VARCHAR AS tool_call_id, stop_reason AS finish_reason, NULL::VARCHAR AS initiator, msg_id AS message_id,
+       uuid AS record_id, parent_uuid AS parent_id, NULL::VARCHAR AS turn_id, model, is_sidechain, tokens_in, tokens_out,
+       json_object('isMeta', is_meta, 'requestId', request_id,
+                   'block_types', flatten(list_transform(parts, lambda x: x.b)), 'version', version) AS meta
+FROM (
+SELECT fid, min(line) AS line, max(line) AS last_line, count(*)::INTEGER AS n_records, any_value(session_id) AS session_id,
+       arg_min(ts, line) AS ts, arg_max(ts, line) AS ts_end,
+       list_sort(list({'l': line, 't': text, 'c': calls, 'b': block_types})) AS parts,
+       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL) AS stop_reason,
+       any_value(msg_id) AS msg_id, arg_min(uuid, line) AS uuid, arg_min(parent_uuid, line) AS parent_uuid,
+       arg_max(model, line) FILTER (WHERE model IS NOT NULL) AS model,
+       bool_or(is_sidechain) AS is_sidechain,
+       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL) AS tokens_in,
+       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL) AS tokens_out,
+       bool_or(is_meta) AS is_meta, any_value(request_id) AS request_id, any_value(version) AS version
+FROM cc JOIN cc_runs USING (fid, line)
+-- The lines of one message.id in one session are one reply as long as nothing but tool results and other
+-- replies' lines comes between them: Claude Code 2.1 sometimes writes a tool_use line after that call's
+-- own tool_result (real: Sarthib7-FundWise L227/L229, planetfall 35_00b4 L164/L166), and a reply's lines
+-- may straddle another reply's, so pairing goes by message.id (hence by tool-call id), not by adjacency.
+-- A user line that is not a tool result (a prompt, a harness message) between two lines of one id makes
+-- them two replies (a reused id after the next prompt is another reply); a chunked or resumed read,
+-- which sees only the open reply, merges the same lines.
+GROUP BY fid, session_id, run_key);
 
 CREATE OR REPLACE TEMP VIEW fmt_events AS
 -- (NOT MATERIALIZED: DuckDB would otherwise copy every event line's columns, texts included, into a CTE
@@ -185,36 +222,8 @@ SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
        json_object('subtype', subtype, 'isMeta', is_meta, 'version', version, 'compact_trigger', boundary_trigger)
 FROM ev WHERE typ = 'system'
 UNION ALL
--- assistant lines merged per API message (message.id); a line without id is its own reply. The lines'
--- texts, calls and block types are gathered in one unordered list and put in line order afterwards
--- (ordered aggregates sort per group and were the INSERT's largest operator: 0.30-0.35 s a 64 MB batch)
-SELECT fid, line, last_line, 0, n_records, session_id, ts, ts_end, 'per_message', 'assistant', 'message',
-       CASE WHEN len(list_filter(parts, lambda x: x.t IS NOT NULL)) > 0
-            THEN array_to_string(list_transform(list_filter(parts, lambda x: x.t IS NOT NULL), lambda x: x.t), chr(10)) END,
-       flatten(list_transform(parts, lambda x: x.c)),
-       NULL, stop_reason, NULL, msg_id, uuid, parent_uuid, NULL, model, is_sidechain, tokens_in, tokens_out,
-       json_object('isMeta', is_meta, 'requestId', request_id,
-                   'block_types', flatten(list_transform(parts, lambda x: x.b)), 'version', version)
-FROM (
-SELECT fid, min(line) AS line, max(line) AS last_line, count(*)::INTEGER AS n_records, any_value(session_id) AS session_id,
-       arg_min(ts, line) AS ts, arg_max(ts, line) AS ts_end,
-       list_sort(list({'l': line, 't': text, 'c': calls, 'b': block_types})) AS parts,
-       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL) AS stop_reason,
-       any_value(msg_id) AS msg_id, arg_min(uuid, line) AS uuid, arg_min(parent_uuid, line) AS parent_uuid,
-       arg_max(model, line) FILTER (WHERE model IS NOT NULL) AS model,
-       bool_or(is_sidechain) AS is_sidechain,
-       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL) AS tokens_in,
-       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL) AS tokens_out,
-       bool_or(is_meta) AS is_meta, any_value(request_id) AS request_id, any_value(version) AS version
-FROM ev JOIN cc_runs USING (fid, line)
--- The lines of one message.id in one session are one reply as long as nothing but tool results and other
--- replies' lines comes between them: Claude Code 2.1 sometimes writes a tool_use line after that call's
--- own tool_result (real: Sarthib7-FundWise L227/L229, planetfall 35_00b4 L164/L166), and a reply's lines
--- may straddle another reply's, so pairing goes by message.id (hence by tool-call id), not by adjacency.
--- A user line that is not a tool result (a prompt, a harness message) between two lines of one id makes
--- them two replies (a reused id after the next prompt is another reply); a chunked or resumed read,
--- which sees only the open reply, merges the same lines.
-GROUP BY fid, session_id, run_key);
+-- assistant replies (cc_reply above: one per API message)
+SELECT * FROM cc_reply;
 
 -- Claude lines carry their own session id and model: nothing to carry to a later ingest
 CREATE OR REPLACE TEMP TABLE fmt_ctx AS
