@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stallscan.replay import scan_apart
 from stallscan.replay.scan_write import write_all
 from stallscan.store import arrow, sql
 
@@ -265,7 +266,7 @@ def sharing(n: int) -> Iterator[None]:
         _SHARING[0] = 1
 
 
-def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> Iterator[Walk]:
+def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int, drop: Int | None = None) -> Iterator[Walk]:
     """Walks over whole sessions of queries/replay/<name>.sql (a projection of a table with `WHERE rowid >=
     $lo AND rowid < $hi`), read by rowid ranges of `rows` below `end`, each range a query of its own (so the
     caller may write between two batches). At a range's end the rows read are cut at the last point no
@@ -273,7 +274,7 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
     rows before it are walked, the rest carried (a session stored in several runs, as an ingest batch appends
     its reader's branches one after another, is walked whole, sorted in `_walk`); so the walks come in rising
     rowid order. Raises Interleaved when a session comes back after it was scanned (a grown session appended
-    later)."""
+    later). drop: rowids (ascending) whose rows are left out (`scan_into`'s sessions walked apart)."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     # pending's runs (arrow.strings, not pa.array: pyarrow would import pandas to build from a list)
@@ -283,6 +284,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
         with sql.timed(f"scan fetch {name}"):
             con.complete()
             batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
+        if drop is not None:
+            batch = scan_apart.without(batch, drop)
         if not batch.num_rows:
             continue
         bruns = _runs(batch)  # (the only comparison of adjacent ids: the runs are carried with the rows)
@@ -383,6 +386,8 @@ def scan_into(
         if write_all(con, outs, (part(w) for w in batches(con, name, end, rows))):
             return
     except Interleaved:  # (a session came back after its walk: a grown session's rows at the table's end)
+        if _apart(con, name, end, rows, outs, part):
+            return
         shares = -(-end // rows)
         if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
             # output with a rowid put back in rowid order (out and the sides read by position need it)
@@ -401,6 +406,32 @@ def scan_into(
             return
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
         write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
+
+
+def _apart(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    end: int,
+    rows: int,
+    outs: tuple[str, ...],
+    part: Callable[[Walk], tuple[pa.Table, ...]],
+) -> bool:
+    """scan_into after Interleaved: the sessions that break the batched walk walked apart, at once, and the
+    batched walk without them, their outputs merged in (stallscan/replay/scan_apart.py); False (nothing
+    written) when they hold more rows than a batch (or scan_apart.APART_ROWS) or the batched walk still raises."""
+    ids, n = scan_apart.gapped(con, rows)
+    if not ids or n > max(rows, scan_apart.APART_ROWS):
+        return False
+    with sql.timed(f"scan {name} (sessions apart)"):
+        w = fetch(con, name, {"lo": 0, "hi": end}, scan_apart.among(ids))
+        drop = w.cols["rid_storage"]
+        apart = part(w)
+    walks = ((int(w.cols["rid_storage"][-1]) if w.n else -1, part(w)) for w in batches(con, name, end, rows, drop))
+    try:
+        write_all(con, outs, scan_apart.merged(walks, apart))
+    except Interleaved:
+        return False
+    return True
 
 
 def scan_parts(
