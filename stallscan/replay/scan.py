@@ -366,8 +366,10 @@ def scan_into(
 ) -> None:
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
-    when a session comes back after its walk (`Interleaved`), over shares of the sessions (by a hash of the
-    id; the outputs then put back in rowid order); a table of one batch's rows or less at once. `out` holds one row per
+    when a session comes back after its walk (`Interleaved`), the sessions that do walked apart and the batched
+    walk run again without them, their outputs merged in (`_apart`), or, when they are many, over shares of the
+    sessions (by a hash of the id; the outputs then put back in rowid order); a table of one batch's rows or less
+    at once. `out` holds one row per
     row of `source` in its storage order (read beside it with POSITIONAL JOIN); None: no such table (`step`
     returns its sides only).
     sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
@@ -385,7 +387,12 @@ def scan_into(
     try:
         if write_all(con, outs, (part(w) for w in batches(con, name, end, rows))):
             return
+        back = False
     except Interleaved:  # (a session came back after its walk: a grown session's rows at the table's end)
+        back = True  # (handled after the except block: its traceback holds the batched walk's rows and parts)
+    if back:
+        for t in outs:  # (the batched walk's partial outputs: freed before the next walk)
+            con.execute(f"DROP TABLE IF EXISTS temp.{t}")
         if _apart(con, name, end, rows, outs, part):
             return
         shares = -(-end // rows)
