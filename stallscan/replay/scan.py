@@ -266,7 +266,14 @@ def sharing(n: int) -> Iterator[None]:
         _SHARING[0] = 1
 
 
-def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int, drop: Int | None = None) -> Iterator[Walk]:
+def batches(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    end: int,
+    rows: int,
+    drop: Int | None = None,
+    tail: pa.Array | None = None,
+) -> Iterator[Walk]:
     """Walks over whole sessions of queries/replay/<name>.sql (a projection of a table with `WHERE rowid >=
     $lo AND rowid < $hi`), read by rowid ranges of `rows` below `end`, each range a query of its own (so the
     caller may write between two batches). At a range's end the rows read are cut at the last point no
@@ -274,7 +281,9 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int, drop
     rows before it are walked, the rest carried (a session stored in several runs, as an ingest batch appends
     its reader's branches one after another, is walked whole, sorted in `_walk`); so the walks come in rising
     rowid order. Raises Interleaved when a session comes back after it was scanned (a grown session appended
-    later). drop: rowids (ascending) whose rows are left out (`scan_into`'s sessions walked apart)."""
+    later). drop: rowids (ascending) whose rows are left out (`scan_into`'s sessions walked apart). tail: the
+    session ids of the last range's rows (`scan_apart.tail`): a session of it walked before that range is read
+    will come back, so Interleaved is raised then, not at the table's end."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     # pending's runs (arrow.strings, not pa.array: pyarrow would import pandas to build from a list)
@@ -301,6 +310,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int, drop
                     raise Interleaved
                 last = pc.max(ready.column("rid")).as_py()
                 done.append(pc.unique(rruns[0]))
+                if tail is not None and lo + rows < end and pc.any(pc.is_in(done[-1], value_set=tail)).as_py():
+                    raise Interleaved  # (early: a grown session's new rows at the table's end)
                 yield _walk(ready, rruns)
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise Interleaved  # a session already scanned goes on here
@@ -384,8 +395,9 @@ def scan_into(
         return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     rows = rows or batch_rows()
+    tail = scan_apart.tail(con, (end - 1) // rows * rows) if end > rows else None
     try:
-        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows))):
+        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows, tail=tail))):
             return
         back = False
     except Interleaved:  # (a session came back after its walk: a grown session's rows at the table's end)

@@ -42,6 +42,14 @@ def gapped(con: duckdb.DuckDBPyConnection, rows: int) -> tuple[list[str], int]:
     return [r[0] for r in found], sum(int(r[1]) for r in found)
 
 
+def tail(con: duckdb.DuckDBPyConnection, lo: int) -> pa.Array:
+    """The session ids of the rows of `events` from rowid `lo` on (a batched scan's last range; `scan.batches`
+    raises Interleaved as soon as it walks one of them before reading that range)."""
+    with sql.timed("scan apart: the last range's sessions"):
+        con.complete()  # (a DB-API result left half read would block the relation)
+        return sql.relation(con, "replay/scan_tail", {"lo": lo}).to_arrow_table().column(0).combine_chunks()
+
+
 def among(ids: list[str]) -> str:
     """A filter on session_id for a fetch: one of `ids` (a literal list: DuckDB tests it in the scan, where a
     semi join with a registered table computed the whole projection first, 0.91 against 0.19 CPU s at 10M)."""
