@@ -176,3 +176,25 @@ def test_merge_equals_a_sort(seed):
     got = scan_apart._merge(ta, tb, b)
     assert got.column("rid").to_pylist() == sorted(rid.tolist())
     assert got.column("v").to_pylist() == [2 * r for r in sorted(rid.tolist())]
+
+
+def test_a_session_of_the_last_range_walked_early_stops_the_batches_early():
+    """batches(tail=...) raises Interleaved at the first walk that holds a session of the last range (the grown s0,
+    walked first), where without it the batches run to the table's end; a table without the grow runs through."""
+    con = _events([*_walked(12, 5), ("s0", 6)])
+    end = con.execute("SELECT max(rowid) + 1 FROM events").fetchone()[0]
+    tail = scan_apart.tail(con, (end - 1) // BATCH * BATCH)
+    assert sorted(tail.to_pylist()) == ["s0", "s11"]
+
+    def walks(t: pa.Array | None) -> int:
+        n = 0
+        with pytest.raises(scan.Interleaved):
+            for _ in scan.batches(con, "scan_stall_ev", end, BATCH, tail=t):
+                n += 1
+        return n
+
+    assert walks(tail) == 0 < walks(None)
+    plain = _events(_walked(12, 5))
+    last = (60 - 1) // BATCH * BATCH
+    got = list(scan.batches(plain, "scan_stall_ev", 60, BATCH, tail=scan_apart.tail(plain, last)))
+    assert sum(w.n for w in got) == 60
