@@ -378,7 +378,7 @@ def scan_into(
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
     when a session comes back after its walk (`Interleaved`), the sessions that do walked apart and the batched
-    walk run again without them, their outputs merged in (`_apart`), or, when they are many, over shares of the
+    walk run again without them, their outputs merged in (`scan_apart.walk_apart`), or, when they are many, over shares of the
     sessions (by a hash of the id; the outputs then put back in rowid order); a table of one batch's rows or less
     at once. `out` holds one row per
     row of `source` in its storage order (read beside it with POSITIONAL JOIN); None: no such table (`step`
@@ -405,7 +405,7 @@ def scan_into(
     if back:
         for t in outs:  # (the batched walk's partial outputs: freed before the next walk)
             con.execute(f"DROP TABLE IF EXISTS temp.{t}")
-        if _apart(con, name, end, rows, outs, part):
+        if scan_apart.walk_apart(con, name, end, rows, outs, part):
             return
         shares = -(-end // rows)
         if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
@@ -425,32 +425,6 @@ def scan_into(
             return
     with sql.timed(f"scan {name} (whole table)"):  # (also the empty table: step's columns, no rows)
         write_all(con, outs, iter([part(fetch(con, name, {"lo": 0, "hi": end}))]))
-
-
-def _apart(
-    con: duckdb.DuckDBPyConnection,
-    name: str,
-    end: int,
-    rows: int,
-    outs: tuple[str, ...],
-    part: Callable[[Walk], tuple[pa.Table, ...]],
-) -> bool:
-    """scan_into after Interleaved: the sessions that break the batched walk walked apart, at once, and the
-    batched walk without them, their outputs merged in (stallscan/replay/scan_apart.py); False (nothing
-    written) when they hold more rows than a batch (or scan_apart.APART_ROWS) or the batched walk still raises."""
-    ids, n = scan_apart.gapped(con, rows)
-    if not ids or n > max(rows, scan_apart.APART_ROWS):
-        return False
-    with sql.timed(f"scan {name} (sessions apart)"):
-        w = fetch(con, name, {"lo": 0, "hi": end}, scan_apart.among(ids))
-        drop = w.cols["rid_storage"]
-        apart = part(w)
-    walks = ((int(w.cols["rid_storage"][-1]) if w.n else -1, part(w)) for w in batches(con, name, end, rows, drop))
-    try:
-        write_all(con, outs, scan_apart.merged(walks, apart))
-    except Interleaved:
-        return False
-    return True
 
 
 def scan_parts(

@@ -8,7 +8,7 @@ some of them keeps it carried. So:
 
 * `gapped` finds those sessions (one aggregate of (session, range) over the table, only on this path:
   queries/replay/scan_gapped.sql);
-* `scan_into` walks them at once (one filtered fetch: they are few), runs the batched scan with their rows
+* `walk_apart` walks them at once (one filtered fetch: they are few), runs the batched scan with their rows
   left out of every range (`without`), which then cannot raise;
 * `merged` puts their output rows into the batched parts as they are written: each batched walk covers a
   rising rowid range, so the set-apart rows up to its last rowid go in with it, in rowid order (a
@@ -21,18 +21,49 @@ outputs afterwards (the shares fallback rewrote each `ORDER BY rid`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from stallscan.replay.scan_write import write_all
 from stallscan.store import arrow, sql
 
 Int = npt.NDArray[np.int64]
 APART_ROWS = 1 << 16  # the sessions apart may hold this many rows even when a batch holds fewer (tests' batches)
 SLICES = 64  # at most this many pieces of a part when merging (else one take of the whole part)
+
+
+def walk_apart(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    end: int,
+    rows: int,
+    outs: tuple[str, ...],
+    part: Callable[[Any], tuple[pa.Table, ...]],
+) -> bool:
+    """`scan.scan_into` after Interleaved: the sessions that break the batched walk walked apart, at once, and
+    the batched walk without them, their outputs (`part` of a walk) merged in and written into the temp tables
+    `outs`; False when they hold more rows than a batch (and APART_ROWS) or the batched walk still raises (the
+    caller's shares then recreate the outputs)."""
+    from stallscan.replay import scan  # (scan imports this module)
+
+    ids, n = gapped(con, rows)
+    if not ids or n > max(rows, APART_ROWS):
+        return False
+    with sql.timed(f"scan {name} (sessions apart)"):
+        w = scan.fetch(con, name, {"lo": 0, "hi": end}, among(ids))
+        drop = w.cols["rid_storage"]
+        apart = part(w)
+    walks = ((int(w.cols["rid_storage"][-1]) if w.n else -1, part(w)) for w in scan.batches(con, name, end, rows, drop))
+    try:
+        write_all(con, outs, merged(walks, apart))
+    except scan.Interleaved:
+        return False
+    return True
 
 
 def gapped(con: duckdb.DuckDBPyConnection, rows: int) -> tuple[list[str], int]:
