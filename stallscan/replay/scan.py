@@ -405,8 +405,19 @@ def scan_into(
     if back:
         for t in outs:  # (the batched walk's partial outputs: freed before the next walk)
             con.execute(f"DROP TABLE IF EXISTS temp.{t}")
-        if scan_apart.walk_apart(con, name, end, rows, outs, part):
-            return
+        try:
+            if scan_apart.walk_apart(
+                con,
+                name,
+                rows,
+                outs,
+                part,
+                lambda where: fetch(con, name, {"lo": 0, "hi": end}, where),
+                lambda drop: batches(con, name, end, rows, drop),
+            ):
+                return
+        except Interleaved:  # (the sessions apart did not hold every one that comes back: the shares)
+            pass
         shares = -(-end // rows)
         if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
             # output with a rowid put back in rowid order (out and the sides read by position need it)

@@ -40,29 +40,26 @@ SLICES = 64  # at most this many pieces of a part when merging (else one take of
 def walk_apart(
     con: duckdb.DuckDBPyConnection,
     name: str,
-    end: int,
     rows: int,
     outs: tuple[str, ...],
     part: Callable[[Any], tuple[pa.Table, ...]],
+    fetch: Callable[[str], Any],
+    batched: Callable[[Int], Iterator[Any]],
 ) -> bool:
-    """`scan.scan_into` after Interleaved: the sessions that break the batched walk walked apart, at once, and
-    the batched walk without them, their outputs (`part` of a walk) merged in and written into the temp tables
-    `outs`; False when they hold more rows than a batch (and APART_ROWS) or the batched walk still raises (the
-    caller's shares then recreate the outputs)."""
-    from stallscan.replay import scan  # (scan imports this module)
-
+    """`scan.scan_into` after Interleaved: the sessions that break the batched walk walked apart, at once
+    (`fetch(where)`: their walk), and the batched walk without them (`batched(drop)`: the walks without the
+    rowids `drop`), their outputs (`part` of a walk) merged in and written into the temp tables `outs`; False when
+    they hold more rows than a batch (and APART_ROWS). Interleaved from `batched` goes to the caller (the
+    shares then recreate the outputs)."""
     ids, n = gapped(con, rows)
     if not ids or n > max(rows, APART_ROWS):
         return False
     with sql.timed(f"scan {name} (sessions apart)"):
-        w = scan.fetch(con, name, {"lo": 0, "hi": end}, among(ids))
+        w = fetch(among(ids))
         drop = w.cols["rid_storage"]
         apart = part(w)
-    walks = ((int(w.cols["rid_storage"][-1]) if w.n else -1, part(w)) for w in scan.batches(con, name, end, rows, drop))
-    try:
-        write_all(con, outs, merged(walks, apart))
-    except scan.Interleaved:
-        return False
+    walks = ((int(w.cols["rid_storage"][-1]) if w.n else -1, part(w)) for w in batched(drop))
+    write_all(con, outs, merged(walks, apart))
     return True
 
 
