@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stallscan.replay import scan_apart
 from stallscan.replay.scan_write import write_all
 from stallscan.store import arrow, sql
 
@@ -265,7 +266,14 @@ def sharing(n: int) -> Iterator[None]:
         _SHARING[0] = 1
 
 
-def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> Iterator[Walk]:
+def batches(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    end: int,
+    rows: int,
+    drop: Int | None = None,
+    tail: pa.Array | None = None,
+) -> Iterator[Walk]:
     """Walks over whole sessions of queries/replay/<name>.sql (a projection of a table with `WHERE rowid >=
     $lo AND rowid < $hi`), read by rowid ranges of `rows` below `end`, each range a query of its own (so the
     caller may write between two batches). At a range's end the rows read are cut at the last point no
@@ -273,7 +281,9 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
     rows before it are walked, the rest carried (a session stored in several runs, as an ingest batch appends
     its reader's branches one after another, is walked whole, sorted in `_walk`); so the walks come in rising
     rowid order. Raises Interleaved when a session comes back after it was scanned (a grown session appended
-    later)."""
+    later). drop: rowids (ascending) whose rows are left out (`scan_into`'s sessions walked apart). tail: the
+    session ids of the last range's rows (`scan_apart.tail`): a session of it walked before that range is read
+    will come back, so Interleaved is raised then, not at the table's end."""
     done: list[pa.Array] = []  # the session ids already scanned
     pending: pa.Table | None = None  # rows read, not scanned yet (storage order)
     # pending's runs (arrow.strings, not pa.array: pyarrow would import pandas to build from a list)
@@ -283,6 +293,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
         with sql.timed(f"scan fetch {name}"):
             con.complete()
             batch = sql.relation(con, f"replay/{name}", {"lo": lo, "hi": lo + rows}).to_arrow_table()
+        if drop is not None:
+            batch = scan_apart.without(batch, drop)
         if not batch.num_rows:
             continue
         bruns = _runs(batch)  # (the only comparison of adjacent ids: the runs are carried with the rows)
@@ -298,6 +310,8 @@ def batches(con: duckdb.DuckDBPyConnection, name: str, end: int, rows: int) -> I
                     raise Interleaved
                 last = pc.max(ready.column("rid")).as_py()
                 done.append(pc.unique(rruns[0]))
+                if tail is not None and lo + rows < end and pc.any(pc.is_in(done[-1], value_set=tail)).as_py():
+                    raise Interleaved  # (early: a grown session's new rows at the table's end)
                 yield _walk(ready, rruns)
         if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
             raise Interleaved  # a session already scanned goes on here
@@ -363,8 +377,10 @@ def scan_into(
 ) -> None:
     """(Re)create the temp table `out`: `step`'s storage-order columns (after the rowid `rid`) for every row of
     `source`, computed over batches of whole sessions (`batches`), one batch's columns in Python at a time;
-    when a session comes back after its walk (`Interleaved`), over shares of the sessions (by a hash of the
-    id; the outputs then put back in rowid order); a table of one batch's rows or less at once. `out` holds one row per
+    when a session comes back after its walk (`Interleaved`), the sessions that do walked apart and the batched
+    walk run again without them, their outputs merged in (`scan_apart.walk_apart`), or, when they are many, over shares of the
+    sessions (by a hash of the id; the outputs then put back in rowid order); a table of one batch's rows or less
+    at once. `out` holds one row per
     row of `source` in its storage order (read beside it with POSITIONAL JOIN); None: no such table (`step`
     returns its sides only).
     sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
@@ -379,10 +395,29 @@ def scan_into(
         return more if out is None else (arrow.table({"rid": w.cols["rid_storage"], **cols}), *more)
 
     rows = rows or batch_rows()
+    tail = scan_apart.tail(con, (end - 1) // rows * rows) if end > rows else None
     try:
-        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows))):
+        if write_all(con, outs, (part(w) for w in batches(con, name, end, rows, tail=tail))):
             return
+        back = False
     except Interleaved:  # (a session came back after its walk: a grown session's rows at the table's end)
+        back = True  # (handled after the except block: its traceback holds the batched walk's rows and parts)
+    if back:
+        for t in outs:  # (the batched walk's partial outputs: freed before the next walk)
+            con.execute(f"DROP TABLE IF EXISTS temp.{t}")
+        try:
+            if scan_apart.walk_apart(
+                con,
+                name,
+                rows,
+                outs,
+                part,
+                lambda where: fetch(con, name, {"lo": 0, "hi": end}, where),
+                lambda drop: batches(con, name, end, rows, drop),
+            ):
+                return
+        except Interleaved:  # (the sessions apart did not hold every one that comes back: the shares)
+            pass
         shares = -(-end // rows)
         if shares > 1:  # whole sessions by shares of their ids, each share's rows in storage order, then every
             # output with a rowid put back in rowid order (out and the sides read by position need it)

@@ -13,8 +13,10 @@ through `scan.scan_into`, as the stall replay's turn scan is:
   grouped by session with seq rising, else one lexsort of the batch);
 * the rows read are cut where no session straddles (a session in several runs, as an ingest batch stores it,
   is carried whole); a session met again after it was scanned (a grown session's rows at the table's end)
-  stops the batching: the scan then starts again over shares of the sessions by a hash of their ids, its
-  output put back in rowid order (`scan.scan_into`), which is correct in any storage order.
+  stops the batching: the scan then walks the sessions that come back apart and runs the batches again
+  without them, merging their rows into the output in rowid order (`scan.scan_into`,
+  `stallscan/replay/scan_apart.py`); when those hold many rows, over shares of the sessions by a hash of
+  their ids, the output put back in rowid order. Both are correct in any storage order.
 
 The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_event_id,
 prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads

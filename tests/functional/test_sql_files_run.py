@@ -84,6 +84,14 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     cli("ingest", str(logs / "hermes"), "--input-format", "hermes_traj")  # a forced format (ingest/run_no_events)
     assert not api.open(db).events(limit=3).is_empty()
     con = connect(db)
+    # a grown session's new row at the table's end, scanned in rowid ranges of 8 rows: the last range's sessions
+    # (replay/scan_tail) and, as the first session comes back after its walk, those walked apart (replay/scan_gapped)
+    con.execute(
+        "INSERT INTO events SELECT * REPLACE (seq + 1 AS seq, event_id || '-grown' AS event_id) FROM events "
+        "WHERE session_id = (SELECT session_id FROM events ORDER BY rowid LIMIT 1) "
+        "QUALIFY seq = max(seq) OVER () LIMIT 1"
+    )
+    monkeypatch.setenv("STALLSCAN_SCAN_BATCH_ROWS", "8")
     replay_stalls(con, segmentation="fallback")  # turns without the boundary labels (API only)
     # the row-level stall figures (library functions; the report reads per-session cells instead, and
     # tests/functional/test_report_cells.py holds the two equal)
