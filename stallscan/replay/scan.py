@@ -10,7 +10,8 @@ and `seq` first) and returns its columns as numpy arrays in the walk order:
   used as it is;
 * otherwise (a database that `stallscan ingest` writes: a session lies in a few runs spread over its ingest
   batch, seq stepping back between them, docs/benchmarks.md "layout18") it orders the rows once by (session,
-  seq) with a numpy lexsort on integer keys (the session ids dictionary-encoded): the only sort of the walk.
+  seq) with a stable numpy sort of one int64 key (`_order`: the session ids dictionary-encoded one per run of
+  equal ids, in order of first appearance, and seq), which merges the key's rising runs: the only sort of the walk.
 
 The segmented operations (`seg_cumsum`, `prev_where`) then work on whole columns at once: no loop over
 events or sessions in Python. `Walk.to_storage` puts a result column back into storage order, and
@@ -192,16 +193,20 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         if runs is None:
             changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
             # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
-            heads = sess.filter(arrow.from_numpy(np.concatenate(([True], changed))))
+            at = np.flatnonzero(np.concatenate(([True], changed)))
+            runs = sess.take(arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
         else:
-            heads, changed = runs[0], np.zeros(n, dtype=np.bool_)
+            changed = np.zeros(n, dtype=np.bool_)
             changed[np.cumsum(runs[1])[:-1]] = True
             changed = changed[1:]
-        grouped = int(changed.sum()) + 1 == pc.count_distinct(heads).as_py()
+        # each run's session as a code (in order of first appearance), from one id per run, not per row
+        run_codes = _np(pc.dictionary_encode(runs[0]).indices, np.int64)
+        distinct = int(run_codes.max()) + 1
+        grouped = len(run_codes) == distinct  # (one run per session)
         # (seq rising but where the session changes: one pass, where the masked comparison copied both sides)
         if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
-            codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
-            perm = np.lexsort((seq, codes)).astype(np.int64)
+            codes = np.repeat(run_codes, runs[1])
+            perm = _order(codes, distinct, seq)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
     texts: dict[str, pa.ChunkedArray] = {}
     for c in table.column_names:
@@ -221,6 +226,20 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
             sc = codes[perm]
             starts[1:] = sc[1:] != sc[:-1]
     return Walk(cols, texts, starts, perm, n)
+
+
+def _order(codes: Int, distinct: int, seq: npt.NDArray[Any]) -> Int:
+    """The rows ordered by (codes, seq), stable: one int64 key `code << 32 | seq - min(seq)` sorted by numpy's
+    stable sort (a timsort, which finds the key's rising runs: with the codes in order of first appearance each run
+    of a session in storage order with seq rising is one, so an ingest batch's rows are a merge of a few runs, not a
+    full sort; np.lexsort of the two columns sorts both in full: about 8x the time), or np.lexsort when the key
+    would not fit (distinct: the codes' count, 0 .. distinct - 1)."""
+    lo, hi = int(seq.min()), int(seq.max())
+    if seq.dtype.kind in "iu" and hi - lo < 1 << 32 and distinct <= 1 << 31:
+        key = codes << 32
+        key |= seq.astype(np.int64) - lo
+        return np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    return np.lexsort((seq, codes)).astype(np.int64)
 
 
 def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
