@@ -205,8 +205,7 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         grouped = len(run_codes) == distinct  # (one run per session)
         # (seq rising but where the session changes: one pass, where the masked comparison copied both sides)
         if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
-            codes = np.repeat(run_codes, runs[1])
-            perm = _order(codes, distinct, seq)
+            perm = _order(run_codes, runs[1], distinct, seq)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
     texts: dict[str, pa.ChunkedArray] = {}
     for c in table.column_names:
@@ -222,24 +221,24 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
     if n > 1:
         if perm is None:
             starts[1:] = changed
-        else:
-            sc = codes[perm]
-            starts[1:] = sc[1:] != sc[:-1]
+        else:  # (the sessions in the order of their codes, each after the rows of the codes below it)
+            starts[1:] = False
+            starts[np.cumsum(np.bincount(run_codes, weights=runs[1]).astype(np.int64))[:-1]] = True
     return Walk(cols, texts, starts, perm, n)
 
 
-def _order(codes: Int, distinct: int, seq: npt.NDArray[Any]) -> Int:
-    """The rows ordered by (codes, seq), stable: one int64 key `code << 32 | seq - min(seq)` sorted by numpy's
-    stable sort (a timsort, which finds the key's rising runs: with the codes in order of first appearance each run
-    of a session in storage order with seq rising is one, so an ingest batch's rows are a merge of a few runs, not a
-    full sort; np.lexsort of the two columns sorts both in full: about 8x the time), or np.lexsort when the key
-    would not fit (distinct: the codes' count, 0 .. distinct - 1)."""
+def _order(run_codes: Int, lengths: Int, distinct: int, seq: npt.NDArray[Any]) -> Int:
+    """The rows ordered by (session code, seq), stable, given each run's code (0 .. distinct - 1, in order of first
+    appearance) and length: one int64 key `code << 32 | seq - min(seq)` sorted by numpy's stable sort (a timsort,
+    which finds the key's rising runs: each run of a session in storage order with seq rising is one, so an ingest
+    batch's rows are a merge of a few runs, not a full sort; np.lexsort of the two columns sorts both in full:
+    about 8x the time), or np.lexsort when seq is not within INTEGER's range."""
     lo, hi = int(seq.min()), int(seq.max())
-    if seq.dtype.kind in "iu" and hi - lo < 1 << 32 and distinct <= 1 << 31:
-        key = codes << 32
-        key |= seq.astype(np.int64) - lo
-        return np.argsort(key, kind="stable").astype(np.int64, copy=False)
-    return np.lexsort((seq, codes)).astype(np.int64)
+    if seq.dtype.kind in "iu" and lo >= -(1 << 31) and hi < 1 << 31 and distinct <= 1 << 31:
+        key = np.repeat((run_codes << 32) - lo, lengths)  # (no overflow: |lo| <= 2^31, code < 2^31)
+        np.add(key, seq, out=key, casting="unsafe")  # (seq within INTEGER's range: exact)
+        return np.argsort(key, kind="stable")
+    return np.lexsort((seq, np.repeat(run_codes, lengths))).astype(np.int64)
 
 
 def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
