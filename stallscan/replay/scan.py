@@ -194,18 +194,19 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
             changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
             # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
             at = np.flatnonzero(np.concatenate(([True], changed)))
-            runs = sess.take(arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
+            heads, lengths = sess.take(arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
         else:
+            heads, lengths = runs
             changed = np.zeros(n, dtype=np.bool_)
-            changed[np.cumsum(runs[1])[:-1]] = True
+            changed[np.cumsum(lengths)[:-1]] = True
             changed = changed[1:]
         # each run's session as a code (in order of first appearance), from one id per run, not per row
-        run_codes = _np(pc.dictionary_encode(runs[0]).indices, np.int64)
+        run_codes = _np(pc.dictionary_encode(heads).indices, np.int64)
         distinct = int(run_codes.max()) + 1
         grouped = len(run_codes) == distinct  # (one run per session)
         # (seq rising but where the session changes: one pass, where the masked comparison copied both sides)
         if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
-            perm = _order(run_codes, runs[1], distinct, seq)
+            perm = _order(run_codes, lengths, distinct, seq)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
     texts: dict[str, pa.ChunkedArray] = {}
     for c in table.column_names:
@@ -223,7 +224,7 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
             starts[1:] = changed
         else:  # (the sessions in the order of their codes, each after the rows of the codes below it)
             starts[1:] = False
-            starts[np.cumsum(np.bincount(run_codes, weights=runs[1]).astype(np.int64))[:-1]] = True
+            starts[np.cumsum(np.bincount(run_codes, weights=lengths).astype(np.int64))[:-1]] = True
     return Walk(cols, texts, starts, perm, n)
 
 
