@@ -10,7 +10,8 @@ and `seq` first) and returns its columns as numpy arrays in the walk order:
   used as it is;
 * otherwise (a database that `stallscan ingest` writes: a session lies in a few runs spread over its ingest
   batch, seq stepping back between them, docs/benchmarks.md "layout18") it orders the rows once by (session,
-  seq) with a numpy lexsort on integer keys (the session ids dictionary-encoded): the only sort of the walk.
+  seq) with a stable numpy sort of one int64 key (`_order`: the session ids dictionary-encoded one per run of
+  equal ids, in order of first appearance, and seq), which merges the key's rising runs: the only sort of the walk.
 
 The segmented operations (`seg_cumsum`, `prev_where`) then work on whole columns at once: no loop over
 events or sessions in Python. `Walk.to_storage` puts a result column back into storage order, and
@@ -193,16 +194,20 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         if runs is None:
             changed = _np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
             # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
-            heads = sess.filter(arrow.from_numpy(np.concatenate(([True], changed))))
+            at = np.flatnonzero(np.concatenate(([True], changed)))
+            heads, lengths = sess.take(arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
         else:
-            heads, changed = runs[0], np.zeros(n, dtype=np.bool_)
-            changed[np.cumsum(runs[1])[:-1]] = True
+            heads, lengths = runs
+            changed = np.zeros(n, dtype=np.bool_)
+            changed[np.cumsum(lengths)[:-1]] = True
             changed = changed[1:]
-        grouped = int(changed.sum()) + 1 == pc.count_distinct(heads).as_py()
+        # each run's session as a code (in order of first appearance), from one id per run, not per row
+        run_codes = _np(pc.dictionary_encode(heads).indices, np.int64)
+        distinct = int(run_codes.max()) + 1
+        grouped = len(run_codes) == distinct  # (one run per session)
         # (seq rising but where the session changes: one pass, where the masked comparison copied both sides)
         if not grouped or not bool(np.all((seq[1:] > seq[:-1]) | changed)):
-            codes = _np(pc.dictionary_encode(sess.combine_chunks()).indices, np.int64)
-            perm = np.lexsort((seq, codes)).astype(np.int64)
+            perm = _order(run_codes, lengths, distinct, seq)
     cols: dict[str, npt.NDArray[Any]] = {"rid_storage": rid}
     texts: dict[str, pa.ChunkedArray] = {}
     for c in table.column_names:
@@ -218,10 +223,24 @@ def _walk(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
     if n > 1:
         if perm is None:
             starts[1:] = changed
-        else:
-            sc = codes[perm]
-            starts[1:] = sc[1:] != sc[:-1]
+        else:  # (the sessions in the order of their codes, each after the rows of the codes below it)
+            starts[1:] = False
+            starts[np.cumsum(np.bincount(run_codes, weights=lengths).astype(np.int64))[:-1]] = True
     return Walk(cols, texts, starts, perm, n)
+
+
+def _order(run_codes: Int, lengths: Int, distinct: int, seq: npt.NDArray[Any]) -> Int:
+    """The rows ordered by (session code, seq), stable, given each run's code (0 .. distinct - 1, in order of first
+    appearance) and length: one int64 key `code << 32 | seq - min(seq)` sorted by numpy's stable sort (a timsort,
+    which finds the key's rising runs: each run of a session in storage order with seq rising is one, so an ingest
+    batch's rows are a merge of a few runs, not a full sort; np.lexsort of the two columns sorts both in full:
+    about 8x the time), or np.lexsort when seq is not within INTEGER's range."""
+    lo, hi = int(seq.min()), int(seq.max())
+    if seq.dtype.kind in "iu" and lo >= -(1 << 31) and hi < 1 << 31 and distinct <= 1 << 31:
+        key = np.repeat((run_codes << 32) - lo, lengths)  # (no overflow: |lo| <= 2^31, code < 2^31)
+        np.add(key, seq, out=key, casting="unsafe")  # (seq within INTEGER's range: exact)
+        return np.argsort(key, kind="stable")
+    return np.lexsort((seq, np.repeat(run_codes, lengths))).astype(np.int64)
 
 
 def _np(col: pa.ChunkedArray | pa.Array, dtype: Any) -> npt.NDArray[Any]:
@@ -313,7 +332,9 @@ def batches(
                 if tail is not None and lo + rows < end and pc.any(pc.is_in(done[-1], value_set=tail)).as_py():
                     raise Interleaved  # (early: a grown session's new rows at the table's end)
                 yield _walk(ready, rruns)
-        if done and pc.any(pc.is_in(nxt, value_set=pa.concat_arrays(done))).as_py():
+        # (the scanned ids looked up in a set of this batch's: building the set of every scanned id, batch after
+        # batch, cost ~9x as much as looking them up)
+        if done and pc.any(pc.is_in(pa.chunked_array(done), value_set=nxt)).as_py():
             raise Interleaved  # a session already scanned goes on here
         if pending is None:
             pending, pruns = batch, bruns

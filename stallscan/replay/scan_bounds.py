@@ -10,7 +10,7 @@ through `scan.scan_into`, as the stall replay's turn scan is:
   that go on in the next range are carried into it (a session longer than a range is carried until it ends),
   the others are scanned;
 * inside a batch the walk order is found as `scan.walk_of` finds it (the storage order when it is already
-  grouped by session with seq rising, else one lexsort of the batch);
+  grouped by session with seq rising, else one stable sort of the batch by a session-and-seq key);
 * the rows read are cut where no session straddles (a session in several runs, as an ingest batch stores it,
   is carried whole); a session met again after it was scanned (a grown session's rows at the table's end)
   stops the batching: the scan then walks the sessions that come back apart and runs the batches again
