@@ -21,26 +21,13 @@ from stallscan.report.section import ReportOptions
 from stallscan.report.sections import stalls as stalls_section
 from stallscan.store import stamps
 from stallscan.store.db import connect
+from tests.functional.test_report_cells import OUTPUTS
 from tests.helpers import SAMPLES
 from tests.replay_checks import fingerprint
 
-DERIVED = (
-    "user_labels",
-    "turn_boundaries",
-    "turn_boundary_variants",
-    "rounds",
-    "stalls",
-    "turns",
-    "sweep_bins",
-    "session_cells",
-    "boundary_cells",
-    "boundary_misreads",
-    "boundary_totals",
-    "round_cells",
-    "turn_cells",
-    "signature_cells",
-    "events_changes",
-)
+# the replays' tables, the sweep's bins, the report's cells (test_report_cells.OUTPUTS) and the change log
+REPLAYED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns", "sweep_bins")
+DERIVED = (*REPLAYED, *OUTPUTS, "events_changes")
 STAMPED = ("user_labels", "turn_boundaries", "sweep_bins", "stalls", "session_cells", "boundary_cells", "stall_cells")
 
 
