@@ -15,8 +15,9 @@ Sessions are independent in every replay rule, so the incremental result equals 
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
@@ -35,6 +36,26 @@ SAMPLE_ROWS = 8192  # events (by rowid: a scan of their vectors only) whose dist
 # summaries derived beside them (stallscan.report.summary_cells), write to one table, and
 # pruning the change log from two transactions at once could conflict
 STAMPING = threading.Lock()
+# the scratch schema of this thread's incremental runs: SCRATCH, or another name for a lane that runs beside a
+# thread using SCRATCH (stallscan.report.build's lanes: the stall replay's runs beside the turn boundaries', whose
+# sweep_bins merge names SCRATCH in queries/sweep/sweep_boot_delta_cells.sql)
+_LANE = threading.local()
+
+
+def scratch() -> str:
+    """The scratch schema this thread's incremental runs use."""
+    return str(getattr(_LANE, "scratch", SCRATCH))
+
+
+@contextlib.contextmanager
+def scratch_named(name: str) -> Iterator[None]:
+    """Incremental runs of this thread (inside the block) use the scratch schema `name`."""
+    before = scratch()
+    _LANE.scratch = name
+    try:
+        yield
+    finally:
+        _LANE.scratch = before
 
 
 def run(
@@ -53,7 +74,7 @@ def run(
     sessions. A table without a session_id column is matched by event_id when EVENT_ROWS names it
     (user_labels_narrow), else copied whole (user_labels_rules).
     merge: in an incremental run, called inside the transaction that replaces the changed sessions' rows,
-    before they are replaced (main holds their old rows, the scratch schema SCRATCH their new ones), to
+    before they are replaced (main holds their old rows, the scratch schema (SCRATCH) their new ones), to
     bring a table kept from those rows (stallscan.sweep.boot's sums) along in the same commit.
     seen: filled with the stamp key, and for a reuse the events version the stamp (checked against the events'
     count) says the tables reflect: what a caller may key a summary of the reused tables on."""
@@ -105,7 +126,7 @@ def _incremental(
 ) -> None:
     """stamp: writes the stamp (and prunes the change log) inside the transaction that replaces the changed
     sessions' rows, so that rows and stamp land in one commit (each commit of a write costs ~10-20 ms)."""
-    s = SCRATCH
+    s = scratch()
     # the tables keyed by session (every derived table but those of EVENT_ROWS and WHOLE), known without a
     # catalog read (~1 CPU ms in each of the 4 incremental runs after one new session): an incremental run only
     # meets tables its own code made (the stamp's key holds the replay's code, stamps.rules_hash)

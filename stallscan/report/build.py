@@ -74,7 +74,9 @@ def build_report(
         if progress:
             progress("Replaying", 0, total)
         after = lambda: _beside(con, opts, steps, early)  # (asked only when both replays run)
-        replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)  # (sections reuse)
+        ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
+        if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
+            _lanes(con, opts, steps, early)
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
@@ -122,6 +124,104 @@ def _beside(
         return run
 
     return {"boundaries": sections("threshold"), "stalls": sections("stalls")}
+
+
+# the sections collected at once in two lanes by a report whose replays have stamps (_lanes): those reading the
+# turn-boundary replay's tables on the caller's connection, those reading the stall replay's (and the cheap ones,
+# the shorter lane: one new session into the 1M-event database 0.29 against 0.32 CPU s) on a cursor beside it
+LANES = (("boundaries", "threshold"), ("stalls", "corpus", "guard"))
+BESIDE_SCRATCH = "stallscan_inc_stalls"  # the scratch schema of the cursor's incremental runs
+
+
+def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]) -> None:
+    """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
+    first report runs them in _beside): after one new session each lane's derives are incremental, and a report
+    is some 480 short statements, each on one CPU. The second lane runs on a cursor of its own in a thread, with
+    a scratch schema of its own for its incremental runs (stallscan.replay.derive.scratch_named); the change log
+    is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
+    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (_few_changes)."""
+    import threading
+
+    from stallscan.replay.derive import scratch_named
+    from stallscan.store import stamps
+    from stallscan.store.db import cursor, threads
+
+    by_name = {s.name: s for s in steps}
+    if threads() < 2 or not {"boundaries", "stalls"} <= by_name.keys():
+        return
+    big = int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS  # type: ignore[index]
+    if big and not _few_changes(con, opts):
+        return
+    here, beside = ([n for n in names if n in by_name] for names in LANES)
+    failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
+    cur = cursor(con)
+
+    def other() -> None:
+        try:
+            with scratch_named(BESIDE_SCRATCH):
+                scope(cur, opts)
+                for name in beside:
+                    early[name] = by_name[name].collect(cur, opts)
+        except BaseException as exc:  # re-raised in the caller's thread below
+            failures.append(exc)
+            con.interrupt()
+
+    with stamps.pruned_after(con):
+        t = threading.Thread(target=other, name="stallscan-lane")
+        t.start()
+        try:
+            for name in here:
+                early[name] = by_name[name].collect(con, opts)
+        except BaseException as exc:
+            failures.append(exc)
+            cur.interrupt()
+        finally:
+            t.join()
+            cur.close()
+        if failures:
+            raise failures[0]
+
+
+# above BESIDE_MAX_EVENTS events, the lanes run only when the replays' runs will be incremental over at most
+# this many changed sessions (what one run holds in memory is then those sessions' rows)
+LANE_MAX_SESSIONS = 64
+
+
+def _few_changes(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> bool:
+    """Whether the turn-boundary replay, the sweep's bins and the stall replay all have a stamp of the current
+    rules, labels, threshold and retry bound (so their runs are incremental, or reused) and the change log holds
+    at most LANE_MAX_SESSIONS sessions changed since the oldest of them. Two statements."""
+    import json
+
+    from stallscan.store import stamps
+
+    names = ("user_labels", "turn_boundaries", "sweep_bins", "stalls")
+    try:
+        got = con.execute(
+            "SELECT name, key, inputs, events_version FROM main.derive_stamps WHERE list_contains(?, name)", [names]
+        ).fetchall()
+    except duckdb.CatalogException:
+        return False
+    st = {name: (key, json.loads(inputs), version) for name, key, inputs, version in got}
+    if len(st) < len(names) or any(st[n][1].get("rules") != stamps.rules_hash() for n in names[1:]):
+        return False
+    labels, tb, bins, stalls = (st[n] for n in names)
+    if (tb[1].get("threshold"), tb[1].get("labels"), bins[1].get("boundaries")) != (
+        float(opts.threshold),
+        labels[0],
+        tb[0],
+    ):
+        return False
+    if (stalls[1].get("retry_bound"), stalls[1].get("labels")) != (int(opts.retry_bound), labels[0]):
+        return False
+    try:
+        n = con.execute(
+            "SELECT count(DISTINCT session_id) FROM main.events_changes WHERE version > ?",
+            [min(v for _, _, v in st.values())],
+        ).fetchone()
+    except duckdb.CatalogException:
+        return False
+    return n is not None and int(n[0]) <= LANE_MAX_SESSIONS
 
 
 def public(data: dict[str, Any]) -> dict[str, Any]:

@@ -55,19 +55,24 @@ def timed(label: str) -> Iterator[None]:
     try:
         yield
     finally:
-        PROFILE.setdefault(label, [0.0, 0])[0] += time.perf_counter() - t0
-        PROFILE[label][1] += 1
+        entry = PROFILE.setdefault(label, [0.0, 0])  # (one look-up: report() may take the label meanwhile)
+        entry[0] += time.perf_counter() - t0
+        entry[1] += 1
 
 
 def report(title: str) -> None:
-    """Print the collected timings (largest first) to stderr and clear them."""
-    if not PROFILE:
+    """Print the collected timings (largest first) to stderr and clear them. The title is printed also when
+    nothing was timed: two threads' steps (stallscan.report.build's lanes) go to one PROFILE, and the other's
+    report may have printed and cleared this one's."""
+    if PROFILE is None:
         return
-    total = sum(v[0] for v in PROFILE.values())
+    taken = PROFILE.copy()  # (atomic under the GIL: the other thread may add steps meanwhile)
+    for label in taken:
+        PROFILE.pop(label, None)
+    total = sum(v[0] for v in taken.values())
     sys.stderr.write(f"-- {title}: {total:.2f} s in timed steps\n")
-    for label, (secs, n) in sorted(PROFILE.items(), key=lambda kv: -kv[1][0]):
+    for label, (secs, n) in sorted(taken.items(), key=lambda kv: -kv[1][0]):
         sys.stderr.write(f"{secs:8.3f} s {int(n):5d}x  {label}\n")
-    PROFILE.clear()
 
 
 def queries_dir() -> Path:

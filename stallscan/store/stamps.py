@@ -20,9 +20,11 @@ connection holding only `events`) has no counter: nothing is ever reused there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import weakref
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
@@ -266,10 +268,30 @@ def put(
 
 def prune_changes(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> None:
     """Drop the change log below the oldest stamp (no stamp needs it; an unstamped table replays in full
-    anyway). known: the tables put() returned, when the caller has them."""
+    anyway). known: the tables put() returned, when the caller has them. Nothing inside pruned_after()."""
+    if _DEFERRED[0]:
+        return
     if not {CHANGES, STAMPS} <= (known if known is not None else _existing(con, [CHANGES, STAMPS])):
         return
     con.execute(f"DELETE FROM main.{CHANGES} WHERE version <= (SELECT min(events_version) FROM main.{STAMPS})")
+
+
+# > 0 while pruned_after() runs: the prunes of its block wait for its end
+_DEFERRED = [0]
+
+
+@contextlib.contextmanager
+def pruned_after(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The change log pruned once, on `con`, after the block, not by each stamp written inside it: derives on
+    several cursors at once (stallscan.report.build's lanes) each see the others' stamps as they were when
+    their transaction began, and two prunes of one row from transactions that overlap conflict in DuckDB.
+    What is left equals what pruning after each stamp leaves: rows below the oldest stamp, once all are written."""
+    _DEFERRED[0] += 1
+    try:
+        yield
+    finally:
+        _DEFERRED[0] -= 1
+    prune_changes(con)
 
 
 def forget(con: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -1,0 +1,130 @@
+"""A report whose replays have stamps collects its sections in two lanes at once (stallscan.report.build._lanes):
+after a change to the files, the report and every table it derives equal those of the same report built one
+section after the other (one CPU), the stall replay's incremental runs took the second lane's scratch schema,
+the change log is pruned as the serial report prunes it, and a failure in the second lane is raised."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from stallscan.ingest.run import ingest_paths
+from stallscan.replay import derive
+from stallscan.report import build
+from stallscan.report.build import build_report, public
+from stallscan.report.section import ReportOptions
+from stallscan.report.sections import stalls as stalls_section
+from stallscan.store import stamps
+from stallscan.store.db import connect
+from tests.functional.test_report_cells import OUTPUTS
+from tests.helpers import SAMPLES
+from tests.replay_checks import fingerprint
+
+# the replays' tables, the sweep's bins, the report's cells (test_report_cells.OUTPUTS) and the change log
+REPLAYED = ("user_labels", "turn_boundaries", "turn_boundary_variants", "rounds", "stalls", "turns", "sweep_bins")
+DERIVED = (*REPLAYED, *OUTPUTS, "events_changes")
+STAMPED = ("user_labels", "turn_boundaries", "sweep_bins", "stalls", "session_cells", "boundary_cells", "stall_cells")
+
+
+def _report(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    data = build_report(con, ReportOptions(bootstrap=40, timelines=True))
+    return dict(json.loads(json.dumps(public(data), default=str)))
+
+
+def _derived(tmp_path: Path, *names: str) -> list[duckdb.DuckDBPyConnection]:
+    """Databases of sample_logs' Claude Code and Codex sessions reported once (every table derived), then the
+    Codex sessions again under other ids (new sessions) ingested, not reported yet: one tree for all of them."""
+    tree = tmp_path / "logs"
+    for sub in ("claude-code", "codex"):
+        shutil.copytree(SAMPLES / sub, tree / sub)
+    cons = [connect(str(tmp_path / f"{name}.duckdb")) for name in names]
+    for con in cons:
+        ingest_paths(con, [str(tree)])
+        _report(con)
+    for f in (SAMPLES / "codex").glob("*.jsonl"):
+        (tree / "codex" / f"again-{f.name}").write_bytes(f.read_bytes().replace(b"-", b"x"))
+    for con in cons:
+        ingest_paths(con, [str(tree)])
+    return cons
+
+
+def _scratches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The scratch schema of every incremental run from here on."""
+    used: list[str] = []
+    incremental = derive._incremental
+
+    def spy(con: duckdb.DuckDBPyConnection, *args: Any, **kw: Any) -> None:
+        used.append(derive.scratch())
+        incremental(con, *args, **kw)
+
+    monkeypatch.setattr(derive, "_incremental", spy)
+    return used
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_lanes_equal_one_section_after_the_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    if big:  # as a database above the limit: the lanes only when the runs will be incremental over few sessions
+        monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 0)
+    serial, lanes = _derived(tmp_path, "serial", "lanes")
+    monkeypatch.setenv("STALLSCAN_THREADS", "1")
+    used = _scratches(monkeypatch)
+    want = _report(serial)
+    assert used and set(used) == {derive.SCRATCH}  # one lane: every run in the one scratch schema
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    used.clear()
+    got = _report(lanes)
+    assert {derive.SCRATCH, build.BESIDE_SCRATCH} <= set(used)  # the stall replay's runs beside the others'
+    got = json.loads(json.dumps(got).replace("lanes.duckdb", "serial.duckdb"))  # (the `show` lines name it)
+    assert got == want
+    for name in STAMPED:
+        assert stamps.get(lanes, name)["mode"] == stamps.get(serial, name)["mode"], name
+        assert stamps.get(lanes, name)["key"] == stamps.get(serial, name)["key"], name
+    for t in DERIVED:
+        assert fingerprint(lanes, t) == fingerprint(serial, t), t
+    assert lanes.execute("SELECT count(*) FROM events_changes").fetchone() == (0,)  # pruned once both are done
+    schemas = "SELECT count(*) FROM duckdb_schemas() WHERE schema_name LIKE 'stallscan_inc%'"
+    assert lanes.execute(schemas).fetchone() == (0,)  # both scratch schemas dropped
+
+
+def test_no_lanes_above_the_limit_when_a_run_would_be_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 0)
+    (con,) = _derived(tmp_path, "d")
+    opts = ReportOptions(bootstrap=40)
+    assert build._few_changes(con, opts)
+    assert not build._few_changes(con, ReportOptions(bootstrap=40, threshold=opts.threshold + 1))  # new threshold
+    assert not build._few_changes(con, ReportOptions(bootstrap=40, retry_bound=opts.retry_bound + 1))
+    monkeypatch.setattr(build, "LANE_MAX_SESSIONS", 0)
+    assert not build._few_changes(con, opts)  # more changed sessions than the limit
+    used = _scratches(monkeypatch)
+    _report(con)
+    assert used and set(used) == {derive.SCRATCH}  # one after the other
+
+
+def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    (con,) = _derived(tmp_path, "d")
+    stalls = stalls_section.SECTION
+    collect = stalls.collect
+
+    def fails(c: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(stalls, "collect", fails)
+    with pytest.raises(ValueError, match="boom"):
+        _report(con)
+    assert con.execute("SELECT count(*) FROM events_changes").fetchone()[0] > 0  # not pruned: the stalls unstamped
+    monkeypatch.setattr(stalls, "collect", collect)
+    _report(con)  # the connection still works, and a report completes
+    assert con.execute("SELECT count(*) FROM events_changes").fetchone() == (0,)
