@@ -92,7 +92,7 @@ LAYOUTS = ("walk", "ingest")
 
 # --grow K: K sessions, spread evenly over the sessions, each gain one event at the table's end (a copy of its last
 # event, one later, with an id of its own), as a grown transcript's new line lands after every row already stored:
-# such a session comes back after its walk (stallscan.replay.scan.Interleaved).
+# such a session comes back after its walk (stallscan.replay.scan_batches.Interleaved).
 GROW = """
 INSERT INTO events BY NAME
 SELECT * REPLACE (md5('grown-' || session_id) AS event_id, line + 1 AS line, last_line + 1 AS last_line,

@@ -1,4 +1,4 @@
--- The sessions a batched scan (stallscan/replay/scan.py, rowid ranges of $rows rows) would meet again after their
+-- The sessions a batched scan (stallscan/replay/scan_batches.py, rowid ranges of $rows rows) would meet again after their
 -- walk: those whose ranges (rowid // $rows) have a gap, e.g. a grown session whose new rows were appended at the
 -- table's end (stallscan/replay/scan_apart.py). One row per such session: its id and its rows.
 -- Run only after a batched scan raised Interleaved. Input: events.

@@ -1,8 +1,8 @@
-"""The sessions that come back after their walk, walked apart (issue 21; stallscan/replay/scan.py `scan_into`).
+"""The sessions that come back after their walk, walked apart (issue 21; stallscan/replay/scan_batches.py `scan_into`).
 
-A batched scan (`scan.batches`) reads a table by rowid ranges and walks a session once no row of it is left in
+A batched scan (`scan_batches.batches`) reads a table by rowid ranges and walks a session once no row of it is left in
 the next range; a session whose rows skip a whole range and then go on (a grown transcript's new lines at the
-table's end) comes back after its walk (`scan.Interleaved`). Such a session has a gap in the ranges that hold
+table's end) comes back after its walk (`scan_batches.Interleaved`). Such a session has a gap in the ranges that hold
 its rows, and one without a gap cannot come back: its rows lie in consecutive ranges, and a range that holds
 some of them keeps it carried. So:
 
@@ -46,7 +46,7 @@ def walk_apart(
     fetch: Callable[[str], Any],
     batched: Callable[[Int], Iterator[Any]],
 ) -> bool:
-    """`scan.scan_into` after Interleaved: the sessions that break the batched walk walked apart, at once
+    """`scan_batches.scan_into` after Interleaved: the sessions that break the batched walk walked apart, at once
     (`fetch(where)`: their walk), and the batched walk without them (`batched(drop)`: the walks without the
     rowids `drop`), their outputs (`part` of a walk) merged in and written into the temp tables `outs`; False when
     they hold more rows than a batch (and APART_ROWS). Interleaved from `batched` goes to the caller (the
@@ -71,7 +71,7 @@ def gapped(con: duckdb.DuckDBPyConnection, rows: int) -> tuple[list[str], int]:
 
 
 def tail(con: duckdb.DuckDBPyConnection, lo: int) -> pa.Array:
-    """The session ids of the rows of `events` from rowid `lo` on (a batched scan's last range; `scan.batches`
+    """The session ids of the rows of `events` from rowid `lo` on (a batched scan's last range; `scan_batches.batches`
     raises Interleaved as soon as it walks one of them before reading that range)."""
     with sql.timed("scan apart: the last range's sessions"):
         con.complete()  # (a DB-API result left half read would block the relation)

@@ -3,8 +3,8 @@
 For every user-role event (and tool result) the router needs the last assistant reply before it in its
 session (seq order): its event id, its completion report and the gap from its end. `prev_replies(con)`
 computes them with the segmented scans of `stallscan/replay/scan.py` over the narrow columns of
-`queries/replay/scan_boundaries.sql`, read by rowid ranges of `scan.batch_rows()` rows (`BATCH_ROWS` when set)
-through `scan.scan_into`, as the stall replay's turn scan is:
+`queries/replay/scan_boundaries.sql`, read by rowid ranges of `scan_batches.batch_rows()` rows (`BATCH_ROWS` when set)
+through `scan_batches.scan_into`, as the stall replay's turn scan is:
 
 * ingest appends a file's lines together, so a session's rows are near each other: the sessions of a range
   that go on in the next range are carried into it (a session longer than a range is carried until it ends),
@@ -14,7 +14,7 @@ through `scan.scan_into`, as the stall replay's turn scan is:
 * the rows read are cut where no session straddles (a session in several runs, as an ingest batch stores it,
   is carried whole); a session met again after it was scanned (a grown session's rows at the table's end)
   stops the batching: the scan then walks the sessions that come back apart and runs the batches again
-  without them, merging their rows into the output in rowid order (`scan.scan_into`,
+  without them, merging their rows into the output in rowid order (`scan_batches.scan_into`,
   `stallscan/replay/scan_apart.py`); when those hold many rows, over shares of the sessions by a hash of
   their ids, the output put back in rowid order. Both are correct in any storage order.
 
@@ -31,10 +31,10 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from stallscan.replay import scan
+from stallscan.replay import scan, scan_batches
 from stallscan.store import arrow, sql
 
-BATCH_ROWS: int | None = None  # events per batch (None: scan.batch_rows(); tests set it small)
+BATCH_ROWS: int | None = None  # events per batch (None: scan_batches.batch_rows(); tests set it small)
 STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final")  # scan_boundaries.sql's codes
 
 
@@ -42,7 +42,7 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the temp table `tb_scan`: the previous reply of every user / tool event (see the module
     docstring), one row per event of `events` in storage order."""
     with sql.timed("scan previous replies"):
-        scan.scan_into(con, "scan_boundaries", "events", "tb_scan", _step, BATCH_ROWS)
+        scan_batches.scan_into(con, "scan_boundaries", "events", "tb_scan", _step, BATCH_ROWS)
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:

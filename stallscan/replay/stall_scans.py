@@ -27,7 +27,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     stall_rounds.sql reads it beside the replies by position, in four rowid ranges), with, counted inside the turn,
     in `place` a reply's place in it (round_in_turn, bits 2-30), whether a tool round came before it in the turn
     (after_tool_round, bit 1) and whether it is its turn's last (last_in_turn, bit 0): segmented running sums
-    (stallscan/replay/scan.py) over batches of whole sessions (scan.scan_into). And the temp table
+    (stallscan/replay/scan.py) over batches of whole sessions (scan_batches.scan_into). And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
     turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
     start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
@@ -37,7 +37,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from stallscan.replay import scan
+    from stallscan.replay import scan, scan_batches
     from stallscan.store import arrow
 
     with sql.timed("scan mark scan_stall_starts"):
@@ -156,7 +156,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan stall numbers"):
         sides = ("stall_scan", "stall_turn_span", "stall_replies")
-        scan.scan_into(con, "scan_stall_ev", "events", None, step, sides=sides)
+        scan_batches.scan_into(con, "scan_stall_ev", "events", None, step, sides=sides)
 
 
 def _inside(rids: Any, batch: Any) -> Any:
@@ -185,7 +185,7 @@ def walk(con: duckdb.DuckDBPyConnection) -> None:
     only with the turn."""
     import numpy as np
 
-    from stallscan.replay import scan
+    from stallscan.replay import scan, scan_batches
 
     def step(w: scan.Walk) -> dict[str, Any]:
         kind, turn = w.cols["kind"], w.cols["turn_id"]
@@ -216,4 +216,4 @@ def walk(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan stall walk"):
         rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchone())[0]
-        scan.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan.batch_rows()))
+        scan_batches.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan_batches.batch_rows()))

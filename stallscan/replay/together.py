@@ -9,7 +9,7 @@ nothing is done here and the callers replay one after the other as before. The t
 either way: each replay runs its own code, unchanged, on a connection set up as `connect()` sets one up.
 
 What the two share is guarded: each batched scan takes half of the memory budget's share for its batches
-(stallscan.replay.scan.sharing), and derive.run records its stamp under a lock (both stamps go to one table).
+(stallscan.replay.scan_batches.sharing), and derive.run records its stamp under a lock (both stamps go to one table).
 One thing is not: DuckDB's `disabled_optimizers` is a setting of the whole database, not of a connection, so
 while one replay runs a statement that disables the build-side swap (queries/replay/turn_boundaries.sql,
 stall_rounds.sql), the other's statements are planned without it too, and a RESET by one can re-enable it
@@ -25,7 +25,7 @@ from typing import Any
 
 import duckdb
 
-from stallscan.replay import scan
+from stallscan.replay import scan_batches
 from stallscan.store import stamps
 from stallscan.store.db import cursor, threads
 
@@ -94,7 +94,7 @@ def run_at_once(
 
     threads = [threading.Thread(target=work, args=(name,), name=f"stallscan-{name}") for name in jobs]
     try:
-        with scan.sharing(len(jobs)):
+        with scan_batches.sharing(len(jobs)):
             for t in threads:
                 t.start()
             for t in threads:

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from stallscan.replay import scan, together
+from stallscan.replay import scan_batches, together
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
@@ -75,12 +75,12 @@ def test_a_failure_stops_the_other_and_is_raised(tmp_path, monkeypatch, sample_i
         raise ValueError("boom")
 
     def replays(c):
-        seen["batch"] = scan.batch_rows()  # inside: its share of the budget
+        seen["batch"] = scan_batches.batch_rows()  # inside: its share of the budget
         replay_stalls(c)
 
     with pytest.raises(ValueError, match="boom"):
         together.run_at_once(one, {"boundaries": fails, "stalls": replays})
-    assert (seen["batch"], scan.batch_rows()) == (268_435, 536_870)  # the share ends with the run
+    assert (seen["batch"], scan_batches.batch_rows()) == (268_435, 536_870)  # the share ends with the run
     assert not stamps.get(one, "turn_boundaries")  # nothing stamped by the failed job
     # the connection is usable afterwards, and a replay from it completes
     replay_boundaries(one, 2.0)

@@ -105,7 +105,7 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
     shuffled tables take the whole-table path."""
     import duckdb
 
-    from stallscan.replay import scan
+    from stallscan.replay import scan, scan_batches
 
     rng = np.random.default_rng(batch)
     con = duckdb.connect()
@@ -130,7 +130,7 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
         at = np.flatnonzero(w.to_storage(reply))  # a table of the replies' rows only (`sides`)
         return {"replies": replies, "reply_rows": {"rid": w.cols["rid_storage"][at], "n": replies[at]}}
 
-    scan.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch, sides=("reply_rows",))
+    scan_batches.scan_into(con, "scan_stall_ev", "events", "out", step, rows=batch, sides=("reply_rows",))
     only = con.execute("SELECT rid, n FROM reply_rows").fetchall()  # the replies' rows, in storage order
     assert only == [(r[0], want[r[0]]) for r in kept if r[3]]
     got = con.execute("SELECT rid, replies FROM out").fetchall()
@@ -143,18 +143,18 @@ def test_batched_scan_into_equals_a_walk_per_session(order, batch):
 def test_carried_runs_equal_the_runs_of_the_whole(order, seed):
     """What `batches` carries: the runs of consecutive pieces of a table, put side by side by `_merge`, are the
     runs of the whole table; and the walk built from them is the walk `walk_of` builds comparing the ids itself."""
-    from stallscan.replay import scan
+    from stallscan.replay import scan, scan_batches
 
     rng = np.random.default_rng(seed)
     t = _table(rng, 120, 7, order)
     cuts = np.sort(rng.choice(np.arange(1, 120), size=5, replace=False)).tolist()
-    heads, lengths = scan._runs(t.slice(0, 0))
+    heads, lengths = scan_batches._runs(t.slice(0, 0))
     for lo, hi in zip([0, *cuts], [*cuts, 120], strict=True):
-        h, n = scan._runs(t.slice(lo, hi - lo))
-        heads, lengths = scan._merge(pa.concat_arrays([heads, h]), np.concatenate((lengths, n)))
-    whole = scan._runs(t)
+        h, n = scan_batches._runs(t.slice(lo, hi - lo))
+        heads, lengths = scan_batches._merge(pa.concat_arrays([heads, h]), np.concatenate((lengths, n)))
+    whole = scan_batches._runs(t)
     assert heads.to_pylist() == whole[0].to_pylist() and lengths.tolist() == whole[1].tolist()
-    a, b = scan._walk(t, (heads, lengths)), walk_of(t)
+    a, b = scan.walk_runs(t, (heads, lengths)), walk_of(t)
     assert a.starts.tolist() == b.starts.tolist() and a.n == b.n
     assert (a.perm is None) == (b.perm is None) and (a.perm is None or a.perm.tolist() == b.perm.tolist())
     assert {k: v.tolist() for k, v in a.cols.items()} == {k: v.tolist() for k, v in b.cols.items()}

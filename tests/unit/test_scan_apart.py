@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stallscan.replay import scan, scan_apart
+from stallscan.replay import scan, scan_apart, scan_batches
 
 BATCH = 8  # rows per rowid range of the batched scan
 
@@ -99,14 +99,14 @@ def _scan(con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> li
         "fetch",
         lambda c, n, p=None, where=None: no_shares() if where and "hash(" in where else real_fetch(c, n, p, where),
     )
-    scan.scan_into(con, "scan_stall_ev", "events", "out", _step, rows=BATCH, sides=("reply_rows", "per"))
+    scan_batches.scan_into(con, "scan_stall_ev", "events", "out", _step, rows=BATCH, sides=("reply_rows", "per"))
     return seen
 
 
 def _raises(con: duckdb.DuckDBPyConnection) -> None:
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchone()[0]
-    with pytest.raises(scan.Interleaved):
-        list(scan.batches(con, "scan_stall_ev", end, BATCH))
+    with pytest.raises(scan_batches.Interleaved):
+        list(scan_batches.batches(con, "scan_stall_ev", end, BATCH))
 
 
 def test_one_grown_session(monkeypatch):
@@ -149,13 +149,13 @@ def test_no_session_apart_after_all_falls_back_to_the_shares(monkeypatch):
     con = _events(rows)
     _raises(con)
     monkeypatch.setattr(scan_apart, "gapped", lambda c, rows: ([], 0))
-    scan.scan_into(con, "scan_stall_ev", "events", "out", _step, rows=BATCH, sides=("reply_rows", "per"))
+    scan_batches.scan_into(con, "scan_stall_ev", "events", "out", _step, rows=BATCH, sides=("reply_rows", "per"))
     assert _outputs(con) == _whole(con)
     monkeypatch.undo()
     con2 = _events(rows)
     monkeypatch.setattr(scan_apart, "APART_ROWS", 0)
     assert scan_apart.gapped(con2, 4) == (["s4"], 6)  # more rows than a batch of 4: the shares
-    scan.scan_into(con2, "scan_stall_ev", "events", "out", _step, rows=4, sides=("reply_rows", "per"))
+    scan_batches.scan_into(con2, "scan_stall_ev", "events", "out", _step, rows=4, sides=("reply_rows", "per"))
     assert _outputs(con2) == _whole(con2)
 
 
@@ -188,13 +188,13 @@ def test_a_session_of_the_last_range_walked_early_stops_the_batches_early():
 
     def walks(t: pa.Array | None) -> int:
         n = 0
-        with pytest.raises(scan.Interleaved):
-            for _ in scan.batches(con, "scan_stall_ev", end, BATCH, tail=t):
+        with pytest.raises(scan_batches.Interleaved):
+            for _ in scan_batches.batches(con, "scan_stall_ev", end, BATCH, tail=t):
                 n += 1
         return n
 
     assert walks(tail) == 0 < walks(None)
     plain = _events(_walked(12, 5))
     last = (60 - 1) // BATCH * BATCH
-    got = list(scan.batches(plain, "scan_stall_ev", 60, BATCH, tail=scan_apart.tail(plain, last)))
+    got = list(scan_batches.batches(plain, "scan_stall_ev", 60, BATCH, tail=scan_apart.tail(plain, last)))
     assert sum(w.n for w in got) == 60

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stallscan.replay import scan, scan_bounds
+from stallscan.replay import scan_batches, scan_bounds
 from stallscan.store import sql
 from stallscan.store.db import connect
 
@@ -145,7 +145,10 @@ def test_a_session_met_again_stops_the_batches(con, monkeypatch):
     rows = sorted(rows, key=lambda e: (e["session_id"], e["seq"]))
     _insert(con, rows)
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
-    assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4, 2]  # (a carried into the second range)
+    assert [w.n for w in scan_batches.batches(con, "scan_boundaries", end, 2)] == [
+        4,
+        2,
+    ]  # (a carried into the second range)
     want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want
@@ -156,8 +159,8 @@ def _batching_gives_up(con, monkeypatch, rows) -> None:
     gives the reference walk's rows."""
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
-    with pytest.raises(scan.Interleaved):
-        list(scan.batches(con, "scan_boundaries", len(rows), 2))
+    with pytest.raises(scan_batches.Interleaved):
+        list(scan_batches.batches(con, "scan_boundaries", len(rows), 2))
     scan_bounds.prev_replies(con)
     assert _got(con) == _want(rows)  # (the whole-table scan)
 
@@ -188,7 +191,7 @@ def _walks(con, monkeypatch, rows: Sequence[Mapping[str, object]], size: int) ->
     rows."""
     _insert(con, rows)
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
-    walks = [sorted(w.cols["rid_storage"].tolist()) for w in scan.batches(con, "scan_boundaries", end, size)]
+    walks = [sorted(w.cols["rid_storage"].tolist()) for w in scan_batches.batches(con, "scan_boundaries", end, size)]
     assert sorted(r for w in walks for r in w) == list(range(end))
     assert all(a[-1] < b[0] for a, b in pairwise(walks))
     owner = {r: str(rows[r]["session_id"]) for r in range(end)}
@@ -232,10 +235,10 @@ def test_a_session_back_after_its_walk(con, monkeypatch):
     batching gives up (and the scan falls back to the whole table)."""
     rows = [_ev("a", 1), _ev("b", 1), _ev("a", 2), _ev("b", 2), _ev("c", 1), _ev("c", 2), _ev("a", 3)]
     _insert(con, rows)
-    walks = scan.batches(con, "scan_boundaries", len(rows), 2)
+    walks = scan_batches.batches(con, "scan_boundaries", len(rows), 2)
     assert sorted(next(walks).cols["rid_storage"].tolist()) == [0, 1, 2, 3]
     assert sorted(next(walks).cols["rid_storage"].tolist()) == [4, 5]
-    with pytest.raises(scan.Interleaved):
+    with pytest.raises(scan_batches.Interleaved):
         next(walks)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     scan_bounds.prev_replies(con)
@@ -249,7 +252,7 @@ def test_sessions_interleaved_inside_the_carried_rows(con, monkeypatch):
     _insert(con, rows)
     monkeypatch.setattr(scan_bounds, "BATCH_ROWS", 2)
     end = con.execute("SELECT max(rowid) + 1 FROM events").fetchall()[0][0]
-    assert [w.n for w in scan.batches(con, "scan_boundaries", end, 2)] == [4]
+    assert [w.n for w in scan_batches.batches(con, "scan_boundaries", end, 2)] == [4]
     want = _want(rows)
     scan_bounds.prev_replies(con)
     assert _got(con) == want

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stallscan.replay import scan
+from stallscan.replay import scan, scan_batches
 from stallscan.replay.scan import walk_of
 
 
@@ -102,7 +102,7 @@ def test_batched_walks_of_an_ingest_layout_equal_a_plain_sort(seed, scale, monke
         return con.sql("SELECT * FROM t WHERE rid // 2 >= $lo AND rid // 2 < $hi", params=params)
 
     monkeypatch.setattr(sql, "relation", relation)
-    walks = list(scan.batches(con, "t", len(sess), rows))
+    walks = list(scan_batches.batches(con, "t", len(sess), rows))
     seen = 0
     walked: set[str] = set()
     for w in walks:
