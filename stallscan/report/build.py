@@ -190,38 +190,26 @@ LANE_MAX_SESSIONS = 64
 def _few_changes(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> bool:
     """Whether the turn-boundary replay, the sweep's bins and the stall replay all have a stamp of the current
     rules, labels, threshold and retry bound (so their runs are incremental, or reused) and the change log holds
-    at most LANE_MAX_SESSIONS sessions changed since the oldest of them. Two statements."""
-    import json
-
+    at most LANE_MAX_SESSIONS sessions changed since the oldest of them. The stamps' inputs are those the replays
+    record (stallscan.replay.boundaries, stalls, stallscan.sweep.bins): if one is renamed, this answers False and
+    the sections run one after the other (slower, never other rows)."""
     from stallscan.store import stamps
 
     names = ("user_labels", "turn_boundaries", "sweep_bins", "stalls")
-    try:
-        got = con.execute(
-            "SELECT name, key, inputs, events_version FROM main.derive_stamps WHERE list_contains(?, name)", [names]
-        ).fetchall()
-    except duckdb.CatalogException:
-        return False
-    st = {name: (key, json.loads(inputs), version) for name, key, inputs, version in got}
-    if len(st) < len(names) or any(st[n][1].get("rules") != stamps.rules_hash() for n in names[1:]):
+    st = stamps.get_many(con, names)
+    if len(st) < len(names) or any(st[n]["inputs"].get("rules") != stamps.rules_hash() for n in names[1:]):
         return False
     labels, tb, bins, stalls = (st[n] for n in names)
-    if (tb[1].get("threshold"), tb[1].get("labels"), bins[1].get("boundaries")) != (
+    if (tb["inputs"].get("threshold"), tb["inputs"].get("labels"), bins["inputs"].get("boundaries")) != (
         float(opts.threshold),
-        labels[0],
-        tb[0],
+        labels["key"],
+        tb["key"],
     ):
         return False
-    if (stalls[1].get("retry_bound"), stalls[1].get("labels")) != (int(opts.retry_bound), labels[0]):
+    if (stalls["inputs"].get("retry_bound"), stalls["inputs"].get("labels")) != (int(opts.retry_bound), labels["key"]):
         return False
-    try:
-        n = con.execute(
-            "SELECT count(DISTINCT session_id) FROM main.events_changes WHERE version > ?",
-            [min(v for _, _, v in st.values())],
-        ).fetchone()
-    except duckdb.CatalogException:
-        return False
-    return n is not None and int(n[0]) <= LANE_MAX_SESSIONS
+    n = stamps.sessions_changed(con, min(int(s["events_version"]) for s in st.values()))
+    return n is not None and n <= LANE_MAX_SESSIONS
 
 
 def public(data: dict[str, Any]) -> dict[str, Any]:

@@ -129,6 +129,28 @@ def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None
     return out
 
 
+def get_many(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """get() of several stamps in one statement, by name; a name without a stamp is left out."""
+    if STAMPS not in _existing(con, [STAMPS]):
+        return {}
+    cur = con.execute(f"SELECT * FROM main.{STAMPS} WHERE list_contains(?, name)", [list(names)])
+    cols = [d[0] for d in cur.description]
+    out = {}
+    for row in cur.fetchall():
+        stamp = dict(zip(cols, row, strict=True))
+        stamp["inputs"] = json.loads(stamp["inputs"])
+        out[stamp["name"]] = stamp
+    return out
+
+
+def sessions_changed(con: duckdb.DuckDBPyConnection, since: int) -> int | None:
+    """How many sessions the change log names after version `since`; None without a change log (every run is
+    then full)."""
+    if CHANGES not in _existing(con, [CHANGES]):
+        return None
+    return int(one(con, f"SELECT count(DISTINCT session_id) FROM main.{CHANGES} WHERE version > ?", [since]))
+
+
 def with_state(
     con: duckdb.DuckDBPyConnection, name: str | None = None
 ) -> tuple[dict[str, Any] | None, int | None, int]:
