@@ -16,7 +16,6 @@ A plain-Python statement of the same rules lives in stallscan/replay/boundary_va
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import duckdb
 
 from stallscan.replay.labels import ensure_codes
-from stallscan.store import sql
+from stallscan.store import sql, toml_cache
 from stallscan.store.errors import StallscanError
 
 RULES = Path(__file__).resolve().parents[1] / "data" / "router_variants.toml"
@@ -37,8 +36,7 @@ MATCHES = {"markers": ("kind", "rule", "reply_status"), "automatic": ("rule",)}
 @cache
 def rule_entries() -> tuple[dict[str, Any], ...]:
     """The variants' rules as rows (rule_set marker | automatic, id, match, value, harness, citation)."""
-    with open(RULES, "rb") as fh:
-        data = tomllib.load(fh)
+    data = toml_cache.read(RULES)  # (its JSON copy: no tomllib import, no parse, in a report)
     out = []
     for section, rule_set in (("markers", "marker"), ("automatic", "automatic")):
         for i, raw in enumerate(data.get(section, [])):

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import functools
 import os
-import tomllib
 import weakref
 from pathlib import Path
 from typing import Any, cast
 
 import duckdb
 
-from stallscan.store import sql, stamps
+from stallscan.store import sql, stamps, toml_cache
 from stallscan.store.errors import InputError, StallscanError
 
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "prompts.toml"
@@ -55,6 +54,8 @@ def load_config(config: str | os.PathLike[str] | dict[str, Any] | None = None) -
         path = Path(env) if env else (Path(CONFIG_NAME) if Path(CONFIG_NAME).is_file() else None)
     if path is None:
         return {}
+    import tomllib  # (only with a config file: the built-in libraries are read through stallscan.store.toml_cache)
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -103,8 +104,7 @@ def _builtin(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     """The library file's [[prompts]] tables, parsed once per content seen (a report asks 4 times: 6 CPU ms
     each); keyed by the file's stats, so an edited file is read again. _normalise copies what it keeps."""
     del mtime_ns, size  # (the cache's key only)
-    with open(path, "rb") as fh:
-        return list(tomllib.load(fh).get("prompts", []))
+    return list(toml_cache.read(path).get("prompts", []))  # (its JSON copy: no tomllib import, no parse)
 
 
 def _normalise(raw: Any, where: str) -> dict[str, Any]:

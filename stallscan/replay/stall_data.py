@@ -7,7 +7,6 @@ from stallscan.replay.stall_rules (pure Python, also read by the reference walk 
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import duckdb
 
 from stallscan.replay.stall_rules import DATA, STRIP_RE, Prompt, Signature, StallData, load, strip
+from stallscan.store import toml_cache
 
 __all__ = [
     "DATA",
@@ -37,7 +37,7 @@ def measured_precision() -> dict[str, Any] | None:
     path = Path(DATA) / "precision.toml"
     if not path.is_file():
         return None
-    d = tomllib.loads(path.read_text(encoding="utf-8"))
+    d = toml_cache.read(path)  # (its JSON copy: no tomllib import, no parse, in a report)
     return {**d, "current": d.get("data_version") == load().version}
 
 
