@@ -219,8 +219,11 @@ def _full_fingerprints(con) -> dict:
 
 
 # the default run grows the real files under 1 MB; the slow tier's second seed grows them all
+# scratch: where the incremental runs keep their tables, an in-memory database attached beside the file (the
+# runs over at most derive.MEMORY_MAX_SESSIONS sessions) or a schema of the file (the runs over more)
+@pytest.mark.parametrize("scratch", ["memory", "file"])
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
-def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
+def test_incremental_equals_full_on_real_appends(tmp_path, seed, scratch, monkeypatch):
     files = real_append_files(everything=seed == 2)
     if not files:
         pytest.skip("real claude-code / codex files not found: set STALLSCAN_REAL_DATA")
@@ -228,6 +231,15 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
     from stallscan.replay import derive
 
     monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # replay incrementally however many sessions changed
+    monkeypatch.setattr(derive, "MEMORY_MAX_SESSIONS", 10**9 if scratch == "memory" else -1)
+    where: set[bool] = set()
+    inner = derive._incremental
+
+    def spy(*args, **kw):
+        where.add(kw["in_memory"])
+        return inner(*args, **kw)
+
+    monkeypatch.setattr(derive, "_incremental", spy)
     corpus = tmp_path / "corpus"
     con = connect(str(tmp_path / "inc.duckdb"))
     _replay_all(con)  # an empty database first
@@ -237,6 +249,15 @@ def test_incremental_equals_full_on_real_appends(tmp_path, seed, monkeypatch):
         got = {t: _fingerprint(con, t) for t in DERIVED}
         assert got == _full_fingerprints(con), f"step {step}"
     assert "incremental" in modes, modes
+    assert where == {scratch == "memory"}, where
+    # nothing left of the scratch tables: no schema of the file, no database attached
+    assert (
+        con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name LIKE 'stallscan_inc%'").fetchone()[0] == 0
+    )
+    assert (
+        con.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'stallscan_inc%'").fetchone()[0]
+        == 0
+    )
     # and from scratch: a fresh database ingesting the final files at once
     fresh = connect(str(tmp_path / "fresh.duckdb"))
     ingest_paths(fresh, [str(corpus)])
