@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import zlib
@@ -183,3 +184,24 @@ def test_db_naming_a_fifo_is_refused(tmp_path):
         p = (_cli if args[0] == "ingest" else _in_process)(*args, "--db", str(fifo))
         assert p.returncode == 3, (args, p.stderr)
         assert p.stderr.startswith("error: ") and "not a regular file" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_db_named_as_a_scratch_database_is_refused(tmp_path):
+    """DuckDB names a database after its file, up to the first dot: a file named as the incremental replays'
+    scratch databases once failed its second report (an incremental run) with a Binder error and a hint about a
+    damaged file. Now the open refuses it at once, says why, and creates nothing; a name holding it after the first
+    dot is a plain database."""
+    for name in ("stallscan_inc.duckdb", "STALLSCAN_INC_stalls.v2.db"):
+        db = tmp_path / name
+        p = _in_process("ingest", str(GOOD), "--db", str(db))
+        assert p.returncode == 3, (name, p.stderr)
+        assert p.stderr.startswith("error: ") and "is reserved" in p.stderr and "Traceback" not in p.stderr
+        assert "hint: rename the file" in p.stderr
+        assert not db.exists()
+    db = tmp_path / "x.stallscan_inc.duckdb"
+    new = tmp_path / "new"
+    new.mkdir()
+    shutil.copy(SAMPLES / "codex" / "rollout.jsonl", new)
+    for args in (("ingest", str(GOOD)), ("report", "--format", "json"), ("report", str(new), "--format", "json")):
+        p = _in_process(*args, "--db", str(db))
+        assert p.returncode == 0, (args, p.stderr)

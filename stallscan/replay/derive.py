@@ -27,8 +27,9 @@ from typing import Any
 import duckdb
 
 from stallscan.store import sql, stamps
+from stallscan.store.db import SCRATCH_NAMES
 
-SCRATCH = "stallscan_inc"
+SCRATCH = SCRATCH_NAMES[0]  # (a database file of this name is refused: store.db.connect)
 # which events an event-keyed table has a row for
 EVENT_ROWS = {"user_labels_narrow": "role IN ('user', 'tool')"}
 # the derived tables keyed neither by session nor by event: the same for the same inputs (the labels' code table),

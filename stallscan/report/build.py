@@ -18,6 +18,7 @@ import duckdb
 
 from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
+from stallscan.store.db import SCRATCH_NAMES
 
 __all__ = [
     "REPORT_VERSION",
@@ -130,7 +131,7 @@ def _beside(
 # turn-boundary replay's tables on the caller's connection, those reading the stall replay's (and the cheap ones,
 # the shorter lane: one new session into the 1M-event database 0.29 against 0.32 CPU s) on a cursor beside it
 LANES = (("boundaries", "threshold"), ("stalls", "corpus", "guard"))
-BESIDE_SCRATCH = "stallscan_inc_stalls"  # the scratch schema of the cursor's incremental runs
+BESIDE_SCRATCH = SCRATCH_NAMES[1]  # the scratch schema of the cursor's incremental runs
 
 
 def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]) -> None:

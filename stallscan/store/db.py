@@ -15,6 +15,9 @@ from stallscan.store.errors import DatabaseError, DatabaseLocked, InputError, Sc
 from stallscan.store.version import SCHEMA_VERSION, __version__
 
 DEFAULT_DB = "stallscan.duckdb"
+# the names of the incremental replays' scratch databases (stallscan.replay.derive: SCRATCH, and the report's second
+# lane's); DuckDB names a database file's catalog after the file, so a file of one of these names cannot be used
+SCRATCH_NAMES = ("stallscan_inc", "stallscan_inc_stalls")
 
 
 MEMORY_BUDGET_CAP = 2 * 2**30  # a process's default budget: half the machine's memory, at most this
@@ -83,6 +86,12 @@ def connect(
             hint="ingest needs to write the file and its folder (DuckDB keeps a .wal next to it); report, show, "
             "sql, sweep and export read it as it is",
         )
+    if target != ":memory:" and catalog_name(target).lower() in SCRATCH_NAMES:
+        raise InputError(
+            f"cannot use database {target}: the name {catalog_name(target)!r} is reserved for stallscan's "
+            "incremental replays (DuckDB names a database after its file)",
+            hint="rename the file (e.g. stallscan.duckdb) or pass another --db",
+        )
     try:
         con = duckdb.connect(target, read_only=read_only)
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
@@ -118,6 +127,11 @@ def connect(
             sql.rollback(con)
             raise
     return con
+
+
+def catalog_name(target: str) -> str:
+    """The name DuckDB gives a database file's catalog: the file's name up to its first dot."""
+    return Path(target).name.split(".")[0]
 
 
 def threads() -> int:
