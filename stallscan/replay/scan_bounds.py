@@ -50,18 +50,22 @@ def _step(w: scan.Walk) -> dict[str, Any]:
     previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
     event with a reply before it (the gap: and both times trustworthy)."""
     c = w.cols
-    code, t_us = c["status"], c["t_us"]  # (status -2: a user / tool event, -1: another role; t_us: see the query)
-    prev = w.prev_where(code >= 0)  # walk positions
+    # Only the previous reply is found in walk order; the rest is read in storage order from there, where the
+    # fetched columns already are (on an ingest's storage order: the times never gathered through the walk's
+    # permutation, and the outputs not put back one by one)
+    prev = w.to_storage(w.positions_to_storage(w.prev_where(c["status"] >= 0)))  # storage positions, storage order
+    code, t_us = (
+        w.stored("status"),
+        w.stored("t_us"),
+    )  # (status -2: a user / tool event, -1: another role; t_us: see the query)
     has = (prev >= 0) & (code == -2)
     p = np.maximum(prev, 0)
     t_ok = t_us != np.iinfo(np.int64).min
     timed = has & t_ok & t_ok[p]
     gap = (t_us - t_us[p]) / 1e6  # (wraps where a time is missing: those rows are NULL, `timed`)
     status = np.where(has, code[p] + 1, 0).astype(np.int8)
-    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
-    status = w.to_storage(status)
     return {
-        "prev_event_id": w.take_storage("reply_id", prev_storage),
+        "prev_event_id": w.take_storage("reply_id", np.where(has, prev, -1)),
         "prev_status": arrow.from_numpy(status, mask=status == 0),
-        "gap_raw_s": arrow.from_numpy(w.to_storage(gap), mask=~w.to_storage(timed)),
+        "gap_raw_s": arrow.from_numpy(gap, mask=~timed),
     }
