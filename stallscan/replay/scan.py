@@ -262,7 +262,8 @@ def walk_runs(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             texts[c] = col  # kept as Arrow, in storage order (read with Walk.take)
             continue
-        cols[c] = column_np(col, None)  # (gathered into walk order when read: Cols)
+        # (gathered into walk order when read: Cols; rid and seq as converted above, not converted again)
+        cols[c] = rid if c == "rid" else seq if c == "seq" else column_np(col, None)
     starts = np.ones(n, dtype=np.bool_)
     if n > 1:
         if perm is None:
