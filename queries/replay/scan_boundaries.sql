@@ -3,7 +3,8 @@
 -- the rows of one rowid range [$lo, $hi) at a time (DuckDB skips the row groups outside it).
 -- Input: events. status: the completion report of an assistant event from its own fields, as a code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (0-based), -2 for a user-role event or tool
--- result (a row of turn_boundaries), -1 for the other roles (one TINYINT where the reply and user / tool flags were
+-- result (a row of turn_boundaries), -3 for another role between 'tool' and 'user' (tb_scan holds a row of each, as
+-- turn_boundaries.sql reads the events of that range beside it), -1 for the other roles (one TINYINT where the reply and user / tool flags were
 -- two more columns to fetch and unpack); anchored
 -- regexes, not trim(), so no reply text is copied; each regex runs only on the replies whose first character
 -- can start a match (a whitespace code, 9-13 or 32, or the pattern's first character; one RE2 call per reply and
@@ -16,6 +17,7 @@
 -- reply_id: a reply's event id (NULL for other rows).
 SELECT e.rowid AS rid, e.session_id, e.seq,
        CASE WHEN e.role IN ('user', 'tool') THEN -2
+            WHEN e.role >= 'tool' AND e.role <= 'user' THEN -3
             WHEN e.role <> 'assistant' THEN -1
             WHEN e.finish_norm = 'length' THEN 0
             WHEN e.finish_norm = 'cancelled' OR ((e.text >= chr(9) AND e.text < chr(14) OR e.text >= ' ' AND e.text < '!' OR e.text >= 'O' AND e.text < 'P') AND regexp_matches(e.text, '^\s*Operation interrupted: ')) THEN 1

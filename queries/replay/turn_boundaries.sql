@@ -17,9 +17,14 @@
 
 -- The previous reply of each user-role event (the last assistant event of the session with a smaller seq),
 -- its completion report and the gap come from stallscan/replay/scan_bounds.py (over scan_boundaries.sql's
--- columns): the temp table tb_scan, one row per event in storage order, read beside events with POSITIONAL
--- JOIN (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the
--- user / tool events: no join on the rowid (a hash join of every user / tool event with its scan row,
+-- columns): the temp table tb_scan, one row per event whose role lies between 'tool' and 'user' (the user / tool
+-- events, and NULL on another role there, if any) in storage order, read beside those events with POSITIONAL JOIN
+-- (each row checks that its rowid is the one the scan fetched, as stall_ev does), then filtered to the user / tool
+-- events. The range, not role IN ('user', 'tool'): DuckDB pushes a range into the scan of events, which keeps the
+-- two scans one positional scan; the IN list stays a filter above the scan, and a positional join over a filter
+-- pairs rows out of order when it runs on several threads ('tb_scan is not aligned'). A table of every event (NULL
+-- on the other roles' rows) cost more to write and to read beside them all (docs/replay-scan.md "ing20"). No join
+-- on the rowid (a hash join of every user / tool event with its scan row,
 -- carrying every column, spilled at 10M events). Nothing is materialised on the way.
 -- The labels: most rows carry one of the two labels the labels' structural rules give (a tool result:
 -- origin and origin_rule 'tool_result'; a plain message: 'human', 'default_human'; neither human content nor
@@ -101,8 +106,10 @@ FROM (
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
     FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
                  s.prev_status, s.prev_event_id, s.gap_raw_s
-          FROM events e POSITIONAL JOIN tb_scan s
-          WHERE CASE WHEN e.rowid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
+          FROM (SELECT rowid AS rid, event_id, session_id, seq, ts, ts_quality, "role", kind, source_format, initiator
+                FROM events WHERE "role" >= 'tool' AND "role" <= 'user') e
+          POSITIONAL JOIN tb_scan s
+          WHERE CASE WHEN e.rid = s.rid THEN true ELSE error('tb_scan is not aligned with events') END
             AND e.role IN ('user', 'tool')) e
     -- (the labels' codes, label_structural.sql: 33 and 67 are the two structural defaults; the rule's string is
     -- looked up for the rows of the build side only, and read only where a value has no code: uncoded; a label

@@ -109,9 +109,9 @@ def _view(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:
-    """The temp table `tb_scan`: for every event, in storage order, the previous reply in its session of a user
-    / tool event (event id and completion report) and the gap from that reply's end to the event when both times
-    are per-message (stallscan/replay/scan_bounds.py, in batches of whole sessions)."""
+    """The temp table `tb_scan`: for every user / tool event, in storage order, the previous reply in its session
+    (event id and completion report) and the gap from that reply's end to the event when both times are
+    per-message (stallscan/replay/scan_bounds.py, in batches of whole sessions)."""
     from stallscan.replay.scan_bounds import prev_replies
 
     prev_replies(con)

@@ -22,6 +22,7 @@ misaligned read fails loudly instead of mixing events).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +39,46 @@ Int = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
 
 
+class Cols(Mapping[str, npt.NDArray[Any]]):
+    """A walk's numeric columns in walk order, each gathered through the permutation when first read (a column
+    the step reads only at a few positions, `at`, or not at all is never gathered whole: on an ingest's storage
+    order each gather of a batch's column is a pass over it in random order)."""
+
+    def __init__(self, stored: dict[str, npt.NDArray[Any]], perm: Int | None) -> None:
+        self._stored, self._perm = stored, perm
+        self._walked: dict[str, npt.NDArray[Any]] = {}
+
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
+        if self._perm is None or name == "rid_storage":  # (the rowids stay in storage order)
+            return self._stored[name]
+        got = self._walked.get(name)
+        if got is None:
+            got = self._walked[name] = self._stored[name][self._perm]
+        return got
+
+    def at(self, name: str, pos: Int) -> npt.NDArray[Any]:
+        """Column `name` at walk positions `pos` (self[name][pos] without gathering the column whole; for
+        rid_storage: the rowids of the rows at those walk positions)."""
+        if self._perm is None or name in self._walked:
+            return self._stored[name][pos] if self._perm is None else self._walked[name][pos]
+        return self._stored[name][self._perm[pos]]
+
+    def stored(self, name: str) -> npt.NDArray[Any]:
+        """Column `name` in storage order (as fetched)."""
+        return self._stored[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+
 @dataclass
 class Walk:
     """Columns of one fetch in walk order (session-grouped, seq ascending)."""
 
-    cols: dict[str, npt.NDArray[Any]]
+    cols: Mapping[str, npt.NDArray[Any]]
     texts: dict[str, pa.ChunkedArray]  # string columns, in storage order
     starts: Bool  # first row of its session
     perm: Int | None  # walk position -> storage position (None: storage order is the walk order)
@@ -67,6 +103,19 @@ class Walk:
         prev = np.where(before > 0, at[np.maximum(before - 1, 0)], -1)
         prev[prev < self.seg_start()] = -1
         return prev
+
+    def stored(self, name: str) -> npt.NDArray[Any]:
+        """Numeric column `name` in storage order (as fetched: no gather)."""
+        if isinstance(self.cols, Cols):
+            return self.cols.stored(name)
+        return self.to_storage(self.cols[name])
+
+    def at(self, name: str, pos: Int) -> npt.NDArray[Any]:
+        """Numeric column `name` at walk positions `pos` (for rid_storage: the rowids of those rows)."""
+        if isinstance(self.cols, Cols):
+            return self.cols.at(name, pos)
+        col = self.cols[name]
+        return col[pos] if self.perm is None or name != "rid_storage" else col[self.perm[pos]]
 
     def to_storage(self, x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """A walk-order column in storage order (a scatter, not a sort)."""
@@ -213,8 +262,8 @@ def walk_runs(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             texts[c] = col  # kept as Arrow, in storage order (read with Walk.take)
             continue
-        arr = column_np(col, None)
-        cols[c] = arr if perm is None else arr[perm]
+        # (gathered into walk order when read: Cols; rid and seq as converted above, not converted again)
+        cols[c] = rid if c == "rid" else seq if c == "seq" else column_np(col, None)
     starts = np.ones(n, dtype=np.bool_)
     if n > 1:
         if perm is None:
@@ -222,7 +271,7 @@ def walk_runs(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
         else:  # (the sessions in the order of their codes, each after the rows of the codes below it)
             starts[1:] = False
             starts[np.cumsum(np.bincount(run_codes, weights=lengths).astype(np.int64))[:-1]] = True
-    return Walk(cols, texts, starts, perm, n)
+    return Walk(Cols(cols, perm), texts, starts, perm, n)
 
 
 def _order(run_codes: Int, lengths: Int, distinct: int, seq: npt.NDArray[Any]) -> Int:

@@ -18,9 +18,10 @@ through `scan_batches.scan_into`, as the stall replay's turn scan is:
   `stallscan/replay/scan_apart.py`); when those hold many rows, over shares of the sessions by a hash of
   their ids, the output put back in rowid order. Both are correct in any storage order.
 
-The output is the DuckDB temp table `tb_scan`, one row per event in storage order (rid, prev_event_id,
-prev_status, gap_raw_s; NULL on the rows that are not user / tool events), which turn_boundaries.sql reads
-beside `events` with POSITIONAL JOIN (each row checks its rowid), so no join on the rowid is needed. Python
+The output is the DuckDB temp table `tb_scan`, one row per user / tool event (scan_boundaries.sql's status -2,
+the rows turn_boundaries.sql replays; and NULL on any other role between 'tool' and 'user', status -3, as
+turn_boundaries.sql reads that range of roles beside it) in storage order (rid, prev_event_id, prev_status,
+gap_raw_s), which turn_boundaries.sql reads beside those events with POSITIONAL JOIN (each row checks its rowid), so no join on the rowid is needed. Python
 holds one batch of narrow columns at a time; the output is in DuckDB (inside its memory limit, spillable).
 """
 
@@ -42,26 +43,34 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the temp table `tb_scan`: the previous reply of every user / tool event (see the module
     docstring), one row per event of `events` in storage order."""
     with sql.timed("scan previous replies"):
-        scan_batches.scan_into(con, "scan_boundaries", "events", "tb_scan", _step, BATCH_ROWS)
+        scan_batches.scan_into(con, "scan_boundaries", "events", None, _step, BATCH_ROWS, sides=("tb_scan",))
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:
-    """The output columns of one walk (whole sessions), in storage order: prev_event_id, prev_status (the
-    previous reply's status as a 1-based code into STATUSES), gap_raw_s; NULL unless the row is a user / tool
-    event with a reply before it (the gap: and both times trustworthy)."""
+    """The rows of `tb_scan` of one walk (whole sessions): the user / tool events' only (and any other role's
+    between 'tool' and 'user', all NULL), in storage order, each with its rowid (rid), prev_event_id, prev_status (the previous reply's status as a 1-based code into
+    STATUSES) and gap_raw_s; NULL where the event has no reply before it (the gap: and where either time is not
+    trustworthy)."""
     c = w.cols
-    code, t_us = c["status"], c["t_us"]  # (status -2: a user / tool event, -1: another role; t_us: see the query)
-    prev = w.prev_where(code >= 0)  # walk positions
-    has = (prev >= 0) & (code == -2)
+    # Only the previous reply is found in walk order; the rest is read in storage order from there, where the
+    # fetched columns already are (on an ingest's storage order the times are never gathered through the walk's
+    # permutation), and at the user / tool rows only
+    prev = w.to_storage(w.positions_to_storage(w.prev_where(c["status"] >= 0)))  # storage positions, storage order
+    # (status -2: a user / tool event, -3: another role between 'tool' and 'user', -1: another role; t_us: see the query)
+    code, t_us = w.stored("status"), w.stored("t_us")
+    at = np.flatnonzero(code <= -2)  # tb_scan's rows: the user / tool events (and the rare -3, NULL)
+    prev = prev[at]
+    has = (prev >= 0) & (code[at] == -2)
     p = np.maximum(prev, 0)
     t_ok = t_us != np.iinfo(np.int64).min
-    timed = has & t_ok & t_ok[p]
-    gap = (t_us - t_us[p]) / 1e6  # (wraps where a time is missing: those rows are NULL, `timed`)
+    timed = has & t_ok[at] & t_ok[p]
+    gap = (t_us[at] - t_us[p]) / 1e6  # (wraps where a time is missing: those rows are NULL, `timed`)
     status = np.where(has, code[p] + 1, 0).astype(np.int8)
-    prev_storage = w.to_storage(np.where(has, w.positions_to_storage(prev), -1))  # storage order from here on
-    status = w.to_storage(status)
     return {
-        "prev_event_id": w.take_storage("reply_id", prev_storage),
-        "prev_status": arrow.from_numpy(status, mask=status == 0),
-        "gap_raw_s": arrow.from_numpy(w.to_storage(gap), mask=~w.to_storage(timed)),
+        "tb_scan": {
+            "rid": c["rid_storage"][at],
+            "prev_event_id": w.take_storage("reply_id", np.where(has, prev, -1)),
+            "prev_status": arrow.from_numpy(status, mask=status == 0),
+            "gap_raw_s": arrow.from_numpy(gap, mask=~timed),
+        }
     }

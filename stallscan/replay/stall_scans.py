@@ -116,8 +116,8 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             "finish_rid": last_rid((rinfo & 2) > 0),
             "n_rounds": n_rounds,
             "n_tool_calls": n_calls.astype(np.int32),
-            "start_seq": w.cols["seq"][heads],
-            "end_seq": w.cols["seq"][tails],
+            "start_seq": w.at("seq", heads),  # (seq read at the turns' ends only: never gathered whole)
+            "end_seq": w.at("seq", tails),
             "ts_start": arrow.from_numpy(lo_ts, mask=lo_ts == np.iinfo(np.int64).max, type=micros),
             "ts_end": arrow.from_numpy(hi_ts, mask=hi_ts == np.iinfo(np.int64).min, type=micros),
         }
@@ -149,8 +149,11 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
             # "stall18"); queries/replay/stall_rounds.sql takes it apart
             "place": (round_in_turn << 2) | (after_tool_round.astype(np.int32) << 1) | rlast.astype(np.int32),
         }
-        if w.perm is not None:  # (the replies' rows in storage order)
-            o = np.argsort(w.perm[r], kind="stable")
+        if w.perm is not None:  # (the replies' rows in storage order: each reply's index put at its storage position,
+            # then read in storage order; a scatter, where np.argsort(w.perm[r]) sorted them)
+            slot = np.full(w.n, -1, dtype=np.int64)
+            slot[w.perm[r]] = np.arange(len(r), dtype=np.int64)
+            o = slot[slot >= 0]
             replies = {name: v[o] for name, v in replies.items()}
         return {"stall_scan": looked_up, "stall_turn_span": span, "stall_replies": replies}
 

@@ -49,7 +49,7 @@ def _sessions(seed: int) -> list[list[dict[str, object]]]:
     for s in range(int(rng.integers(1, 6))):
         rows = []
         for i in range(int(rng.integers(1, 14))):
-            role = str(rng.choice(["user", "assistant", "assistant", "tool", "system"]))
+            role = str(rng.choice(["user", "assistant", "assistant", "tool", "system", "unknown"]))
             reply = role == "assistant"
             rows.append(
                 {
@@ -101,16 +101,18 @@ def _expected(rows):
 
 
 def _got(con):
-    """tb_scan (one row per event, in storage order) as (event_id, previous reply's id, its status, gap) of each
-    user / tool row."""
+    """tb_scan (one row per event whose role lies between 'tool' and 'user', in storage order) as (event_id,
+    previous reply's id, its status, gap) of each user / tool row."""
     rows = con.execute("SELECT rid, prev_event_id, prev_status, gap_raw_s FROM tb_scan").fetchall()
-    events = con.execute("SELECT rowid, event_id, role FROM events ORDER BY rowid").fetchall()
-    assert [r[0] for r in rows] == [e[0] for e in events]  # every event, in storage order
+    events = con.execute(
+        "SELECT rowid, event_id, role FROM events WHERE role >= 'tool' AND role <= 'user' ORDER BY rowid"
+    ).fetchall()
+    assert [r[0] for r in rows] == [e[0] for e in events]  # every such event, in storage order
     out = []
-    for (_, p, s, g), (_, eid, role) in zip(rows, events):
+    for (_, p, s, g), (_, eid, role) in zip(rows, events, strict=True):
         if role in ("user", "tool"):
             out.append((eid, p, None if s is None else scan_bounds.STATUSES[s - 1], None if g is None else round(g, 6)))
-        else:
+        else:  # (another role in that range: no previous reply)
             assert (p, s, g) == (None, None, None)
     return out
 

@@ -126,3 +126,37 @@ def test_ties_in_seq_keep_their_storage_order(seed):
     seq = rng.integers(0, 10, n).tolist()
     w = walk_of(_table(sess, np.array(seq, dtype=np.int32)))
     assert _walk_order(w) == _order_by_loop(sess, seq)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("layout", ["ingest", "grouped"])
+def test_columns_read_at_positions_and_in_storage_order(seed, layout):
+    """A walk's numeric columns as the scans read them (scan.Cols: gathered through the permutation only when
+    read): `at` (a few walk positions, the column not gathered whole), `stored` (the fetched order) and the
+    whole column, read in any order, against the plain walk order; rid_storage stays in storage order, and `at`
+    gives the rowids of the rows at those walk positions."""
+    rng = np.random.default_rng(seed)
+    sess, seq, _ = _ingest_like(rng, int(rng.integers(1, 30)), int(rng.integers(1, 8)))
+    if layout == "grouped":
+        order = _order_by_loop(sess, seq)
+        sess, seq = [sess[i] for i in order], [seq[i] for i in order]
+    t = _table(sess, np.array(seq, dtype=np.int32)).append_column("val", pa.array(rng.integers(-9, 9, len(sess))))
+    walk = _order_by_loop(sess, seq)
+    rid, val = t.column("rid").to_pylist(), t.column("val").to_pylist()
+    pos = rng.integers(0, len(sess), 20)
+    for first in ("at", "whole"):  # (`at` before and after the column was gathered whole)
+        w = walk_of(t)
+        assert (w.perm is None) == (layout == "grouped")
+        for step in (first, "whole" if first == "at" else "at"):
+            if step == "at":
+                assert w.at("val", pos).tolist() == [val[walk[p]] for p in pos]
+                assert w.at("seq", pos).tolist() == [seq[walk[p]] for p in pos]
+                assert w.at("rid_storage", pos).tolist() == [rid[walk[p]] for p in pos]
+            else:
+                assert w.cols["val"].tolist() == [val[i] for i in walk]
+        assert w.stored("val").tolist() == val
+        assert w.cols["rid_storage"].tolist() == rid
+        assert w.cols["rid"].tolist() == [rid[i] for i in walk]  # (the fetched rid column: in walk order)
+        assert sorted(w.cols) == ["rid", "rid_storage", "seq", "val"] and len(w.cols) == 4
+    plain = scan.Walk({"val": np.array([val[i] for i in walk])}, {}, w.starts, w.perm, w.n)  # (a plain dict)
+    assert plain.stored("val").tolist() == val and plain.at("val", pos).tolist() == [val[walk[p]] for p in pos]
