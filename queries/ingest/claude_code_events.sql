@@ -41,12 +41,14 @@ SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
                 nullif(array_to_string(list_filter(list_transform(j.message.content, lambda b: CASE
                     WHEN j.type NOT IN ('user', 'assistant') THEN NULL
                     WHEN b.type = 'text' THEN b.text
-                    WHEN b.type = 'tool_result' AND j.type = 'user' AND starts_with(b.content::VARCHAR, '"')
-                    THEN b.content ->> '$' END),
+                    WHEN b.type = 'tool_result' AND j.type = 'user' THEN b.content END),
                     lambda t: t IS NOT NULL AND t <> ''), chr(10)), ''),
                 json_text(CASE WHEN j.type IN ('queue-operation', 'system') THEN j.content END)) AS text,
        CASE WHEN j.type = 'user' AND list_contains(list_transform(j.message.content,
-                 lambda b: b.type = 'tool_result' AND starts_with(b.content::VARCHAR, '[')), true) THEN txt END AS arr_txt,
+                 lambda b: b.type = 'tool_result' AND (starts_with(b.content, '[') OR starts_with(b.content, '{')
+                                                       OR b.content IN ('true', 'false')
+                                                       OR TRY_CAST(b.content AS DOUBLE) IS NOT NULL)), true)
+            THEN txt END AS arr_txt,
        coalesce(list_transform(list_filter(j.message.content, lambda b: b.type = 'tool_use'),
                 lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
        len(results) AS n_results, results[1].id AS result_id, results[1].err AS result_is_error,
@@ -67,7 +69,7 @@ FROM (
                    "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","compactMetadata":{"trigger":"VARCHAR"},
                    "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
                               "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
-                                          "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
+                                          "tool_use_id":"VARCHAR","content":"VARCHAR","is_error":"BOOLEAN"}],
                               "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
                                        "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}') END AS j
           FROM stage_lines) s
