@@ -34,19 +34,25 @@ SELECT fid, line, blank, bad_excerpt, j IS NOT NULL AS parsed,
        content_str IS NOT NULL AS content_is_string,
        -- (no CASE around the block list: a CASE slices every nested vector it touches, which costs
        -- more than the lambdas; lines of other types have no block list, so the lambda gives NULL)
-       -- (a tool result's content here is a string; a line whose results hold a block list (arr_txt) gets its
-       -- text from cc_arr below: json_text's list branch is a lambda inside this lambda, and its mere
-       -- presence made the whole statement 13 % slower, for the 2 % of results that are lists)
+       -- (a tool result's content is read as VARCHAR: a string's text, but also an object's, a list's, a number's
+       -- or a boolean's JSON. A line where any result's text could be such JSON (arr_txt: it starts with [ or {,
+       -- is true / false, or casts to a number) gets its text from cc_arr below, which reads the content's
+       -- type; any other result's text is a string's, used as it is. As JSON, every string result's text was
+       -- written back as JSON and parsed again by ->> (first20: -2.3 % instructions of a Claude ingest).
+       -- json_text's list branch is a lambda inside this lambda, and its mere presence made the whole
+       -- statement 13 % slower, for the 2 % of results that are lists)
        coalesce(content_str,
                 nullif(array_to_string(list_filter(list_transform(j.message.content, lambda b: CASE
                     WHEN j.type NOT IN ('user', 'assistant') THEN NULL
                     WHEN b.type = 'text' THEN b.text
-                    WHEN b.type = 'tool_result' AND j.type = 'user' AND starts_with(b.content::VARCHAR, '"')
-                    THEN b.content ->> '$' END),
+                    WHEN b.type = 'tool_result' AND j.type = 'user' THEN b.content END),
                     lambda t: t IS NOT NULL AND t <> ''), chr(10)), ''),
                 json_text(CASE WHEN j.type IN ('queue-operation', 'system') THEN j.content END)) AS text,
        CASE WHEN j.type = 'user' AND list_contains(list_transform(j.message.content,
-                 lambda b: b.type = 'tool_result' AND starts_with(b.content::VARCHAR, '[')), true) THEN txt END AS arr_txt,
+                 lambda b: b.type = 'tool_result' AND (starts_with(b.content, '[') OR starts_with(b.content, '{')
+                                                       OR b.content IN ('true', 'false')
+                                                       OR TRY_CAST(b.content AS DOUBLE) IS NOT NULL)), true)
+            THEN txt END AS arr_txt,
        coalesce(list_transform(list_filter(j.message.content, lambda b: b.type = 'tool_use'),
                 lambda b: {'id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR}), []) AS calls,
        len(results) AS n_results, results[1].id AS result_id, results[1].err AS result_is_error,
@@ -67,7 +73,7 @@ FROM (
                    "permissionMode":"VARCHAR","sourceToolAssistantUUID":"VARCHAR","compactMetadata":{"trigger":"VARCHAR"},
                    "message":{"id":"VARCHAR","role":"VARCHAR","model":"VARCHAR","stop_reason":"VARCHAR",
                               "content":[{"type":"VARCHAR","text":"VARCHAR","id":"VARCHAR","name":"VARCHAR","input":"JSON",
-                                          "tool_use_id":"VARCHAR","content":"JSON","is_error":"BOOLEAN"}],
+                                          "tool_use_id":"VARCHAR","content":"VARCHAR","is_error":"BOOLEAN"}],
                               "usage":{"input_tokens":"BIGINT","output_tokens":"BIGINT",
                                        "cache_read_input_tokens":"BIGINT","cache_creation_input_tokens":"BIGINT"}}}') END AS j
           FROM stage_lines) s
@@ -75,8 +81,10 @@ FROM (
 
 RESET disabled_optimizers;
 
--- The text of a user line with a tool result whose content is a block list (arr_txt: such lines only, parsed
--- again with the fields the text needs), as the first statement would give it with json_text for every result;
+-- The text of a user line with a tool result whose content is a block list, or whose text could be an object's,
+-- a number's or a boolean's JSON (arr_txt: such lines only, parsed again with the fields the text needs, the
+-- content as JSON), as the first statement would give it with json_text for every result (json_text of a string
+-- is its text, of an object, number or boolean NULL: the rule of the other lines);
 -- fmt_events takes it instead of cc.text. The blocks are unnested here, so json_text's own lambda is not
 -- nested in another (a nested lambda cost about 0.1 ms a line: 13-23 ms for a batch's 161 such lines).
 -- (message.content is a list there, so content_str is NULL; a user line has no queue / system content.)

@@ -196,6 +196,46 @@ def test_tool_result_texts_of_every_content_shape(con, tmp_path):
     ]
 
 
+def test_tool_result_texts_of_scalars_and_look_alike_strings(con, tmp_path):
+    """The parse reads a result's content as text: a JSON string gives its text, but so do an object, a number and
+    a boolean (their JSON). A line whose result text could be such a value (it starts with `[` or `{`, is `true` /
+    `false`, or reads as a number) is read again by cc_arr with the content's JSON type; every other text is a
+    string's. Either way the rule of test_tool_result_texts_of_every_content_shape holds: only strings and
+    lists give text."""
+
+    def result(n: int, *contents: Any) -> str:
+        blocks = [{"type": "tool_result", "tool_use_id": f"t{n}_{i}", "content": c} for i, c in enumerate(contents)]
+        rec = {"type": "user", "uuid": f"r{n}", "sessionId": "s", "timestamp": f"2026-01-01T00:01:{n:02d}Z",
+               "message": {"role": "user", "content": blocks}}  # fmt: skip
+        return json.dumps(rec)
+
+    lines = [
+        claude_line("user", 0, session="s"),
+        result(1, {"text": "an object"}),
+        result(2, 42),
+        result(3, -1.5e3),
+        result(4, True),
+        result(5, False, "kept"),
+        result(6, None),
+        result(7, "true", "42", "-1e3", "{not json", "[not a list", " 7", "nan"),
+        result(8, "plain", "", 'quoted "x"\\n'),
+        result(9, {"a": [1]}, "after an object"),
+    ]
+    ingest_paths(con, [str(write_lines(tmp_path / "r.jsonl", lines))])
+    got = con.execute("SELECT line, text FROM events WHERE line > 1 ORDER BY line").fetchall()
+    assert got == [
+        (2, None),
+        (3, None),
+        (4, None),
+        (5, None),
+        (6, "kept"),
+        (7, None),
+        (8, "true\n42\n-1e3\n{not json\n[not a list\n 7\nnan"),
+        (9, 'plain\nquoted "x"\\n'),
+        (10, "after an object"),
+    ]
+
+
 def test_gzip_and_zstd_files(con, tmp_path):
     body = (claude_line("user", 1) + "\n" + claude_line("assistant", 2) + "\n").encode()
     gz = tmp_path / "a.jsonl.gz"
