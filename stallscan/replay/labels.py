@@ -37,6 +37,9 @@ LIBRARY = Path(__file__).resolve().parents[1] / "data" / "prompts.toml"
 ORIGINS = ("human", "automatic", "tool_result")
 MATCH_KINDS = ("flag", "prefix", "exact", "contains", "regex")
 DEFAULT_KINDS = ("message", "context", "queued_input")
+# at most this many (event, regex entry) pairs per regex entry: the regex entries matched in one statement over the
+# pairs, each pattern compiled per pair (queries/replay/user_labels_regex_rows.sql), else one UNION ALL copy per entry
+ROW_MATCH_PER_ENTRY = 3
 CONFIG_ENV = "STALLSCAN_CONFIG"
 CONFIG_NAME = "stallscan.toml"
 # origin_rule of the labels no library entry decides (queries/replay/user_labels_finish.sql): reserved as entry
@@ -326,8 +329,11 @@ def _compute(con: duckdb.DuckDBPyConnection, cfg: dict[str, Any], entries: list[
     _load_library(con, entries)
     n_over = _load_overrides(con, cfg)
     sql.run(con, "replay/user_labels")
-    regex = con.execute("SELECT DISTINCT rank, text FROM ul_lib WHERE match = 'regex' ORDER BY rank").fetchall()
-    sql.union_all(con, "ul_cand", "replay/user_labels_regex", [{"rank": r, "pattern": p} for r, p in regex])
+    regex = sql.relation(con, "replay/user_labels_regex_entries").fetchall()
+    if regex and regex[0][2] <= ROW_MATCH_PER_ENTRY * len(regex):
+        sql.run(con, "replay/user_labels_regex_rows")
+    else:
+        sql.union_all(con, "ul_cand", "replay/user_labels_regex", [{"rank": r, "pattern": p} for r, p, _ in regex])
     sql.run(con, "replay/label_structural")
     sql.run(con, "replay/user_labels_finish", {"n_lib": len(entries)})
     sql.drop_stored_table(con, "user_labels")  # (a database written before the view holds a table of its name)

@@ -30,6 +30,9 @@ OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "ans
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
 # the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
 # stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
+# at most this many distinct tails: the signatures matched in one statement over the (tail, signature) pairs, each
+# regex compiled per pair (queries/replay/stall_sig_match_rows.sql), else one UNION ALL copy per signature
+ROW_MATCH_MAX_TAILS = 3
 ROUND_TABLES = ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence")
 
 
@@ -160,6 +163,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             and not (all_ascii and sig.non_ascii)
             and not (sig.max_chars is not None and (shortest or 0) > sig.max_chars)
         ],
+        by_row=n_tails <= ROW_MATCH_MAX_TAILS,
     )
     failed = True
     try:
@@ -213,9 +217,17 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         con.execute(f"RESET VARIABLE {v}")
 
 
-def match_signatures(con: duckdb.DuckDBPyConnection, sigs: list[tuple[int, stall_rules.Signature]]) -> None:
+def match_signatures(
+    con: duckdb.DuckDBPyConnection, sigs: list[tuple[int, stall_rules.Signature]], by_row: bool = False
+) -> None:
     """Append to stall_tail_matches the tails each of `sigs` ((ord, signature)) matches
-    (queries/replay/stall_sig_match.sql once per signature, in one statement)."""
+    (queries/replay/stall_sig_match.sql once per signature, in one statement). by_row: every signature of
+    stall_signatures in one statement over the (tail, signature) pairs instead (stall_sig_match_rows.sql: the
+    same rows, its skips per pair; `sigs` only says whether any can match), for a handful of tails."""
+    if by_row:
+        if sigs:
+            sql.run(con, "replay/stall_sig_match_rows")
+        return
     params = [{"ord": i, "id": s.id, "kind": s.kind, "regex": s.regex, "max_chars": s.max_chars} for i, s in sigs]
     sql.union_all(con, "stall_tail_matches", "replay/stall_sig_match", params)
 

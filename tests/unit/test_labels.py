@@ -212,3 +212,25 @@ def test_uncoded_labels_merge_by_session(claude_db, tmp_path, monkeypatch):
     label_events(con, config=cfg)
     assert stamps.get(con, "user_labels")["mode"] == "full"
     assert _labels(con) == got
+
+
+def test_regex_entries_by_pair_equal_one_copy_per_entry(claude_db, tmp_path, monkeypatch):
+    """The regex step over the (event, entry) pairs (user_labels_regex_rows.sql, a few pairs per entry) labels
+    every event as the UNION ALL of one copy per entry does (user_labels_regex.sql), a user's regex entry included."""
+    from stallscan.replay import labels
+
+    con, _ = claude_db
+    cfg = tmp_path / "stallscan.toml"
+    cfg.write_text(
+        '[[prompts]]\nid = "acme.bot"\nharness = ["claude_code"]\nmatch = "regex"\n'
+        'text = "^ACME-BOT: .*finished$"\ncitation = "our CI bot"\n'
+    )
+    got = {}
+    for per_entry in (-1, 10**9):  # never by pair, always by pair
+        monkeypatch.setattr(labels, "ROW_MATCH_PER_ENTRY", per_entry)
+        con.execute(f"DROP TABLE IF EXISTS {stamps.STAMPS}")  # (relabel from scratch)
+        label_events(con, config=cfg)
+        got[per_entry] = _labels(con)
+    assert got[-1] == got[10**9]
+    assert got[-1][11][:2] == ("automatic", "acme.bot")
+    assert any(rule in ("claude.stop_hook_feedback", "claude.local_command_output") for _, rule, *_ in got[-1].values())

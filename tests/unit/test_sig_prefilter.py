@@ -58,8 +58,10 @@ def test_library_flags() -> None:
     assert not {"q_question_mark", "q_question_mid", "q_option_menu", "q_background_report"} & flagged
 
 
-def test_sql_skip_matches_regex_alone() -> None:
-    """stall_sig_match.sql with the skips, run once per distinct tail, gives every reply the signatures that its
+@pytest.mark.parametrize("by_row", [False, True])
+def test_sql_skip_matches_regex_alone(by_row: bool) -> None:
+    """stall_sig_match.sql with the skips, run once per distinct tail (by_row: stall_sig_match_rows.sql, the
+    (tail, signature) pairs in one statement, as a replay of a handful of tails runs it), gives every reply the signatures that its
     regex alone gives on its tail (a signature with max_chars only when the reply's whole text is no longer), read
     the way queries/replay/stall_rounds.sql reads them: by the reply's tail and capped length."""
     con = duckdb.connect()
@@ -95,7 +97,7 @@ def test_sql_skip_matches_regex_alone() -> None:
         con.execute(next(s for s in prep if name in s))
     con.execute(next(s for s in prep if "stall_tail_matches (" in s))
     assert con.execute("SELECT count(*) FROM stall_tails").fetchone() == (2 * len(tails),)
-    match_signatures(con, list(enumerate(data.signatures)))
+    match_signatures(con, list(enumerate(data.signatures)), by_row=by_row)
     con.execute(next(s for s in sql.load("replay/stall_rounds") if "stall_sig_hits AS" in s))
     got = set(
         con.execute(
