@@ -8,6 +8,16 @@
 -- are kept here too: the examples read one row per session instead of ranking every error on each report.
 -- Input: turn_boundaries, events; cells_changed (session_id: the sessions to summarise when not $all).
 -- Parameter: $all (BOOLEAN: every session, for a full build). redact: stallscan/store/redact.py.
+-- An incremental refresh first sets cells_misread_ids, the changed sessions' errors' event ids (the statement
+-- before the SELECT: stallscan.report.summary_cells runs it, and resets the variable after): the SELECT reads
+-- `events` through that constant list (a filter in the scan), so it has no join that DuckDB can turn around. With
+-- the changed sessions as a semi join on `events`, as before, some runs built every event (1M rows with their text)
+-- into the hash table instead of the errors (0.17-0.23 s and 190 MB more; docs/benchmarks.md, "(stmt20)"). A full
+-- build ($all) leaves the variable unset and joins every error.
+SET VARIABLE cells_misread_ids = (
+    SELECT list(event_id) FROM turn_boundaries
+    WHERE error IN ('auto_as_human', 'human_as_auto') AND session_id IN (SELECT session_id FROM cells_changed));
+
 WITH err AS (
     SELECT event_id, session_id, seq, ts, gap_s, prev_reply_status, decided_by, decision, origin, origin_rule,
            error, source_format, threshold,
@@ -21,4 +31,4 @@ SELECT t.*, e.file, e.line, left(redact(regexp_replace(coalesce(e.text, ''), '\s
        row_number() OVER (PARTITION BY t.session_id ORDER BY t.far DESC NULLS LAST, t.ts NULLS LAST, t.seq) AS in_session
 FROM err t
 JOIN events e ON e.event_id = t.event_id
-             AND ($all::BOOLEAN OR e.session_id IN (SELECT session_id FROM cells_changed));
+             AND ($all::BOOLEAN OR list_contains(getvariable('cells_misread_ids'), e.event_id));

@@ -22,6 +22,7 @@ connection without the events change counter (report --from-parquet) builds them
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
@@ -36,11 +37,16 @@ CHANGED = "cells_changed"  # temp table: the sessions an incremental refresh sum
 def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: dict[str, Any]) -> str:
     """Bring the entry's tables (each from report/cells_<query>.sql) up to date; returns reused / incremental
     / full."""
-    statements = [sql.load(f"report/cells_{query}")[0] for query in QUERIES[entry.name]]
+    loaded = [sql.load(f"report/cells_{query}") for query in QUERIES[entry.name]]
+    statements = [stmts[-1] for stmts in loaded]  # (the ones before it: an incremental refresh's SET VARIABLEs)
     totals = sql.load(f"report/cells_{TOTALS[entry.name]}") if entry.name in TOTALS else []
     # the cells' own SQL is part of the key (stamps.rules_hash covers the replay's and the sweep's): a table
     # whose columns changed is rebuilt, never filled by name from the new statement
-    inputs = {**inputs, "rules": stamps.rules_hash(), "cells": stamps.key_of({"sql": [*statements, *totals]})}
+    inputs = {
+        **inputs,
+        "rules": stamps.rules_hash(),
+        "cells": stamps.key_of({"sql": [s for stmts in loaded for s in stmts] + totals}),
+    }
     key = stamps.key_of(inputs)
     found: set[str] = set()
     mode, since = stamps.plan(con, entry.name, key, entry.outputs, found)
@@ -61,7 +67,11 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
                     if i == 0 and totals:  # the changed sessions' old part of the first table's sums
                         con.execute(totals[1])
                     con.execute(f"DELETE FROM main.{table} WHERE session_id IN (SELECT session_id FROM {CHANGED})")
+                    for before in loaded[i][:-1]:  # the changed sessions' values the query reads as constants
+                        con.execute(before)
                     con.execute(f"INSERT INTO main.{table} BY NAME {stmt}", {"all": False})
+                    for name in re.findall(r"^SET VARIABLE (\w+)", "\n".join(loaded[i][:-1]), re.M):
+                        con.execute(f"RESET VARIABLE {name}")
                     if i == 0 and totals:  # ... and their new part, merged into the sums
                         for step in totals[2:]:
                             con.execute(step)
