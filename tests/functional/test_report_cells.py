@@ -80,6 +80,8 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
     assert (after > sessions) if what == "add" else (after < sessions) if what == "remove" else after == sessions
     inc_cells = {t: fingerprint(con, t) for t in OUTPUTS}
+    # the misreads' constant list of the changed sessions' error events (report/cells_misreads.sql) is reset after
+    assert con.execute("SELECT getvariable('cells_misread_ids')").fetchone() == (None,)
     # the section's sums over every session, read from boundary_totals (kept by adding and subtracting the
     # changed sessions' cells), equal the sums of every session's cells
     assert con.execute("SELECT getvariable('scope_whole')").fetchone() == (True,)
