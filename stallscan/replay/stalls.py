@@ -28,11 +28,11 @@ STALL_KINDS = ("dropped_tool_call", "no_tool", "narrated_intent")
 # what a stall episode ended as (stalls.outcome), and the short names `stallscan stalls --outcome` accepts
 OUTCOMES = ("silent_plan_as_answer", "exhausted", "abandoned", "recovered", "answered")
 OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_answer"}
-# the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
-# stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
 # at most this many distinct tails: the signatures matched in one statement over the (tail, signature) pairs, each
 # regex compiled per pair (queries/replay/stall_sig_match_rows.sql), else one UNION ALL copy per signature
 ROW_MATCH_MAX_TAILS = 3
+# the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
+# stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
 ROUND_TABLES = ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence")
 
 
