@@ -3,9 +3,9 @@
 -- the rows of one rowid range [$lo, $hi) at a time (DuckDB skips the row groups outside it).
 -- Input: events. status: the completion report of an assistant event from its own fields, as a code into
 -- ['truncated', 'cancelled', 'failed', 'tool_calls', 'empty', 'final'] (0-based), -2 for a user-role event or tool
--- result (a row of turn_boundaries), -3 for another role between 'tool' and 'user' (tb_scan holds a row of each, as
--- turn_boundaries.sql reads the events of that range beside it), -1 for the other roles (one TINYINT where the reply and user / tool flags were
--- two more columns to fetch and unpack); anchored
+-- result (a row of turn_boundaries), -3 for another role between 'tool' and 'user' (tb_scan holds a row of each,
+-- as turn_boundaries.sql reads the events of that range beside it), -1 for the other roles (one TINYINT where the
+-- reply and user / tool flags were two more columns to fetch and unpack); anchored
 -- regexes, not trim(), so no reply text is copied; each regex runs only on the replies whose first character
 -- can start a match (a whitespace code, 9-13 or 32, or the pattern's first character; one RE2 call per reply and
 -- pattern was 0.14 CPU s of the 0.4 this query took at 2M generated events). That first character is tested by

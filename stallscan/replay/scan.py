@@ -209,10 +209,7 @@ def fetch(
         rel = sql.relation(con, f"replay/{name}", params)
         # streamed in batches, not materialised whole inside DuckDB and then copied to Arrow (twice the memory)
         table = (rel if where is None else rel.filter(where)).to_arrow_reader(FETCH_ROWS).read_all()
-    if where is not None:
-        rid = column_np(table.column("rid"), np.int64)
-        if len(rid) > 1 and bool((rid[1:] < rid[:-1]).any()):  # (a parallel read may hand rows out of order)
-            table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
+    # (a filtered parallel read may hand rows out of order: walk_of puts them back in rowid order)
     with sql.timed(f"scan order {name}"):
         return walk_of(table)
 

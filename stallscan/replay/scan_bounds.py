@@ -19,10 +19,11 @@ through `scan_batches.scan_into`, as the stall replay's turn scan is:
   their ids, the output put back in rowid order. Both are correct in any storage order.
 
 The output is the DuckDB temp table `tb_scan`, one row per user / tool event (scan_boundaries.sql's status -2,
-the rows turn_boundaries.sql replays; and NULL on any other role between 'tool' and 'user', status -3, as
-turn_boundaries.sql reads that range of roles beside it) in storage order (rid, prev_event_id, prev_status,
-gap_raw_s), which turn_boundaries.sql reads beside those events with POSITIONAL JOIN (each row checks its rowid), so no join on the rowid is needed. Python
-holds one batch of narrow columns at a time; the output is in DuckDB (inside its memory limit, spillable).
+the rows turn_boundaries.sql replays; and a NULL row for any other role between 'tool' and 'user', status -3, as
+turn_boundaries.sql reads that range of roles beside it), in storage order (rid, prev_event_id, prev_status,
+gap_raw_s). turn_boundaries.sql reads it beside those events with POSITIONAL JOIN (each row checks its rowid), so
+no join on the rowid is needed. Python holds one batch of narrow columns at a time; the output is in DuckDB
+(inside its memory limit, spillable).
 """
 
 from __future__ import annotations
@@ -41,22 +42,23 @@ STATUSES = ("truncated", "cancelled", "failed", "tool_calls", "empty", "final") 
 
 def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the temp table `tb_scan`: the previous reply of every user / tool event (see the module
-    docstring), one row per event of `events` in storage order."""
+    docstring), one row per user / tool event of `events`, in storage order."""
     with sql.timed("scan previous replies"):
         scan_batches.scan_into(con, "scan_boundaries", "events", None, _step, BATCH_ROWS, sides=("tb_scan",))
 
 
 def _step(w: scan.Walk) -> dict[str, Any]:
     """The rows of `tb_scan` of one walk (whole sessions): the user / tool events' only (and any other role's
-    between 'tool' and 'user', all NULL), in storage order, each with its rowid (rid), prev_event_id, prev_status (the previous reply's status as a 1-based code into
-    STATUSES) and gap_raw_s; NULL where the event has no reply before it (the gap: and where either time is not
-    trustworthy)."""
+    between 'tool' and 'user', all NULL), in storage order, each with its rowid (rid), prev_event_id,
+    prev_status (the previous reply's status as a 1-based code into STATUSES) and gap_raw_s; NULL where the
+    event has no reply before it (the gap: and where either time is not trustworthy)."""
     c = w.cols
     # Only the previous reply is found in walk order; the rest is read in storage order from there, where the
     # fetched columns already are (on an ingest's storage order the times are never gathered through the walk's
     # permutation), and at the user / tool rows only
     prev = w.to_storage(w.positions_to_storage(w.prev_where(c["status"] >= 0)))  # storage positions, storage order
-    # (status -2: a user / tool event, -3: another role between 'tool' and 'user', -1: another role; t_us: see the query)
+    # (status -2: a user / tool event, -3: another role between 'tool' and 'user', -1: another role; t_us: see
+    # the query)
     code, t_us = w.stored("status"), w.stored("t_us")
     at = np.flatnonzero(code <= -2)  # tb_scan's rows: the user / tool events (and the rare -3, NULL)
     prev = prev[at]

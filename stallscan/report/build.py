@@ -137,7 +137,7 @@ BESIDE_SCRATCH = SCRATCH_NAMES[1]  # the scratch schema of the cursor's incremen
 def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
     first report runs them in _beside): after one new session each lane's derives are incremental, and a report
-    is some 480 short statements, each on one CPU. The second lane runs on a cursor of its own in a thread, with
+    is some 340 short statements (bench/report_statements.py), each on one CPU. The second lane runs on a cursor of its own in a thread, with
     a scratch schema of its own for its incremental runs (stallscan.replay.derive.scratch_named); the change log
     is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
     BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (_few_changes)."""
