@@ -50,7 +50,8 @@ class Held:
         table = pa.Table.from_batches(table.to_batches(max_chunksize=HELD_ROWS), table.schema)
         if name in self.holders:
             self.holders[name].table = table
-        else:
+        else:  # (the temp table of an earlier batch, if any, makes way for the registered one)
+            self.con.execute(f"DROP TABLE IF EXISTS {name}")
             self.holders[name] = _Holder(table)
             self.con.register(name, self.holders[name])
 
