@@ -15,7 +15,7 @@ import pyarrow as pa
 from stallscan.ingest import tx as txn
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
-from stallscan.ingest.parse_batch import parse_batch
+from stallscan.ingest.parse_batch import Held, parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
 from stallscan.ingest.reader import Arena, ReadState, iter_lines, read_array, read_whole
 from stallscan.store import arrow, sql
@@ -28,6 +28,11 @@ BATCH_FILES = 2000
 # read: appends of at least a row group are written once, compressed, straight into the database file
 COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
 COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
+# a run reading at least this many bytes holds the parse's large per-batch tables as Arrow (parse_batch.Held):
+# a smaller run's temp tables fit in the ingest's memory until its COMMIT, and converting them cost the first
+# report of the 311 MB tree 0.2-0.5 CPU s; holding only from a transaction's third batch on left the first
+# batches' tables in memory, as many faults as before (docs/benchmarks.md "ing21")
+HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 512 * 1024 * 1024)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 # a big file's chunk (bytes read a pass) stays 64 MB while a batch of files holds up to `batch_bytes` (128 MB): on
 # one 1 GB file 128 MB chunks took more CPU (bench_ingest.py, fastest of 2: 14.15 s against 13.66; docs/benchmarks.md
@@ -70,6 +75,8 @@ def run_batches(
     tx_rows = tx_bytes = 0
     stage = _Stage()
     arena = Arena()
+    held = Held(con)
+    hold = held if total >= HOLD_FROM else None  # (the parse's large per-batch tables as Arrow: parse_batch.Held)
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
@@ -83,7 +90,7 @@ def run_batches(
         while plans:
             continued: list[FilePlan] = []
             for batch in _batches(plans, batch_bytes):
-                nbytes, nrows = _ingest_batch(con, stage, arena, batch, res, touched, continued, tx, batch_bytes)
+                nbytes, nrows = _ingest_batch(con, stage, arena, batch, res, touched, continued, tx, batch_bytes, hold)
                 done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                 if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                     tx = txn.flush(con, tx)
@@ -107,6 +114,7 @@ def run_batches(
     finally:
         with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
             con.unregister("stage_raw")
+        held.close()
 
 
 def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
@@ -152,6 +160,7 @@ def _ingest_batch(
     continued: list[FilePlan],
     tx: txn.Tx,
     batch_bytes: int,
+    held: Held | None = None,
 ) -> tuple[int, int]:
     """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
     transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
@@ -218,7 +227,7 @@ def _ingest_batch(
     con.unregister("_batch_files")
     con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     longest = _longest(staged.column("raw"))
-    parse_batch(con, batch[0].fmt, longest)
+    parse_batch(con, batch[0].fmt, longest, held)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")

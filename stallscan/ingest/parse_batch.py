@@ -6,22 +6,67 @@ Output: the temp tables / views fmt_events, fmt_fates, fmt_ctx (and, optionally,
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
 import duckdb
+import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
 from stallscan.store import sql
 
 LONG_LINE = 8 * 1024 * 1024  # lines longer than this get a single-threaded parse with more memory
+HELD_ROWS = 2048  # rows per record batch of a held table (small batches: DuckDB scans them on every thread)
+_CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE TEMP TABLE (\w+) AS\b(.*)$", re.S)
 
 
-def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
+class _Holder:
+    """One held table as DuckDB sees it: registered once a run, its Arrow table swapped per batch."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+class Held:
+    """A format's large per-batch tables (FormatSpec.held) kept as Arrow tables instead of temp tables.
+    The ingest transaction spans batches, and DuckDB frees a temp table replaced or dropped inside a
+    transaction only when it ends: every batch's `cc` and `cc_reply` (the texts of all its lines) stayed in
+    DuckDB's memory until the COMMIT, past the ingest's 1 GB limit, so DuckDB spilled them and flushed its
+    allocator again and again (docs/benchmarks.md "ing21"). An Arrow table is freed when the next batch's
+    replaces it. Each name is registered once a run (a registration inside a transaction holds its object
+    until the transaction ends); `close` unregisters them."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.holders: dict[str, _Holder] = {}
+
+    def put(self, name: str, table: pa.Table) -> None:
+        table = pa.Table.from_batches(table.to_batches(max_chunksize=HELD_ROWS), table.schema)
+        if name in self.holders:
+            self.holders[name].table = table
+        else:  # (the temp table of an earlier batch, if any, makes way for the registered one)
+            self.con.execute(f"DROP TABLE IF EXISTS {name}")
+            self.holders[name] = _Holder(table)
+            self.con.register(name, self.holders[name])
+
+    def close(self) -> None:
+        for name in self.holders:
+            with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
+                self.con.unregister(name)
+        self.holders.clear()
+
+
+def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int, held: Held | None = None) -> None:
     """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
     Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
-    (a reject) instead of raising, which would abort the transaction."""
+    (a reject) instead of raising, which would abort the transaction. `held`: where the format's held tables
+    go (None: they are temp tables)."""
     with _room_for_long_lines(con, longest):
         sql.run(con, "ingest/stage_lines")
         views, parsed = cast(
@@ -38,7 +83,7 @@ def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> None:
             "CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER, "
             "ctx_session VARCHAR, ctx_model VARCHAR, ctx_turn VARCHAR)"
         )
-        _run_parse(con, fmt)
+        _run_parse(con, fmt, held)
 
 
 @contextmanager
@@ -60,16 +105,20 @@ def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterat
         con.execute(f"SET threads = {threads}")
 
 
-def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
+def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = None) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
-    (binding a view costs tens of milliseconds a batch)."""
+    (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`)."""
     ready = _views_of(con) == fmt
     for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
                 with sql.timed(f"ingest/{name}#{i}"):
-                    con.execute(stmt)
+                    made = _CREATE.match(stmt) if held is not None else None
+                    if held is not None and made and made.group(1) in SPECS[fmt].held:
+                        held.put(made.group(1), con.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
+                    else:
+                        con.execute(stmt)
     con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 
