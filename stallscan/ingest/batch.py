@@ -41,7 +41,7 @@ def _longest(raw: pa.ChunkedArray) -> int:
     most = 0
     for c in raw.chunks:
         if c.null_count:
-            import pyarrow.compute as pc
+            from stallscan.store.arrow_compute import compute as pc
 
             most = max(most, pc.max(pc.binary_length(c)).as_py() or 0)
         elif len(c):
