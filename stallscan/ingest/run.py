@@ -85,18 +85,19 @@ def ingest_paths(
     # transaction, which spans batches
     con.execute("SET VARIABLE lenient_json = true")
     failed = True
+    checkpoint = False
     try:
         if plans:  # (numpy / pyarrow load only when there is something to read)
             from stallscan.ingest.batch import run_batches
 
-            run_batches(con, plans, res, touched, progress, total, BATCH_BYTES)
+            checkpoint = run_batches(con, plans, res, touched, progress, total, BATCH_BYTES)
         failed = False
     finally:  # (after a failed write these may fail too: the first error is the one to report)
         sql.after_failure(con, "RESET VARIABLE lenient_json", failed)
         sql.after_failure(con, f"SET memory_limit = '{saved[0]}'", failed)
         sql.after_failure(con, f"SET preserve_insertion_order = {saved[1]}", failed)
         sql.after_failure(con, f"SET checkpoint_threshold = '{saved[2]}'", failed)
-    if plans:
+    if checkpoint:  # (not after a small run: batch.SMALL_RUN_BYTES)
         with sql.timed("final CHECKPOINT"):
             con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
     unread = {u[0] for u in res.unreadable}

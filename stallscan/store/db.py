@@ -146,19 +146,23 @@ def _threads_set() -> int | None:
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection to con's database (its own transactions, temp tables and macros), set up as
-    connect() sets up a connection."""
+    connect() sets up a connection. The database's own settings (memory_limit, threads) are not set again:
+    they are the database's, which con's set-up set (a cursor's SET memory_limit cost up to 2 CPU ms)."""
     cur = con.cursor()
-    _session(cur)
+    _session(cur, shared=True)
     return cur
 
 
-def _session(con: duckdb.DuckDBPyConnection) -> None:
+def _session(con: duckdb.DuckDBPyConnection, shared: bool = False) -> None:
+    """The connection's settings and temp macros; shared: a cursor of a database set up already (the global
+    settings, memory_limit and threads, left as they are)."""
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
-    # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
-    con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
-    if _threads_set():  # DuckDB's worker threads (default: one per CPU)
-        con.execute(f"SET threads = {_threads_set()}")
+    if not shared:
+        # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
+        con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
+        if _threads_set():  # DuckDB's worker threads (default: one per CPU)
+            con.execute(f"SET threads = {_threads_set()}")
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
