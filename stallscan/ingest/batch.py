@@ -291,8 +291,8 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     )
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
-    res.events, res.lines, res.files_with_events = cast(
-        "tuple[int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
+    res.events, res.lines, res.files_with_events, res.rejects = cast(
+        "tuple[int, int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
     )
     for kind, n in con.execute(
         "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
@@ -302,9 +302,3 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     cur = sql.query(con, "ingest/unknown_shapes", {"files": list(run_files), "start_lines": list(run_files.values())})
     cols = [d[0] for d in cur.description]
     res.unknown_shapes = [dict(zip(cols, r)) for r in cur.fetchall()]
-    res.rejects = cast(
-        "tuple[int]",
-        con.execute(
-            "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
-        ).fetchone(),
-    )[0]
