@@ -33,11 +33,6 @@ STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 # one 1 GB file 128 MB chunks took more CPU (bench_ingest.py, fastest of 2: 14.15 s against 13.66; docs/benchmarks.md
 # "first18"); fewer batches pay off where many small files share them
 CHUNK_BYTES = 64 * 1024 * 1024
-# a run that reads less commits to the WAL and leaves it there (no checkpoint at its COMMIT, none after it): the
-# rows go into the file at the next checkpoint, the one DuckDB makes when the database closes, together with
-# whatever the same process writes next (a report's derives) instead of in a checkpoint of their own. A report
-# after one new session: one checkpoint less (measured: docs/benchmarks.md, cnt21)
-SMALL_RUN_BYTES = 4 << 20
 
 
 def _longest(raw: pa.ChunkedArray) -> int:
@@ -64,14 +59,16 @@ def run_batches(
     progress: Callable[[int, int], None] | None,
     total: int,
     batch_bytes: int,
+    small: bool = False,
 ) -> bool:
     """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
     Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
     batches at once before its COMMIT, and at the end of each pass: ingest/tx.py), so a kill loses whole
-    transactions only. Returns whether the caller should CHECKPOINT after the run: not when it read less than
-    SMALL_RUN_BYTES (its rows then stay in the WAL until the database closes)."""
+    transactions only. Returns whether the caller should CHECKPOINT after the run: not for a `small` one (the
+    caller's SMALL_RUN_BYTES: its COMMIT is no checkpoint either, its rows stay in the WAL until the database
+    closes)."""
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
@@ -102,7 +99,6 @@ def run_batches(
                     progress(done, total)
             tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
-        small = done < SMALL_RUN_BYTES
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
             con.execute("SET checkpoint_threshold = '0KB'")
         with sql.timed("COMMIT"):
