@@ -46,7 +46,7 @@ def _longest(raw: pa.ChunkedArray) -> int:
     most = 0
     for c in raw.chunks:
         if c.null_count:
-            import pyarrow.compute as pc
+            from stallscan.store.arrow_compute import compute as pc
 
             most = max(most, pc.max(pc.binary_length(c)).as_py() or 0)
         elif len(c):
@@ -64,13 +64,16 @@ def run_batches(
     progress: Callable[[int, int], None] | None,
     total: int,
     batch_bytes: int,
-) -> None:
+    small: bool = False,
+) -> bool:
     """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
     Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
     batches at once before its COMMIT, and at the end of each pass: ingest/tx.py), so a kill loses whole
-    transactions only."""
+    transactions only. Returns whether the caller should CHECKPOINT after the run: not for a `small` one (the
+    caller's SMALL_RUN_BYTES: its COMMIT is no checkpoint either, its rows stay in the WAL until the database
+    closes)."""
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
@@ -101,9 +104,9 @@ def run_batches(
                     tx_rows = tx_bytes = 0
                 if progress:
                     progress(done, total)
-            tx = txn.flush(con, tx)  # (the next chunks start where their files' rows say)
+            tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
-        if txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
+        if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
             con.execute("SET checkpoint_threshold = '0KB'")
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
@@ -115,6 +118,7 @@ def run_batches(
         with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
             con.unregister("stage_raw")
         held.close()
+    return not small
 
 
 def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
@@ -292,8 +296,8 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     )
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
-    res.events, res.lines, res.files_with_events = cast(
-        "tuple[int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
+    res.events, res.lines, res.files_with_events, res.rejects = cast(
+        "tuple[int, int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
     )
     for kind, n in con.execute(
         "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
@@ -303,9 +307,3 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     cur = sql.query(con, "ingest/unknown_shapes", {"files": list(run_files), "start_lines": list(run_files.values())})
     cols = [d[0] for d in cur.description]
     res.unknown_shapes = [dict(zip(cols, r)) for r in cur.fetchall()]
-    res.rejects = cast(
-        "tuple[int]",
-        con.execute(
-            "SELECT count(*) FROM rejects x JOIN run_files r ON x.file = r.file AND x.line >= r.start_line"
-        ).fetchone(),
-    )[0]

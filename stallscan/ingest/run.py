@@ -30,6 +30,11 @@ BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 128 * 1024 * 1024)
 # WAL size that triggers a checkpoint during ingest. Each batch commits to the WAL (durable); DuckDB's
 # 16 MB default checkpoints after every batch, rewriting the table's open row group each time.
 CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
+# a run that reads less commits to the WAL and leaves it there (no checkpoint at its COMMIT, none after it): the
+# rows go into the file at the next checkpoint, the one DuckDB makes when the database closes, together with
+# whatever the same process writes next (a report's derives) instead of in a checkpoint of their own; and it keeps
+# the connection's memory limit and checkpoint threshold (docs/benchmarks.md, cnt21)
+SMALL_RUN_BYTES = 4 << 20
 MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 
 
@@ -77,26 +82,34 @@ def ingest_paths(
             "current_setting('checkpoint_threshold')"
         ).fetchone(),
     )
+    # a small run (a new session or two) keeps the connection's memory limit and checkpoint threshold: it holds
+    # far less than either, and the two SETs and their restores cost about 4 CPU ms (memory_limit's most)
+    small = total < SMALL_RUN_BYTES
     # bounded memory: DuckDB evicts/spills beyond this; nothing here relies on insertion order (all ORDER BY)
-    con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
+    if not small:
+        con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT', MEMORY_LIMIT)}'")
     con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+    if not small:
+        con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
     # malformed lines become rejects (parse_line's lenient mode): a statement that raises would abort the
     # transaction, which spans batches
     con.execute("SET VARIABLE lenient_json = true")
     failed = True
+    checkpoint = False
     try:
         if plans:  # (numpy / pyarrow load only when there is something to read)
             from stallscan.ingest.batch import run_batches
 
-            run_batches(con, plans, res, touched, progress, total, BATCH_BYTES)
+            checkpoint = run_batches(con, plans, res, touched, progress, total, BATCH_BYTES, small)
         failed = False
     finally:  # (after a failed write these may fail too: the first error is the one to report)
         sql.after_failure(con, "RESET VARIABLE lenient_json", failed)
-        sql.after_failure(con, f"SET memory_limit = '{saved[0]}'", failed)
+        if not small:
+            sql.after_failure(con, f"SET memory_limit = '{saved[0]}'", failed)
         sql.after_failure(con, f"SET preserve_insertion_order = {saved[1]}", failed)
-        sql.after_failure(con, f"SET checkpoint_threshold = '{saved[2]}'", failed)
-    if plans:
+        if not small:
+            sql.after_failure(con, f"SET checkpoint_threshold = '{saved[2]}'", failed)
+    if checkpoint:  # (not after a small run: SMALL_RUN_BYTES)
         with sql.timed("final CHECKPOINT"):
             con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
     unread = {u[0] for u in res.unreadable}

@@ -55,9 +55,10 @@ def start(con: duckdb.DuckDBPyConnection) -> Tx:
     return Tx()
 
 
-def flush(con: duckdb.DuckDBPyConnection, tx: Tx) -> Tx:
+def flush(con: duckdb.DuckDBPyConnection, tx: Tx, more: bool = True) -> Tx:
     """Write the `files` rows, run_tails and the changes log of the batches in `tx`, then move the files a
-    next chunk reads on to where that chunk starts. Returns an empty Tx for the next batches."""
+    next chunk reads on to where that chunk starts. Returns an empty Tx for the next batches; more=False: no
+    batch follows (the run's last flush), so the gathering tables are not made again (4 statements)."""
     if not tx.batches:
         return tx
     con.register(
@@ -99,7 +100,7 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx) -> Tx:
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
         plan.skip_leading_newline = False
         plan.known = True
-    return start(con)
+    return start(con) if more else Tx()
 
 
 def checkpoint_on_commit(con: duckdb.DuckDBPyConnection, tx_bytes: int) -> bool:

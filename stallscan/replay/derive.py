@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -52,6 +53,10 @@ MEMORY_MAX_SESSIONS = 64
 # thread using SCRATCH (stallscan.report.build's lanes: the stall replay's runs beside the turn boundaries', whose
 # sweep_bins merge names SCRATCH in queries/sweep/sweep_boot_delta_cells.sql)
 _LANE = threading.local()
+# per connection, the scratch names whose last incremental run on it ended with its scratch dropped: a later run
+# there finds no schema or database of that name left (one left by a killed process is dropped by the first run),
+# so it skips the DROP SCHEMA IF EXISTS and DETACH IF EXISTS that clear one (2 of a run's statements)
+_CLEAN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref.WeakKeyDictionary()
 
 
 def scratch() -> str:
@@ -154,9 +159,14 @@ def _incremental(
     # catalog read (~1 CPU ms in each of the 4 incremental runs after one new session): an incremental run only
     # meets tables its own code made (the stamp's key holds the replay's code, stamps.rules_hash)
     keyed = {t for t in (*upstream, *outputs) if t not in EVENT_ROWS and t not in WHOLE}
-    con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")  # (one left by a killed process would hide the database)
+    clean = _CLEAN.setdefault(con, set())
+    was_clean = s in clean
+    clean.discard(s)
+    if not was_clean:
+        con.execute(f"DROP SCHEMA IF EXISTS {s} CASCADE")  # (one left by a killed process would hide the database)
     if in_memory:
-        con.execute(f"DETACH DATABASE IF EXISTS {s}")
+        if not was_clean:
+            con.execute(f"DETACH DATABASE IF EXISTS {s}")
         con.execute(f"ATTACH ':memory:' AS {s}")
     else:
         con.execute(f"CREATE SCHEMA {s}")
@@ -212,3 +222,4 @@ def _incremental(
         failed = False
     finally:
         sql.after_failure(con, drop, failed)
+    clean.add(s)  # (only after a run whose statements and clean-up all succeeded)

@@ -30,9 +30,9 @@ import duckdb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stallscan.store import arrow, sql
+from stallscan.store.arrow_compute import compute as pc
 
 FETCH_ROWS = 1 << 20  # rows per Arrow batch of a fetch
 Int = npt.NDArray[np.int64]
@@ -226,7 +226,7 @@ def walk_runs(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
     rid = column_np(table.column("rid"), np.int64)
     if n > 1 and not bool(np.all(rid[1:] > rid[:-1])):  # storage order is what the positional read pairs with
         # (a plain projection of events keeps it; were it lost, put the rows back in rowid order)
-        table = table.take(arrow.from_numpy(np.argsort(rid, kind="stable")))
+        table = pc.take(table, arrow.from_numpy(np.argsort(rid, kind="stable")))
         rid = column_np(table.column("rid"), np.int64)
         runs = None
     sess = table.column("session_id")
@@ -237,7 +237,7 @@ def walk_runs(table: pa.Table, runs: tuple[pa.Array, Int] | None) -> Walk:
             changed = column_np(pc.not_equal(sess.slice(1), sess.slice(0, n - 1)), np.bool_)
             # (the distinct ids of the runs' first rows are every distinct id: counted on those rows only)
             at = np.flatnonzero(np.concatenate(([True], changed)))
-            heads, lengths = sess.take(arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
+            heads, lengths = pc.take(sess, arrow.from_numpy(at)).combine_chunks(), np.diff(np.append(at, n))
         else:
             heads, lengths = runs
             changed = np.zeros(n, dtype=np.bool_)

@@ -18,12 +18,12 @@ from typing import Any, cast
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stallscan.replay import scan_apart
 from stallscan.replay.scan import Bool, Int, Walk, column_np, fetch, walk_runs
 from stallscan.replay.scan_write import write_all
 from stallscan.store import arrow, sql
+from stallscan.store.arrow_compute import compute as pc
 
 
 class Interleaved(Exception):
@@ -145,7 +145,7 @@ def _runs(table: pa.Table) -> tuple[pa.Array, Int]:
     if n == 0:
         return sess, np.zeros(0, dtype=np.int64)
     at = np.flatnonzero(np.concatenate(([True], column_np(pc.not_equal(sess[1:], sess[:-1]), np.bool_))))
-    return sess.take(arrow.from_numpy(at)), np.diff(np.append(at, n))
+    return pc.take(sess, arrow.from_numpy(at)), np.diff(np.append(at, n))
 
 
 def _merge(heads: pa.Array, lengths: Int) -> tuple[pa.Array, Int]:

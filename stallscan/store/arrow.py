@@ -53,7 +53,11 @@ def from_numpy(
         data = pa.py_buffer(arr)
     validity, nulls = _validity(None if mask is None else ~np.asarray(mask, np.bool_))
     out = pa.Array.from_buffers(typ, len(arr), [validity, data], null_count=nulls)
-    return out if type is None or type == typ else out.cast(type)
+    if type is None or type == typ:
+        return out
+    from stallscan.store.arrow_compute import compute as pc  # (Array.cast imports pyarrow.compute: 40 ms)
+
+    return pc.cast(out, type)
 
 
 def strings(values: Sequence[str | bytes | None], type: pa.DataType | None = None) -> pa.Array:
@@ -121,7 +125,7 @@ def objects(col: pa.ChunkedArray | pa.Array) -> npt.NDArray[Any]:
     """A string column without nulls as a numpy object array of str, as `fetchnumpy` gives it: each distinct
     string made a Python object once and the rows pointed at it (dictionary-encoded, then a take), not one
     object per row (at 1.25M rows of a few distinct values, 0.03 against 0.3 s)."""
-    import pyarrow.compute as pc  # (about 0.1 s to import: only the bulk paths call this)
+    from stallscan.store.arrow_compute import compute as pc
 
     if col.null_count:
         raise ValueError("objects: the column holds NULL")

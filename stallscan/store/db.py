@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Collection
@@ -111,16 +112,17 @@ def connect(
         _drop_all(con)
     if checked and not read_only and not rebuild:
         return con
-    _check_version(con, target, read_only)
-    if not read_only:
+    current = _check_version(con, target, read_only)
+    if not read_only and not current:
         # tables and version stamp in one transaction: a process killed while creating a new database
         # leaves either nothing or a complete, stamped schema (never tables that look stale)
         con.execute("BEGIN TRANSACTION")
         try:
             sql.run(con, "store/schema")
             con.execute(
-                "INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w)",
-                {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}"},
+                "INSERT OR REPLACE INTO stallscan_meta VALUES ('schema_version', $v), ('writer', $w), "
+                f"('{SCHEMA_STAMP_KEY}', $s)",
+                {"v": str(SCHEMA_VERSION), "w": f"stallscan {__version__}", "s": schema_stamp()},
             )
             con.execute("COMMIT")
         except BaseException:
@@ -146,19 +148,23 @@ def _threads_set() -> int | None:
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection to con's database (its own transactions, temp tables and macros), set up as
-    connect() sets up a connection."""
+    connect() sets up a connection. The database's own settings (memory_limit, threads) are not set again:
+    they are the database's, which con's set-up set (a cursor's SET memory_limit cost up to 2 CPU ms)."""
     cur = con.cursor()
-    _session(cur)
+    _session(cur, shared=True)
     return cur
 
 
-def _session(con: duckdb.DuckDBPyConnection) -> None:
+def _session(con: duckdb.DuckDBPyConnection, shared: bool = False) -> None:
+    """The connection's settings and temp macros; shared: a cursor of a database set up already (the global
+    settings, memory_limit and threads, left as they are)."""
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # never draw on stdout (--json must stay clean)
-    # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
-    con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
-    if _threads_set():  # DuckDB's worker threads (default: one per CPU)
-        con.execute(f"SET threads = {_threads_set()}")
+    if not shared:
+        # spill rather than grow: DuckDB's share of the process's budget (the replay's scans hold the rest)
+        con.execute(f"SET memory_limit = '{os.environ.get('STALLSCAN_MEMORY_LIMIT') or default_memory_limit()}'")
+        if _threads_set():  # DuckDB's worker threads (default: one per CPU)
+            con.execute(f"SET threads = {_threads_set()}")
     from stallscan.store import redact
 
     redact.install(con)  # temp macros redact(t) / secret_leaks(t): every excerpt a report shows is masked
@@ -227,16 +233,37 @@ def peek(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection | None:
     return con
 
 
-def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool = False) -> None:
+# stallscan_meta's key for schema_stamp(): the schema file and versions whose statements last ran on the database
+SCHEMA_STAMP_KEY = "schema_stamp"
+_STAMP: list[str] = []
+
+
+def schema_stamp() -> str:
+    """A checksum of queries/store/schema.sql and the versions: a write connection runs that file (14 statements
+    and a commit, about 9 CPU ms) only when the database's stamp differs or a base table or the view is missing."""
+    if not _STAMP:
+        text = (sql.queries_dir() / "store" / "schema.sql").read_bytes()
+        _STAMP.append(hashlib.sha256(text + f"\0{__version__}\0{SCHEMA_VERSION}".encode()).hexdigest()[:16])
+    return _STAMP[0]
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool = False) -> bool:
+    """SchemaError for another schema or stale columns (a write connection upgrades what has every migration);
+    returns whether schema_stamp() is the database's and its base tables and the sessions view are there."""
     tables = {
         r[0]
         for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
     }
     if not tables & (set(BASE_TABLES) | {"stallscan_meta"}):
-        return  # a new database
-    row = None
+        return False  # a new database
+    meta: dict[str, str] = {}
     if "stallscan_meta" in tables:
-        row = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+        meta = dict(
+            con.execute(
+                "SELECT key, value FROM stallscan_meta WHERE key IN ('schema_version', $k)", {"k": SCHEMA_STAMP_KEY}
+            ).fetchall()
+        )
+    row = (meta["schema_version"],) if "schema_version" in meta else None
     stored = int(row[0]) if row and str(row[0]).isdigit() else 0
     if stored > SCHEMA_VERSION:
         con.close()
@@ -265,6 +292,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool 
             hint=f"re-ingest: stallscan ingest PATH --rebuild --db {target} (drops the tables and re-reads "
             "every file), or use a new --db",
         )
+    return meta.get(SCHEMA_STAMP_KEY) == schema_stamp() and {*BASE_TABLES, "stallscan_meta", "sessions"} <= tables
 
 
 EXPECTED_PREFIX = "stallscan_expected_"  # the temp tables _expected_columns makes (and drops) on the checked connection

@@ -310,3 +310,34 @@ def test_last_commit_checkpoints_only_with_room_on_the_disk(tmp_path, monkeypatc
         assert not checkpoint_on_commit(mem, 0)
     finally:
         mem.close()
+
+
+def test_a_small_run_leaves_its_rows_in_the_wal_and_the_settings_as_they_were(tmp_path, monkeypatch):
+    """A run reading under SMALL_RUN_BYTES: no checkpoint at its COMMIT nor after it (the rows are in the WAL
+    until the database closes, then in the file), and the connection's memory limit and checkpoint threshold
+    untouched; a larger run checkpoints as before. The same rows either way."""
+    from stallscan.ingest import run
+    from stallscan.store.db import connect
+
+    f = tmp_path / "s.jsonl"
+    write_lines(f, [claude_line("user", 1), claude_line("assistant", 2)])
+    counts = []
+    for small in (True, False):
+        if not small:
+            monkeypatch.setattr(run, "SMALL_RUN_BYTES", 0)
+        path = tmp_path / f"{small}.duckdb"
+        con = connect(path)
+        settings = "SELECT current_setting('memory_limit'), current_setting('checkpoint_threshold')"
+        con.execute("SET checkpoint_threshold = '1GB'")  # (no automatic checkpoint at this run's size)
+        before = con.execute(settings).fetchone()
+        ingest_paths(con, [str(f)])
+        wal = tmp_path / f"{small}.duckdb.wal"
+        assert (wal.exists() and wal.stat().st_size > 0) is small
+        if small:  # (a larger run restores them from their printed values, as before)
+            assert con.execute(settings).fetchone() == before
+        con.close()
+        assert not wal.exists()
+        con = connect(path, read_only=True)
+        counts.append(con.execute("SELECT count(*), count(DISTINCT session_id) FROM events").fetchone())
+        con.close()
+    assert counts[0] == counts[1] and counts[0][0] > 0
