@@ -79,7 +79,7 @@ def run_at_once(
 
     DuckDB's threads are shared out while several jobs run (`_Threads`): the setting is the database's, not a
     connection's, so with two jobs on two CPUs each job's statements run on its own thread alone, and when a job
-    ends the ones left get the threads back; the setting is as it was when this returns."""
+    ends the ones left get its thread back; the setting is as it was when this returns."""
     curs = {name: cursor(con) for name in jobs}
     seconds: dict[str, float] = {}
     errors: list[BaseException] = []
@@ -116,11 +116,13 @@ def run_at_once(
 
 
 class _Threads:
-    """DuckDB's worker threads shared out among the jobs that still run: `threads` is a setting of the whole
-    database, so two statements of two jobs at once each ran on all of them (on two CPUs a statement's own thread
-    and a worker each: three or four threads on two CPUs, and each statement paying for running in parallel: its
-    partitioned hash tables, parallel writes, the workers' hand-offs). With n jobs running each gets threads // n
-    (at least one); a job that ends gives its share back to the others (docs/replay-scan.md, walk21)."""
+    """DuckDB's threads shared out among the jobs that still run. `threads` is a setting of the whole database, and
+    it counts the thread that runs a statement: DuckDB starts threads - 1 workers, which every running statement
+    shares. So two statements at once on two CPUs (threads 2) were two threads of their own and a worker: three
+    on two CPUs, each statement paying for running in parallel (partitioned hash tables, parallel writes, the
+    hand-offs) for little more CPU. With n jobs running the setting is threads - (n - 1), at least 1: the jobs'
+    own threads and the workers make the threads it was; on two CPUs with two jobs each runs its statements on its
+    own thread alone. A job that ends gives its thread back as a worker (docs/replay-scan.md, walk21)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, jobs: int) -> None:
         self.con, self.running, self.lock = con.cursor(), jobs, threading.Lock()
@@ -135,13 +137,13 @@ class _Threads:
 
     def start(self) -> None:
         with self.lock:
-            self._set(max(1, self.full // max(1, self.running)))
+            self._set(max(1, self.full - max(0, self.running - 1)))
 
     def done(self) -> None:
         with self.lock:
             self.running -= 1
             if self.running > 0:
-                self._set(max(1, self.full // self.running))
+                self._set(max(1, self.full - (self.running - 1)))
 
     def restore(self) -> None:
         with self.lock:
