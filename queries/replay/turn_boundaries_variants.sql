@@ -69,28 +69,28 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
 GROUP BY event_id;
 
 -- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
--- has it in turn_boundaries.prev_event_id; any other finds it by an as-of join against the replies of the
--- sessions that hold such a marker), then every user/tool record with the same previous reply at or after
--- that marker sees it
+-- has it in turn_boundaries_narrow.prev_seq, the reply's seq; any other finds it by an as-of join against the
+-- replies of the sessions that hold such a marker), then every user/tool record with the same previous reply at
+-- or after that marker sees it (the reply by its seq in the session: seq is unique in a session)
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
 WITH own AS (
-    SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_event_id
-    FROM tbv_own o LEFT JOIN turn_boundaries b USING (event_id)
+    SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_seq
+    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_narrow) b USING (event_id)
 ), mp AS (
-    SELECT session_id, seq, own_marker, prev_event_id AS reply_id FROM own WHERE in_tb
+    SELECT session_id, seq, own_marker, prev_seq AS reply_seq FROM own WHERE in_tb
     UNION ALL
-    SELECT o.session_id, o.seq, o.own_marker, a.event_id AS reply_id
+    SELECT o.session_id, o.seq, o.own_marker, a.seq AS reply_seq
     FROM (SELECT * FROM own WHERE NOT in_tb) o
-    ASOF LEFT JOIN (SELECT session_id, seq, event_id FROM events
+    ASOF LEFT JOIN (SELECT session_id, seq FROM events
                     WHERE role = 'assistant' AND session_id IN (SELECT session_id FROM own WHERE NOT in_tb)) a
       ON a.session_id = o.session_id AND o.seq > a.seq
 ), firsts AS (
-    SELECT session_id, coalesce(reply_id, '') AS reply_id, min(seq) AS first_seq, arg_min(own_marker, seq) AS marker
+    SELECT session_id, coalesce(reply_seq, -1) AS reply_seq, min(seq) AS first_seq, arg_min(own_marker, seq) AS marker
     FROM mp GROUP BY ALL
 )
 SELECT b.event_id, f.marker
-FROM turn_boundaries b
-JOIN firsts f ON f.session_id = b.session_id AND f.reply_id = coalesce(b.prev_event_id, '') AND f.first_seq <= b.seq;
+FROM turn_boundaries_narrow b
+JOIN firsts f ON f.session_id = b.session_id AND f.reply_seq = coalesce(b.prev_seq, -1) AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
 CREATE OR REPLACE TABLE turn_boundary_variants_marked (
