@@ -105,7 +105,7 @@ INSERT INTO turn_boundary_variants_marked
 -- 2M generated events when none is marked)
 WITH c AS (
     SELECT b.event_id, coalesce(st.id, k.marker) AS marker_id, a.id IS NOT NULL AS known_automatic
-    FROM (SELECT event_id, source_format, prev_reply_status, origin_rule FROM turn_boundaries WHERE role = 'user') b
+    FROM (SELECT event_id, source_format, prev_reply_status, origin_rule FROM turn_boundaries_by_seq WHERE role = 'user') b
     LEFT JOIN tbv_marks k USING (event_id)
     -- (rule_set, match, value) is unique in the rules (checked when they are loaded): no row is repeated
     LEFT JOIN tbv_rules st ON st.source_format = b.source_format AND st.rule_set = 'marker'
@@ -116,7 +116,7 @@ WITH c AS (
 ), d AS (
     SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.starts_request, b.is_human_turn,
            b.threshold, c.marker_id, c.known_automatic
-    FROM turn_boundaries b JOIN c USING (event_id)
+    FROM turn_boundaries_by_seq b JOIN c USING (event_id)
 ), v AS (
     SELECT d.*, marker_id IS NOT NULL AS marker_seen,
            -- the router's own steps after its header: first / completion / gap / no_time, unchanged
@@ -162,7 +162,7 @@ SELECT b.event_id, b.session_id, b.seq,
        CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.both_decision END AS both_decision,
        CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.both_error END AS both_error,
        CASE WHEN m.event_id IS NULL THEN b.threshold ELSE m.threshold END AS threshold
-FROM turn_boundaries b
+FROM turn_boundaries_by_seq b
 LEFT JOIN turn_boundary_variants_marked m USING (event_id);
 
 DROP TABLE IF EXISTS tbv_marks;

@@ -87,9 +87,10 @@ SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decid
        ts_quality, threshold
 FROM p;
 
--- The previous reply's event id: the assistant events grouped by the join's keys, so DuckDB drops the join from
--- a query that does not read prev_event_id (its join elimination needs the right side distinct on the keys; ingest
--- keeps (session_id, seq) unique, so any_value is the one id). Readers that only need the reply's key read
+-- The previous reply's event id: the events grouped by the join's keys, so DuckDB drops the join from a query
+-- that does not read prev_event_id (its join elimination needs the right side distinct on the keys, and a WHERE
+-- on the events' side, role = 'assistant', kept the join: so the role is the aggregate's FILTER; ingest keeps
+-- (session_id, seq) unique, so any_value is the one id). Readers that only need the reply's key read
 -- turn_boundaries_by_seq (queries/report/cells_boundaries.sql, turn_boundaries_variants.sql).
 CREATE OR REPLACE VIEW turn_boundaries AS
 SELECT b.session_id, b.seq, b.event_id, b.ts, b.gap_s, b.prev_reply_status, b.initiator, b.decided_by, b.decision,
@@ -97,6 +98,6 @@ SELECT b.session_id, b.seq, b.event_id, b.ts, b.gap_s, b.prev_reply_status, b.in
        b.header_only_error, b.source_format, b."role", b.kind, b.origin_rule, b.human_content, b.starts_request,
        r.event_id AS prev_event_id, b.gap_raw_s, b.ts_quality, b.threshold
 FROM turn_boundaries_by_seq b
-LEFT JOIN (SELECT session_id, seq, any_value(event_id) AS event_id FROM events WHERE "role" = 'assistant'
+LEFT JOIN (SELECT session_id, seq, any_value(event_id) FILTER (WHERE "role" = 'assistant') AS event_id FROM events
            GROUP BY session_id, seq) r
        ON r.session_id = b.session_id AND r.seq = b.prev_seq;
