@@ -312,6 +312,9 @@ def connect_parquet(
         "after_tool_round::INTEGER << 24 AS codes, NULL::INTEGER AS hit_key, json_object('source_format', source_format, "
         "'provider', provider, 'round_kind', round_kind, 'signature', signature)::VARCHAR AS uncoded FROM rounds"
     )
+    # (the readers of turn_boundaries that do not read prev_event_id read turn_boundaries_by_seq, which a replay
+    # makes: the same columns with the reply's seq in its place; queries/replay/turn_boundaries_view.sql)
+    con.execute("CREATE OR REPLACE VIEW turn_boundaries_by_seq AS SELECT * FROM turn_boundaries")
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):
             con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})

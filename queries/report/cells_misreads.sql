@@ -15,14 +15,14 @@
 -- into the hash table instead of the errors (0.17-0.23 s and 190 MB more; docs/benchmarks.md, "(stmt20)"). A full
 -- build ($all) leaves the variable unset and joins every error.
 SET VARIABLE cells_misread_ids = (
-    SELECT list(event_id) FROM turn_boundaries
+    SELECT list(event_id) FROM turn_boundaries_by_seq
     WHERE error IN ('auto_as_human', 'human_as_auto') AND session_id IN (SELECT session_id FROM cells_changed));
 
 WITH err AS (
     SELECT event_id, session_id, seq, ts, gap_s, prev_reply_status, decided_by, decision, origin, origin_rule,
            error, source_format, threshold,
            CASE WHEN gap_s IS NOT NULL THEN abs(ln(greatest(gap_s, 0.001) / greatest(threshold, 0.001))) END AS far
-    FROM turn_boundaries
+    FROM turn_boundaries_by_seq
     WHERE error IN ('auto_as_human', 'human_as_auto')
       AND ($all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed))
 )
