@@ -90,8 +90,12 @@ FROM p;
 -- The previous reply's event id: the events grouped by the join's keys, so DuckDB drops the join from a query
 -- that does not read prev_event_id (its join elimination needs the right side distinct on the keys, and a WHERE
 -- on the events' side, role = 'assistant', kept the join: so the role is the aggregate's FILTER; ingest keeps
--- (session_id, seq) unique, so any_value is the one id). Readers that only need the reply's key read
--- turn_boundaries_by_seq (queries/report/cells_boundaries.sql, turn_boundaries_variants.sql).
+-- (session_id, seq) unique, so any_value is the one id). DuckDB drops it under some aggregates only (count(*),
+-- sum(...)); a query of rows or a GROUPING SETS runs it: a GROUP BY of every event, about 2-5 CPU s at 10M
+-- generated events. So every reader in the project that does not read prev_event_id reads turn_boundaries_by_seq
+-- (the report's and the sweep's queries, the replay's own; a view of that name over a given turn_boundaries:
+-- stallscan.export.connect_parquet, stallscan.sweep.core), and only prev_event_id's readers (export, a user's
+-- query) pay the join (docs/replay-scan.md, "narrow21").
 CREATE OR REPLACE VIEW turn_boundaries AS
 SELECT b.session_id, b.seq, b.event_id, b.ts, b.gap_s, b.prev_reply_status, b.initiator, b.decided_by, b.decision,
        b.origin, b.is_human_turn, b."error", b.gap_only_decision, b.gap_only_error, b.header_only_decision,

@@ -111,7 +111,9 @@ def _got(con):
     # (the previous reply is stored as its seq in the session: its id is the assistant event's at that seq)
     reply = {
         (sid, seq): eid
-        for sid, seq, eid in con.execute("SELECT session_id, seq, event_id FROM events WHERE role = 'assistant'").fetchall()
+        for sid, seq, eid in con.execute(
+            "SELECT session_id, seq, event_id FROM events WHERE role = 'assistant'"
+        ).fetchall()
     }
     out = []
     for (_, q, s, g), (_, eid, role, sid) in zip(rows, events, strict=True):
