@@ -69,13 +69,13 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
 GROUP BY event_id;
 
 -- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
--- has it in turn_boundaries_narrow.prev_seq, the reply's seq; any other finds it by an as-of join against the
+-- has it in turn_boundaries_by_seq.prev_seq, the reply's seq; any other finds it by an as-of join against the
 -- replies of the sessions that hold such a marker), then every user/tool record with the same previous reply at
 -- or after that marker sees it (the reply by its seq in the session: seq is unique in a session)
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
 WITH own AS (
     SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_seq
-    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_narrow) b USING (event_id)
+    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_by_seq) b USING (event_id)
 ), mp AS (
     SELECT session_id, seq, own_marker, prev_seq AS reply_seq FROM own WHERE in_tb
     UNION ALL
@@ -89,7 +89,7 @@ WITH own AS (
     FROM mp GROUP BY ALL
 )
 SELECT b.event_id, f.marker
-FROM turn_boundaries_narrow b
+FROM turn_boundaries_by_seq b
 JOIN firsts f ON f.session_id = b.session_id AND f.reply_seq = coalesce(b.prev_seq, -1) AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
