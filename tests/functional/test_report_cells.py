@@ -80,6 +80,12 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
     assert (after > sessions) if what == "add" else (after < sessions) if what == "remove" else after == sessions
     inc_cells = {t: fingerprint(con, t) for t in OUTPUTS}
+    if what == "change":  # the changed session's errors kept their events' file, line and excerpt: they are read
+        # through the changed sessions' ids (report/cells_misreads.sql), which a wrong filter would lose
+        n = con.execute(
+            "SELECT count(*) FROM boundary_misreads WHERE file LIKE '%session.jsonl' AND excerpt IS NOT NULL"
+        ).fetchone()
+        assert n is not None and n[0] > 0
     # the misreads' constant list of the changed sessions' error events (report/cells_misreads.sql) is reset after
     assert con.execute("SELECT getvariable('cells_misread_ids')").fetchone() == (None,)
     # the section's sums over every session, read from boundary_totals (kept by adding and subtracting the
