@@ -6,7 +6,8 @@
 -- far (the gap's distance from the threshold on a log scale, as the worst-first list ranks errors), session_errors
 -- (the session's errors) and in_session (its rank in the session, worst first) are the session's alone, so they
 -- are kept here too: the examples read one row per session instead of ranking every error on each report.
--- Input: turn_boundaries, events; cells_changed (session_id: the sessions to summarise when not $all).
+-- Input: cells_boundary_rows() (report/cells_boundary_rows.sql: turn_boundaries, or the changed sessions' rows of
+-- it), events; cells_changed (session_id: the sessions to summarise when not $all).
 -- Parameter: $all (BOOLEAN: every session, for a full build). redact: stallscan/store/redact.py.
 -- An incremental refresh first sets cells_misread_ids, the changed sessions' errors' event ids (the statement
 -- before the SELECT: stallscan.report.summary_cells runs it, and resets the variable after): the SELECT reads
@@ -19,14 +20,14 @@
 -- compared every event's id: 7 / 15 CPU ms warm, 50 cold, on the 311 MB tree's / the 1M-event database, against
 -- 0.7 ms).
 SET VARIABLE cells_misread_ids = (
-    SELECT {'ids': list(event_id), 'sessions': list(DISTINCT session_id)} FROM turn_boundaries
+    SELECT {'ids': list(event_id), 'sessions': list(DISTINCT session_id)} FROM cells_boundary_rows()
     WHERE error IN ('auto_as_human', 'human_as_auto') AND session_id IN (SELECT session_id FROM cells_changed));
 
 WITH err AS (
     SELECT event_id, session_id, seq, ts, gap_s, prev_reply_status, decided_by, decision, origin, origin_rule,
            error, source_format, threshold,
            CASE WHEN gap_s IS NOT NULL THEN abs(ln(greatest(gap_s, 0.001) / greatest(threshold, 0.001))) END AS far
-    FROM turn_boundaries
+    FROM cells_boundary_rows()
     WHERE error IN ('auto_as_human', 'human_as_auto')
       AND ($all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed))
 )
