@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Where a `stallscan report` spends its CPU and wall: seconds (time.process_time: every thread of the process, so
-DuckDB's workers count) per phase of one run, printed to stderr after the command's own output.
+DuckDB's workers count) per phase of one run, printed to stderr after the command's own output. Beside them the
+CPU seconds of the thread that ran the phase (time.thread_time): what that thread carried itself (its Python and
+the share of each statement DuckDB runs on the calling thread; a statement on one thread only, such as a
+checkpoint, all of it). Unlike CPUs busy it does not depend on the machine's load: work that other threads do not
+share bounds the phase's wall on any number of CPUs.
 
     python bench/report_phases.py report NEW --format json --db COPY_OF_DB > /dev/null
 
@@ -50,6 +54,7 @@ PHASES = [
 ]
 SECONDS: dict[str, float] = collections.defaultdict(float)
 WALL: dict[str, float] = collections.defaultdict(float)  # wall s of the same calls (CPU / wall: CPUs busy)
+OWN: dict[str, float] = collections.defaultdict(float)  # CPU s of the thread that made the calls
 DEPTH = [0]  # nesting of the outer phases (a phase inside another is counted in the outer one only)
 
 
@@ -59,7 +64,7 @@ def _timed(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     def run(*args: Any, **kw: Any) -> Any:
         counted = part or DEPTH[0] == 0
         DEPTH[0] += 0 if part else 1
-        t0, w0 = time.process_time(), time.perf_counter()
+        t0, w0, o0 = time.process_time(), time.perf_counter(), time.thread_time()
         try:
             return fn(*args, **kw)
         finally:
@@ -67,6 +72,7 @@ def _timed(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
             if counted:
                 SECONDS[label] += time.process_time() - t0
                 WALL[label] += time.perf_counter() - w0
+                OWN[label] += time.thread_time() - o0
 
     return run
 
@@ -93,13 +99,14 @@ def _print(t0: float, w0: float) -> None:
     outer = sum(v for k, v in SECONDS.items() if not k.startswith(" "))
     outer_wall = sum(v for k, v in WALL.items() if not k.startswith(" "))
     sys.stderr.write(
-        f"CPU s / wall s per phase, CPUs busy ({total:.3f} / {wall:.3f} s in all, after the imports made here)\n"
+        f"CPU s / wall s per phase, CPUs busy, CPU s of the phase's own thread ({total:.3f} / {wall:.3f} s in all, "
+        "after the imports made here)\n"
     )
     for label, secs in sorted(SECONDS.items(), key=lambda kv: (kv[0].startswith(" "), -kv[1])):
         busy = secs / WALL[label] if WALL[label] else 0.0
-        sys.stderr.write(f"{secs:7.3f} {WALL[label]:7.3f} {busy:5.2f}  {label}\n")
+        sys.stderr.write(f"{secs:7.3f} {WALL[label]:7.3f} {busy:5.2f} {OWN[label]:7.3f}  {label}\n")
     sys.stderr.write(
-        f"{total - outer:7.3f} {wall - outer_wall:7.3f}        the rest (typer, connections, imports on the way)\n"
+        f"{total - outer:7.3f} {wall - outer_wall:7.3f}                the rest (typer, connections, imports on the way)\n"
     )
 
 

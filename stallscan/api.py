@@ -30,8 +30,9 @@ from stallscan.replay.stall_rules import NARRATED_BOUND, RETRY_BOUND
 from stallscan.replay.stalls import OUTCOME_ALIASES, OUTCOMES, list_stalls, replay_stalls
 from stallscan.report.timeline import resolve_session
 from stallscan.store import sql
-from stallscan.store.db import BASE_TABLES, connect
+from stallscan.store.db import connect
 from stallscan.store.errors import DatabaseError, StallscanError
+from stallscan.store.schema_check import BASE_TABLES
 from stallscan.sweep.core import ALL_POLICIES, SweepResult, curve_rows, policy_name, run_sweep, thresholds_grid
 
 ALL_ROWS = 2**31 - 1

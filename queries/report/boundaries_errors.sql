@@ -4,13 +4,12 @@
 -- The $limit worst are picked from boundary_misreads (report/cells_misreads.sql: the router's errors, kept
 -- per session with their event's file, line and excerpt, so no event is read here). Every row is an event's
 -- (the report refreshes turn_boundaries and its cells before it reads them).
--- Input: boundary_misreads, scope_sessions. Parameter: $limit. truth / truth_note: store/truth_macros.sql
+-- Input: boundary_misreads, scoped() (report/scoped_events.sql). Parameter: $limit. truth / truth_note: store/truth_macros.sql
 -- (an error's truth is human exactly when the router read it as automatic).
 WITH worst AS (
     SELECT t.event_id, t.session_id, t.seq, t.ts, t.gap_s, t.prev_reply_status, t.decided_by, t.decision,
            t.origin, t.origin_rule, t.error, t.source_format, t.file, t.line, t.excerpt, t.far
-    FROM boundary_misreads t
-    SEMI JOIN scope_sessions s ON s.session_id = t.session_id
+    FROM scoped('boundary_misreads') t
     ORDER BY far DESC NULLS LAST, t.ts NULLS LAST, t.session_id, t.seq
     LIMIT $limit
 )

@@ -2,14 +2,13 @@
 -- offers its worst error (the gap farthest from the threshold on a log scale, as boundaries_errors.sql
 -- ranks them); sessions are ranked within their harness, and the $k picked are every harness's worst
 -- session, then every harness's second, ... (one Cline session with 31 errors no longer fills the list).
--- Input: boundary_misreads (each error with its file, line and excerpt), scope_sessions. Parameter: $k.
+-- Input: boundary_misreads (each error with its file, line and excerpt), scoped() (report/scoped_events.sql). Parameter: $k.
 -- (An error's truth is human exactly when the router read it as automatic.) The sessions are ranked on the few
 -- columns the ranking needs; the $k picked are joined back for their other columns (carrying every session's
 -- excerpt through the window cost 0.022 against 0.013 CPU s at 1M events).
 WITH per_session AS (  -- each session's worst error (in_session, far: report/cells_misreads.sql)
     SELECT t.session_id, t.source_format, t.far, t.ts
-    FROM boundary_misreads t  -- the router's errors, kept per session (report/cells_misreads.sql)
-    SEMI JOIN scope_sessions s ON s.session_id = t.session_id
+    FROM scoped('boundary_misreads') t  -- the router's errors, kept per session (report/cells_misreads.sql)
     WHERE t.in_session = 1
 ),
 picked AS (

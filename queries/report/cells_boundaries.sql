@@ -6,11 +6,12 @@
 --                   same edges) of a record that starts a request after a final reply with a trustworthy
 --                   gap, else NULL;
 --   no_time_reason  why a record decided by no_time had no trustworthy gap, else NULL.
--- Input: turn_boundaries_by_seq (turn_boundaries with the previous reply's seq in a session, prev_seq), events (the
--- previous reply's time, by session and seq); cells_changed (session_id: the sessions to
--- summarise when not $all). Parameter: $all (BOOLEAN: every session, for a full build).
+-- Input: cells_boundary_rows() (report/cells_boundary_rows.sql: turn_boundaries_by_seq, turn_boundaries with the
+-- previous reply's seq in its session, prev_seq, or the changed sessions' rows of it), events (the previous
+-- reply's time, by session and seq); cells_changed (session_id: the sessions to summarise when not $all).
+-- Parameter: $all (BOOLEAN: every session, for a full build).
 WITH t AS (
-    SELECT * FROM turn_boundaries_by_seq WHERE $all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed)
+    SELECT * FROM cells_boundary_rows() WHERE $all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed)
 )
 SELECT t.session_id, t.source_format, t.origin, t.origin_rule, t.starts_request, t.human_content,
        t.is_human_turn, t.decided_by, t.decision, t.error, t.gap_only_decision, t.gap_only_error,

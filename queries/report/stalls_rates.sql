@@ -1,9 +1,9 @@
 -- Report "Stalls": silent plan-as-answer endings (and all plan endings: silent + exhausted) per 1,000 turns
 -- with a reply, by harness (source_format), by model and by provider (the rows of replay/stall_rates.sql,
--- from the per-session cells: report/cells_stalls.sql). Input: turn_cells, scope_sessions.
+-- from the per-session cells: report/cells_stalls.sql). Input: turn_cells, scoped() (report/scoped_events.sql).
 WITH t AS (
     SELECT source_format, coalesce(model, 'unknown') AS model, provider, outcome, n
-    FROM turn_cells WHERE with_rounds AND session_id IN (SELECT session_id FROM scope_sessions)
+    FROM scoped('turn_cells') WHERE with_rounds
 ), d AS (
     SELECT 'harness' AS dimension, source_format AS key, outcome, n FROM t
     UNION ALL SELECT 'model', model, outcome, n FROM t

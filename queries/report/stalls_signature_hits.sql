@@ -1,12 +1,12 @@
 -- Report "Stalls": per narrated-intent signature, the rows of replay/stall_signature_hits.sql (what each
 -- column means is said there) from the per-session cells (report/cells_stalls.sql): rounds matched, decided,
 -- vetoed, outside the window, answered by the harness with a nudge; harness-judged stalls as 'nudge:<id>'.
--- Input: signature_cells, stall_signatures, scope_sessions.
+-- Input: signature_cells, stall_signatures, scoped() (report/scoped_events.sql).
 WITH c AS (
     SELECT id, sum(matched)::BIGINT AS matched, sum(matched_vetoed)::BIGINT AS matched_vetoed,
            sum(matched_outside)::BIGINT AS matched_outside, sum(decided)::BIGINT AS decided,
            sum(decided_outside)::BIGINT AS decided_outside, sum(decided_nudged)::BIGINT AS decided_nudged
-    FROM signature_cells WHERE session_id IN (SELECT session_id FROM scope_sessions) GROUP BY id
+    FROM scoped('signature_cells') GROUP BY id
 )
 SELECT s.id, s.kind, s.language,
        coalesce(c.matched, 0) AS matched,

@@ -40,12 +40,13 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
     loaded = [sql.load(f"report/cells_{query}") for query in QUERIES[entry.name]]
     statements = [stmts[-1] for stmts in loaded]  # (the ones before it: an incremental refresh's SET VARIABLEs)
     totals = sql.load(f"report/cells_{TOTALS[entry.name]}") if entry.name in TOTALS else []
+    rows = sql.load(f"report/cells_{ROWS[entry.name]}") if entry.name in ROWS else []
     # the cells' own SQL is part of the key (stamps.rules_hash covers the replay's and the sweep's): a table
     # whose columns changed is rebuilt, never filled by name from the new statement
     inputs = {
         **inputs,
         "rules": stamps.rules_hash(),
-        "cells": stamps.key_of({"sql": [s for stmts in loaded for s in stmts] + totals}),
+        "cells": stamps.key_of({"sql": [s for stmts in loaded for s in stmts] + totals + rows}),
     }
     key = stamps.key_of(inputs)
     found: set[str] = set()
@@ -59,6 +60,10 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
         con.execute(f"CREATE OR REPLACE TEMP TABLE {CHANGED} (session_id VARCHAR)")  # (the queries name it)
     con.execute("BEGIN TRANSACTION")
     try:
+        few = n_sessions is not None and n_sessions <= ROWS_MAX_SESSIONS
+        for step in rows[1:] if few else rows[:1]:  # the upstream rows the entry's queries read
+            with sql.timed(f"report/cells_{ROWS[entry.name]}"):
+                con.execute(step)
         for i, (table, query, stmt) in enumerate(zip(entry.outputs, QUERIES[entry.name], statements)):
             with sql.timed(f"report/cells_{query}"):
                 if n_sessions is None:
@@ -174,3 +179,9 @@ QUERIES = {  # each output's query file, report/cells_<name>.sql, in the order o
 # an entry's first table summed over every session (report/cells_<name>.sql: the full build, then the steps of an
 # incremental one): the last of the entry's outputs, read by a report over every session
 TOTALS = {"boundary_cells": "boundary_totals"}
+# an entry's upstream rows as a table macro its queries read (report/cells_<name>.sql: statement 0 for a full build,
+# the others for an incremental one): a view that is costly to plan, read once for the changed sessions
+ROWS = {"boundary_cells": "boundary_rows"}
+# an incremental refresh over at most this many changed sessions copies their rows (into a temp table, kept in memory
+# until the next refresh); over more, its queries read the view, narrowed by cells_changed as before
+ROWS_MAX_SESSIONS = 64

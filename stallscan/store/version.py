@@ -2,4 +2,4 @@
 and the build backend, pyproject.toml's [tool.hatch.version])."""
 
 __version__ = "0.1.0"
-SCHEMA_VERSION = 2  # bump when rows an older version wrote would be wrong now (see db.MIGRATIONS)
+SCHEMA_VERSION = 2  # bump when rows an older version wrote would be wrong now (see schema_check.MIGRATIONS)

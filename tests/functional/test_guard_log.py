@@ -86,6 +86,11 @@ def test_ingest_report_labels_and_recovery(tmp_path):
         "unknown": 0,
     }
     assert "guard" in ORDER and render_report(data)
+    # a scope of the guard log's sessions (read through scope_sessions, not the whole-corpus branch) gives the
+    # same figures; a scope without them none (the section's queries are then not run)
+    only = build_report(con, ReportOptions(bootstrap=10, harness=["stallscan_guard"]))["guard"]
+    assert only["records"] == 6 and only["after_block"] == g["after_block"] and only["blocks"] == g["blocks"]
+    assert build_report(con, ReportOptions(bootstrap=10, harness=["claude_code"]))["guard"]["records"] == 0
     con.close()
 
 

@@ -54,7 +54,7 @@ def _change(tree: Path, what: str) -> None:
     if what == "add":  # the codex sample again under other session ids: new sessions
         for f in (SAMPLES / "codex").glob("*.jsonl"):
             (tree / "codex" / f"again-{f.name}").write_bytes(f.read_bytes().replace(b"-", b"x"))
-    elif what == "change":  # the Claude Code session rewritten without its last two lines
+    elif what.startswith("change"):  # the Claude Code session rewritten without its last two lines
         f = tree / "claude-code" / "session.jsonl"
         f.write_bytes(b"".join(f.read_bytes().splitlines(keepends=True)[:-2]))
     else:  # the codex file emptied: its sessions' rows are removed
@@ -62,10 +62,20 @@ def _change(tree: Path, what: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "what", ["change", pytest.param("add", marks=pytest.mark.slow), pytest.param("remove", marks=pytest.mark.slow)]
+    "what",
+    [
+        "change",
+        "change_over_the_view",
+        pytest.param("add", marks=pytest.mark.slow),
+        pytest.param("remove", marks=pytest.mark.slow),
+    ],
 )  # (add and remove in the slow tier: change both removes and adds a session's rows)
 def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str) -> None:
+    """change_over_the_view: the boundary cells' queries read the view turn_boundaries narrowed to the
+    changed sessions, as over more than ROWS_MAX_SESSIONS of them, instead of their rows copied once."""
     monkeypatch.chdir(tmp_path)
+    if what == "change_over_the_view":
+        monkeypatch.setattr(cells, "ROWS_MAX_SESSIONS", 0)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     tree = _tree(tmp_path)
     con = connect(str(tmp_path / "inc.duckdb"))
@@ -80,6 +90,12 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
     assert (after > sessions) if what == "add" else (after < sessions) if what == "remove" else after == sessions
     inc_cells = {t: fingerprint(con, t) for t in OUTPUTS}
+    if what.startswith("change"):  # the changed session's errors kept their events' file, line and excerpt:
+        # they are read through the changed sessions' ids (report/cells_misreads.sql), which a wrong filter loses
+        n = con.execute(
+            "SELECT count(*) FROM boundary_misreads WHERE file LIKE '%session.jsonl' AND excerpt IS NOT NULL"
+        ).fetchone()
+        assert n is not None and n[0] > 0
     # the misreads' constant list of the changed sessions' error events (report/cells_misreads.sql) is reset after
     assert con.execute("SELECT getvariable('cells_misread_ids')").fetchone() == (None,)
     # the section's sums over every session, read from boundary_totals (kept by adding and subtracting the

@@ -21,7 +21,7 @@ import pytest
 
 from stallscan import SCHEMA_VERSION
 from stallscan.ingest.run import ingest_paths
-from stallscan.store import db as dbmod
+from stallscan.store import schema_check
 from stallscan.store.db import connect
 from stallscan.store.errors import SchemaError
 from tests.helpers import SAMPLES, memory_copy
@@ -140,7 +140,7 @@ def test_step_with_a_migration_upgrades_in_place(tmp_path, monkeypatch, ingested
     raw = duckdb.connect(str(db), read_only=True)
     before = snapshot(raw)
     raw.close()
-    monkeypatch.setitem(dbmod.MIGRATIONS, SCHEMA_VERSION - 1, "CREATE TABLE upgraded_marker AS SELECT 1 AS x")
+    monkeypatch.setitem(schema_check.MIGRATIONS, SCHEMA_VERSION - 1, "CREATE TABLE upgraded_marker AS SELECT 1 AS x")
     con = connect(db)
     assert con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()[0] == str(
         SCHEMA_VERSION
@@ -282,9 +282,9 @@ def test_expected_columns_come_from_temp_tables_that_are_dropped(tmp_path):
     for read_only in (False, True):
         con = connect(path, read_only=read_only)
         try:
-            got = dbmod._expected_here(con)
-            assert got is not None and set(got) == set(dbmod.BASE_TABLES)
-            assert got == dbmod._columns(con, dbmod.BASE_TABLES)
+            got = schema_check._expected_here(con)
+            assert got is not None and set(got) == set(schema_check.BASE_TABLES)
+            assert got == schema_check._columns(con, schema_check.BASE_TABLES)
             assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
         finally:
             con.close()

@@ -7,8 +7,9 @@ import duckdb
 import pytest
 
 from stallscan.store import sql
-from stallscan.store.db import SCHEMA_STAMP_KEY, connect, schema_stamp
+from stallscan.store.db import connect
 from stallscan.store.errors import SchemaError
+from stallscan.store.schema_check import SCHEMA_STAMP_KEY, schema_stamp
 
 
 def _schema_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:

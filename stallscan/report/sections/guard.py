@@ -5,7 +5,7 @@ collect() returns JSON-ready dicts (stable keys); blocks() lays them out; nothin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -24,8 +24,9 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    summary = _rows(sql.query(con, "report/guard_summary"))
-    after = _rows(sql.query(con, "report/guard_after_block", {"window": FALSE_BLOCK_WINDOW_S}))
+    present = cast("tuple[bool]", sql.query(con, "report/guard_present").fetchone())[0]  # (else: no guard row)
+    summary = _rows(sql.query(con, "report/guard_summary")) if present else []
+    after = _rows(sql.query(con, "report/guard_after_block", {"window": FALSE_BLOCK_WINDOW_S})) if present else []
     decisions: dict[str, int] = {}
     for r in summary:
         decisions[r["decision"]] = decisions.get(r["decision"], 0) + r["n"]
