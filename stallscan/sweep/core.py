@@ -79,8 +79,8 @@ def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
         from stallscan.replay.boundaries import replay_boundaries
 
         replay_boundaries(con, summary=False)
-    # (a replay from before turn_boundaries_by_seq is re-derived with its own options; a turn_boundaries made by
-    # hand is read as it is)
+    # (a replay from before turn_boundaries_by_seq: refreshed with its own options, which re-derives it when the
+    # events changed; otherwise, and for a turn_boundaries made by hand, a temp view of that name over it)
     if not sql.has_table(con, "turn_boundaries_by_seq", schema=None, temporary=None) and sql.has_table(
         con, "turn_boundaries_narrow"
     ):
