@@ -312,6 +312,14 @@ def connect_parquet(
         "after_tool_round::INTEGER << 24 AS codes, NULL::INTEGER AS hit_key, json_object('source_format', source_format, "
         "'provider', provider, 'round_kind', round_kind, 'signature', signature)::VARCHAR AS uncoded FROM rounds"
     )
+    # (the readers of turn_boundaries that do not read prev_event_id read turn_boundaries_by_seq, which a replay
+    # makes: the same columns with the reply's seq in the session, prev_seq, in its place; here found once from
+    # the events by the reply's id; queries/replay/turn_boundaries_view.sql)
+    con.execute(
+        "CREATE OR REPLACE TABLE turn_boundaries_by_seq AS SELECT b.* EXCLUDE (prev_event_id), p.seq AS prev_seq "
+        "FROM turn_boundaries b LEFT JOIN (SELECT event_id, seq FROM events WHERE role = 'assistant') p "
+        "ON p.event_id = b.prev_event_id"
+    )
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):
             con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})

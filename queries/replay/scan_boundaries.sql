@@ -14,7 +14,6 @@
 -- 0.047 CPU s at 2M generated events (one thread), the same codes.
 -- t_us: the time the gap is measured with, a reply's end or another event's start, in microseconds since the
 -- epoch, or the smallest BIGINT when it is not trustworthy (not per_message, or missing; was a flag of its own).
--- reply_id: a reply's event id (NULL for other rows).
 SELECT e.rowid AS rid, e.session_id, e.seq,
        CASE WHEN e.role IN ('user', 'tool') THEN -2
             WHEN e.role >= 'tool' AND e.role <= 'user' THEN -3
@@ -29,7 +28,6 @@ SELECT e.rowid AS rid, e.session_id, e.seq,
             WHEN e.text IS NULL OR ((e.text = '' OR (e.text >= chr(9) AND e.text < chr(14) OR e.text >= ' ' AND e.text < '!' OR e.text >= '(' AND e.text < ')'))
                                    AND regexp_full_match(e.text, '\s*(\(empty\))?\s*')) THEN 4
             ELSE 5 END::TINYINT AS status,
-       CASE WHEN e.role = 'assistant' THEN e.event_id END AS reply_id,
        coalesce(CASE WHEN e.ts_quality = 'per_message'
                      THEN epoch_us(CASE WHEN e.role = 'assistant' THEN e.ts_end ELSE e.ts END) END,
                 -9223372036854775808) AS t_us

@@ -55,13 +55,16 @@
 -- it holds a byte or a NULL: at 2M generated events the table's columns 0.37 CPU s as seven code columns, 0.26
 -- with them packed (the packed column 0.02); at 10M the two flags about 0.1 CPU s each, the column of NULLs
 -- `uncoded` about 0.15 (docs/replay-scan.md, "tbnarrow17").
--- The table is declared first so that its two event-id columns are stored uncompressed: ids are unique, so
+-- The table is declared first so that its event-id column is stored uncompressed: ids are unique, so
 -- DuckDB's dictionary + FSST compression gains little on them and its analysis was the largest single cost of
 -- writing the table (about 0.35 CPU s per column per 800k rows; docs/replay-scan.md, "Writing the tables").
+-- The previous reply is stored as its seq in the same session (prev_seq, NULL: no reply before), not its event
+-- id: the view reads the id from events by (session_id, seq) where it is selected (a 32-character id column
+-- fetched by the scan, written to tb_scan and here cost more than that; docs/replay-scan.md, "narrow21").
 CREATE OR REPLACE TABLE turn_boundaries_narrow (
     session_id VARCHAR, seq INTEGER, event_id VARCHAR USING COMPRESSION uncompressed,
     ts TIMESTAMP WITH TIME ZONE, codes BIGINT, extra VARCHAR,
-    prev_event_id VARCHAR USING COMPRESSION uncompressed, gap_raw_s DOUBLE, threshold DOUBLE);
+    prev_seq INTEGER, gap_raw_s DOUBLE, threshold DOUBLE);
 
 -- The hash table of the labels' join is built on user_labels_narrow (its id and code), not on the
 -- events' side (its columns): the positional scan's row estimate is about 0, so the optimizer would build
@@ -85,12 +88,12 @@ SELECT session_id, seq, event_id, ts,
                              'origin_rule', coalesce(found_rule, ['default_human', 'tool_result'][code >> 5]),
                              'ts_quality', ts_quality, 'initiator', initiator)::VARCHAR
             ELSE initiator END AS extra,
-       prev_event_id, gap_raw_s, $threshold::DOUBLE AS threshold
+       prev_seq, gap_raw_s, $threshold::DOUBLE AS threshold
 FROM (
 SELECT *, c_origin IS NULL OR c_source_format IS NULL OR c_role IS NULL OR c_kind IS NULL OR c_origin_rule IS NULL
           OR c_ts_quality IS NULL AS uncoded
 FROM (
-    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_event_id, e.gap_raw_s,
+    SELECT e.session_id, e.seq, e.event_id, e.ts, e.prev_status, e.initiator, e.prev_seq, e.gap_raw_s,
            l.code, f.origin_rule AS found_rule,
            e.source_format, e.role, e.kind, e.ts_quality,
            (l.code & 3)::UTINYINT AS c_origin,
@@ -105,7 +108,7 @@ FROM (
            CASE WHEN (l.code & 16) = 0 AND (l.code >> 5) IN (1, 2) THEN l.code >> 5 END::UTINYINT AS c_origin_rule,
            list_position(['per_message', 'per_flush', 'per_session', 'none'], e.ts_quality)::UTINYINT AS c_ts_quality
     FROM (SELECT e.event_id, e.session_id, e.seq, e.ts, e.ts_quality, e.role, e.kind, e.source_format, e.initiator,
-                 s.prev_status, s.prev_event_id, s.gap_raw_s
+                 s.prev_status, s.prev_seq, s.gap_raw_s
           FROM (SELECT rowid AS rid, event_id, session_id, seq, ts, ts_quality, "role", kind, source_format, initiator
                 FROM events WHERE "role" >= 'tool' AND "role" <= 'user') e
           POSITIONAL JOIN tb_scan s

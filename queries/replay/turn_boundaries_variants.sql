@@ -69,28 +69,28 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
 GROUP BY event_id;
 
 -- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
--- has it in turn_boundaries.prev_event_id; any other finds it by an as-of join against the replies of the
--- sessions that hold such a marker), then every user/tool record with the same previous reply at or after
--- that marker sees it
+-- has it in turn_boundaries_by_seq.prev_seq, the reply's seq; any other finds it by an as-of join against the
+-- replies of the sessions that hold such a marker), then every user/tool record with the same previous reply at
+-- or after that marker sees it (the reply by its seq in the session: seq is unique in a session)
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
 WITH own AS (
-    SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_event_id
-    FROM tbv_own o LEFT JOIN turn_boundaries b USING (event_id)
+    SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_seq
+    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_by_seq) b USING (event_id)
 ), mp AS (
-    SELECT session_id, seq, own_marker, prev_event_id AS reply_id FROM own WHERE in_tb
+    SELECT session_id, seq, own_marker, prev_seq AS reply_seq FROM own WHERE in_tb
     UNION ALL
-    SELECT o.session_id, o.seq, o.own_marker, a.event_id AS reply_id
+    SELECT o.session_id, o.seq, o.own_marker, a.seq AS reply_seq
     FROM (SELECT * FROM own WHERE NOT in_tb) o
-    ASOF LEFT JOIN (SELECT session_id, seq, event_id FROM events
+    ASOF LEFT JOIN (SELECT session_id, seq FROM events
                     WHERE role = 'assistant' AND session_id IN (SELECT session_id FROM own WHERE NOT in_tb)) a
       ON a.session_id = o.session_id AND o.seq > a.seq
 ), firsts AS (
-    SELECT session_id, coalesce(reply_id, '') AS reply_id, min(seq) AS first_seq, arg_min(own_marker, seq) AS marker
+    SELECT session_id, coalesce(reply_seq, -1) AS reply_seq, min(seq) AS first_seq, arg_min(own_marker, seq) AS marker
     FROM mp GROUP BY ALL
 )
 SELECT b.event_id, f.marker
-FROM turn_boundaries b
-JOIN firsts f ON f.session_id = b.session_id AND f.reply_id = coalesce(b.prev_event_id, '') AND f.first_seq <= b.seq;
+FROM turn_boundaries_by_seq b
+JOIN firsts f ON f.session_id = b.session_id AND f.reply_seq = coalesce(b.prev_seq, -1) AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
 CREATE OR REPLACE TABLE turn_boundary_variants_marked (
@@ -105,7 +105,7 @@ INSERT INTO turn_boundary_variants_marked
 -- 2M generated events when none is marked)
 WITH c AS (
     SELECT b.event_id, coalesce(st.id, k.marker) AS marker_id, a.id IS NOT NULL AS known_automatic
-    FROM (SELECT event_id, source_format, prev_reply_status, origin_rule FROM turn_boundaries WHERE role = 'user') b
+    FROM (SELECT event_id, source_format, prev_reply_status, origin_rule FROM turn_boundaries_by_seq WHERE role = 'user') b
     LEFT JOIN tbv_marks k USING (event_id)
     -- (rule_set, match, value) is unique in the rules (checked when they are loaded): no row is repeated
     LEFT JOIN tbv_rules st ON st.source_format = b.source_format AND st.rule_set = 'marker'
@@ -116,7 +116,7 @@ WITH c AS (
 ), d AS (
     SELECT b.event_id, b.session_id, b.seq, b.role, b.decided_by, b.decision, b.starts_request, b.is_human_turn,
            b.threshold, c.marker_id, c.known_automatic
-    FROM turn_boundaries b JOIN c USING (event_id)
+    FROM turn_boundaries_by_seq b JOIN c USING (event_id)
 ), v AS (
     SELECT d.*, marker_id IS NOT NULL AS marker_seen,
            -- the router's own steps after its header: first / completion / gap / no_time, unchanged
@@ -162,7 +162,7 @@ SELECT b.event_id, b.session_id, b.seq,
        CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.both_decision END AS both_decision,
        CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.both_error END AS both_error,
        CASE WHEN m.event_id IS NULL THEN b.threshold ELSE m.threshold END AS threshold
-FROM turn_boundaries b
+FROM turn_boundaries_by_seq b
 LEFT JOIN turn_boundary_variants_marked m USING (event_id);
 
 DROP TABLE IF EXISTS tbv_marks;

@@ -1,5 +1,7 @@
 -- The view `turn_boundaries`: turn_boundaries_narrow (queries/replay/turn_boundaries.sql) with the decisions
--- computed from its columns, in the column order of the table the view replaced. Plain SQL (no stallscan
+-- computed from its columns, in the column order of the table the view replaced. Two views: turn_boundaries_by_seq
+-- holds the previous reply as its seq (prev_seq, as stored), turn_boundaries (the last statement) its event id
+-- in that place, read from events by (session_id, seq) (seq is unique in a session: ingest numbers it). Plain SQL (no stallscan
 -- macro), so the view reads in any DuckDB that opens the database. Decision order (the router's):
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
 --   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
@@ -9,9 +11,9 @@
 -- gap-only: ignores completion reports (NULL when the log gives no gap); header-only: NULL when no header.
 -- Each policy's error: not_request for a record that is not a model request of its own (not judged), NULL
 -- when the policy could not decide, auto_as_human / human_as_auto when it disagrees with the truth, else none.
-CREATE OR REPLACE VIEW turn_boundaries AS
+CREATE OR REPLACE VIEW turn_boundaries_by_seq AS
 WITH c AS (  -- the stored codes out of the one BIGINT that holds them, a byte each (0: NULL; turn_boundaries.sql)
-    SELECT session_id, seq, event_id, ts, prev_event_id, gap_raw_s, threshold,
+    SELECT session_id, seq, event_id, ts, prev_seq, gap_raw_s, threshold,
            -- (bit 58: extra holds the JSON object of the row's uncoded values and its initiator, else the initiator)
            CASE WHEN (codes >> 58) & 1 = 1 THEN extra ->> 'initiator' ELSE extra END AS initiator,
            CASE WHEN (codes >> 58) & 1 = 1 THEN extra END AS uncoded,
@@ -26,7 +28,7 @@ WITH c AS (  -- the stored codes out of the one BIGINT that holds them, a byte e
     FROM turn_boundaries_narrow
 ), n AS (  -- the stored codes as the strings they stand for (the lists of turn_boundaries.sql; uncoded: any other value)
     -- (inside this SELECT, origin, kind, ... name the codes of c: a table's column binds before a select alias)
-    SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_event_id,
+    SELECT session_id, seq, event_id, ts, prev_status, initiator, human_content, starts_request, prev_seq,
            gap_raw_s, threshold,
            coalesce(['human', 'automatic', 'tool_result'][origin], uncoded ->> 'origin') AS origin,
            -- (origin = 'human' on the code: no string made where only is_human_turn is read)
@@ -81,6 +83,23 @@ SELECT session_id, seq, event_id, ts, gap_s, prev_reply_status, initiator, decid
             WHEN is_human_turn AND header_only_decision = 'continuation' THEN 'human_as_auto'
             WHEN NOT is_human_turn AND header_only_decision = 'human' THEN 'auto_as_human' ELSE 'none' END
            AS header_only_error,
-       source_format, "role", kind, origin_rule, human_content, starts_request, prev_event_id, gap_raw_s,
+       source_format, "role", kind, origin_rule, human_content, starts_request, prev_seq, gap_raw_s,
        ts_quality, threshold
 FROM p;
+
+-- The previous reply's event id: the assistant event at (session_id, prev_seq) (ingest keeps seq unique in a
+-- session). A plain join: DuckDB would drop a join on events grouped by those keys from a query that does not read
+-- prev_event_id, but only under some aggregates (count(*), sum(...)); a query of rows or a GROUPING SETS ran the
+-- GROUP BY of every event, 3.1 CPU s at 10M generated events (one thread) against 0.6-0.7 for this join. So every
+-- reader in the project that does not read prev_event_id reads turn_boundaries_by_seq (the report's and the
+-- sweep's queries, the replay's own; a table of that name from a given turn_boundaries: stallscan.export.
+-- connect_parquet; a view over one made by hand: stallscan.sweep.core), and only prev_event_id's readers (export,
+-- a user's query of the view) pay the join (docs/replay-scan.md, "narrow21").
+CREATE OR REPLACE VIEW turn_boundaries AS
+SELECT b.session_id, b.seq, b.event_id, b.ts, b.gap_s, b.prev_reply_status, b.initiator, b.decided_by, b.decision,
+       b.origin, b.is_human_turn, b."error", b.gap_only_decision, b.gap_only_error, b.header_only_decision,
+       b.header_only_error, b.source_format, b."role", b.kind, b.origin_rule, b.human_content, b.starts_request,
+       r.event_id AS prev_event_id, b.gap_raw_s, b.ts_quality, b.threshold
+FROM turn_boundaries_by_seq b
+LEFT JOIN (SELECT session_id, seq, event_id FROM events WHERE "role" = 'assistant') r
+       ON r.session_id = b.session_id AND r.seq = b.prev_seq;

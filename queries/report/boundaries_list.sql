@@ -8,7 +8,7 @@ SELECT t.session_id, t.seq, e.file, e.line, t.ts, t.gap_s, t.prev_reply_status, 
        t.origin, t.origin_rule, t.is_human_turn, t.starts_request, t.error,
        t.gap_only_decision, t.header_only_decision, t.source_format AS harness, t.event_id,
        left(redact(regexp_replace(coalesce(e.text, ''), '\s+', ' ', 'g')), 100) AS excerpt
-FROM turn_boundaries t JOIN events e USING (event_id)
+FROM turn_boundaries_by_seq t JOIN events e USING (event_id)
 WHERE ($session::VARCHAR IS NULL OR t.session_id = $session::VARCHAR OR starts_with(t.session_id, $session::VARCHAR || '/'))
   AND ($sessions::VARCHAR[] IS NULL OR list_contains($sessions::VARCHAR[], t.session_id))
   AND (NOT $errors_only::BOOLEAN OR t.error IN ('auto_as_human', 'human_as_auto'))

@@ -6,8 +6,9 @@
 --                   same edges) of a record that starts a request after a final reply with a trustworthy
 --                   gap, else NULL;
 --   no_time_reason  why a record decided by no_time had no trustworthy gap, else NULL.
--- Input: cells_boundary_rows() (report/cells_boundary_rows.sql: turn_boundaries, or the changed sessions' rows of
--- it), events (the previous reply's time); cells_changed (session_id: the sessions to summarise when not $all).
+-- Input: cells_boundary_rows() (report/cells_boundary_rows.sql: turn_boundaries_by_seq, turn_boundaries with the
+-- previous reply's seq in its session, prev_seq, or the changed sessions' rows of it), events (the previous
+-- reply's time, by session and seq); cells_changed (session_id: the sessions to summarise when not $all).
 -- Parameter: $all (BOOLEAN: every session, for a full build).
 WITH t AS (
     SELECT * FROM cells_boundary_rows() WHERE $all::BOOLEAN OR session_id IN (SELECT session_id FROM cells_changed)
@@ -26,7 +27,7 @@ SELECT t.session_id, t.source_format, t.origin, t.origin_rule, t.starts_request,
             ELSE 'other' END AS no_time_reason,
        count(*) AS n
 FROM t
-LEFT JOIN (SELECT event_id, ts_end, ts_quality FROM events
+LEFT JOIN (SELECT session_id, seq, ts_end, ts_quality FROM events
            WHERE role = 'assistant' AND session_id IN (SELECT session_id FROM t WHERE decided_by = 'no_time')) p
-       ON p.event_id = t.prev_event_id AND t.decided_by = 'no_time'
+       ON p.session_id = t.session_id AND p.seq = t.prev_seq AND t.decided_by = 'no_time'
 GROUP BY ALL;

@@ -5,4 +5,4 @@ SELECT count(*) FILTER (WHERE starts_request) AS records,
        count(*) FILTER (WHERE error IN ('auto_as_human', 'human_as_auto')) AS misread,
        count(*) FILTER (WHERE error IN ('auto_as_human', 'human_as_auto') AND origin <> 'tool_result') AS prompts,
        count(*) FILTER (WHERE error IN ('auto_as_human', 'human_as_auto') AND origin = 'tool_result') AS tool_results
-FROM turn_boundaries;
+FROM turn_boundaries_by_seq;

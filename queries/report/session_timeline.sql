@@ -21,7 +21,7 @@ SELECT e.session_id, e.event_id, e.event_rowid, e.seq, e.line, e.ts, b.gap_s, e.
        r.round_kind, r.signature, s.stall_index, s.outcome AS stall_outcome,
        e.n_tool_calls, e.finish_reason
 FROM e
-LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries
+LEFT JOIN (SELECT event_id, origin, origin_rule, is_human_turn, gap_s, decided_by, decision, error FROM turn_boundaries_by_seq
            WHERE session_id IN (SELECT unnest($sessions::VARCHAR[]))) b USING (event_id)
 LEFT JOIN (SELECT session_id, seq,  -- (the round kind's code as its string: the list of queries/replay/stall_rounds.sql)
                   coalesce(['tool_round', 'final', 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty',

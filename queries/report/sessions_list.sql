@@ -16,7 +16,7 @@ WITH ev AS (
 ), b AS (
     SELECT session_id, count(*) FILTER (WHERE starts_request) AS requests,
            count(*) FILTER (WHERE starts_request AND error IN ('auto_as_human', 'human_as_auto')) AS misread
-    FROM turn_boundaries GROUP BY session_id
+    FROM turn_boundaries_by_seq GROUP BY session_id
 )
 SELECT ev.session_id, ev.harness, ev.model, ev.start, ev.last, ev.events,
        coalesce(t.turns, 0) AS turns, coalesce(t.silent, 0) AS silent, coalesce(t.exhausted, 0) AS exhausted,

@@ -6,7 +6,7 @@
 -- per row (md5 over every row was about a third of the statement's CPU at 10M generated events), and the rows
 -- come in (sess, seq) order: the session_id order, sorted on an integer.
 WITH b AS (
-    SELECT * FROM turn_boundaries
+    SELECT * FROM turn_boundaries_by_seq
     WHERE starts_request AND origin <> 'tool_result' AND session_id IN (SELECT session_id FROM scope_sessions)
 ), s AS (
     SELECT session_id,

@@ -22,5 +22,5 @@ SELECT s.sess, s.skey,
        coalesce(b.gap_s, 'NaN'::DOUBLE) AS gap_s,
        b.prev_reply_status IS NULL AS first_in_session,
        coalesce(b.origin_rule, '') IN ('default_human', '') AS by_fallback
-FROM turn_boundaries b JOIN s USING (session_id)
+FROM turn_boundaries_by_seq b JOIN s USING (session_id)
 WHERE b.starts_request AND b.origin <> 'tool_result';

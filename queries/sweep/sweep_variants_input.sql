@@ -11,7 +11,7 @@ SELECT b.session_id,
        sweep_pick_human(m.event_id IS NOT NULL, m.notif_decision, b.decision = 'human') AS notif_decided_human,
        sweep_pick_step(m.event_id IS NOT NULL, m.both_decided_by, b.decided_by) AS both_decided_by,
        sweep_pick_human(m.event_id IS NOT NULL, m.both_decision, b.decision = 'human') AS both_decided_human
-FROM turn_boundaries b
+FROM turn_boundaries_by_seq b
 LEFT JOIN turn_boundary_variants_marked m USING (event_id)
 WHERE b.starts_request AND b.origin <> 'tool_result' AND b.session_id IN (SELECT session_id FROM scope_sessions)
 ORDER BY b.session_id, b.seq;

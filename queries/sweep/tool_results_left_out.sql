@@ -11,7 +11,7 @@ SELECT CASE $by WHEN 'model' THEN coalesce(m.model, '(unknown)')
        count(*) FILTER (WHERE b.error = 'human_as_auto') AS router_human_as_auto,
        count(*) FILTER (WHERE b.gap_only_error = 'auto_as_human') AS gap_only_auto_as_human,
        count(*) FILTER (WHERE b.gap_only_error = 'human_as_auto') AS gap_only_human_as_auto
-FROM turn_boundaries b
+FROM turn_boundaries_by_seq b
 LEFT JOIN (SELECT session_id, arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model
            FROM events GROUP BY session_id) m USING (session_id)
 WHERE b.starts_request AND b.origin = 'tool_result' AND b.session_id IN (SELECT session_id FROM scope_sessions)

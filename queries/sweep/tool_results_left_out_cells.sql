@@ -12,7 +12,7 @@ SELECT CASE $by WHEN 'none' THEN 'all' ELSE c.source_format END AS grp,
        coalesce(sum(c.n) FILTER (WHERE c.gap_only_error = 'auto_as_human'), 0)::BIGINT AS gap_only_auto_as_human,
        coalesce(sum(c.n) FILTER (WHERE c.gap_only_error = 'human_as_auto'), 0)::BIGINT AS gap_only_human_as_auto
 FROM scoped_boundary_cells() c
-CROSS JOIN (SELECT threshold FROM turn_boundaries LIMIT 1) t
+CROSS JOIN (SELECT threshold FROM turn_boundaries_by_seq LIMIT 1) t
 WHERE c.starts_request AND c.origin = 'tool_result'
 GROUP BY ALL
 ORDER BY grp;

@@ -93,7 +93,7 @@ def replay_boundaries(
         con.complete()  # (the stamps' lookups leave a DB-API result half read, which would block a relation)
         return {}
     rows = con.execute(  # (one pass over the view for both counts)
-        'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries '
+        'SELECT decided_by, "error", GROUPING(decided_by, "error") AS g, count(*) FROM turn_boundaries_by_seq '
         'GROUP BY GROUPING SETS ((decided_by), ("error")) ORDER BY ALL'
     ).fetchall()
     decided = {r[0]: r[3] for r in rows if r[2] == 1}  # (GROUPING: bit 0 set = "error" not grouped)

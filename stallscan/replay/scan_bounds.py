@@ -1,7 +1,7 @@
 """The turn boundaries' previous-reply scan, in batches of whole sessions (issue 21).
 
 For every user-role event (and tool result) the router needs the last assistant reply before it in its
-session (seq order): its event id, its completion report and the gap from its end. `prev_replies(con)`
+session (seq order): its seq, its completion report and the gap from its end. `prev_replies(con)`
 computes them with the segmented scans of `stallscan/replay/scan.py` over the narrow columns of
 `queries/replay/scan_boundaries.sql`, read by rowid ranges of `scan_batches.batch_rows()` rows (`BATCH_ROWS` when set)
 through `scan_batches.scan_into`, as the stall replay's turn scan is:
@@ -20,8 +20,9 @@ through `scan_batches.scan_into`, as the stall replay's turn scan is:
 
 The output is the DuckDB temp table `tb_scan`, one row per user / tool event (scan_boundaries.sql's status -2,
 the rows turn_boundaries.sql replays; and a NULL row for any other role between 'tool' and 'user', status -3, as
-turn_boundaries.sql reads that range of roles beside it), in storage order (rid, prev_event_id, prev_status,
-gap_raw_s). turn_boundaries.sql reads it beside those events with POSITIONAL JOIN (each row checks its rowid), so
+turn_boundaries.sql reads that range of roles beside it), in storage order (rid, prev_seq, prev_status,
+gap_raw_s): the reply's seq, not its event id (fetching and writing the ids cost more; the view
+`turn_boundaries` reads the id from `events` by session and seq, docs/replay-scan.md "narrow21"). turn_boundaries.sql reads it beside those events with POSITIONAL JOIN (each row checks its rowid), so
 no join on the rowid is needed. Python holds one batch of narrow columns at a time; the output is in DuckDB
 (inside its memory limit, spillable).
 """
@@ -49,7 +50,7 @@ def prev_replies(con: duckdb.DuckDBPyConnection) -> None:
 
 def _step(w: scan.Walk) -> dict[str, Any]:
     """The rows of `tb_scan` of one walk (whole sessions): the user / tool events' only (and any other role's
-    between 'tool' and 'user', all NULL), in storage order, each with its rowid (rid), prev_event_id,
+    between 'tool' and 'user', all NULL), in storage order, each with its rowid (rid), prev_seq (the reply's seq),
     prev_status (the previous reply's status as a 1-based code into STATUSES) and gap_raw_s; NULL where the
     event has no reply before it (the gap: and where either time is not trustworthy)."""
     c = w.cols
@@ -71,7 +72,7 @@ def _step(w: scan.Walk) -> dict[str, Any]:
     return {
         "tb_scan": {
             "rid": c["rid_storage"][at],
-            "prev_event_id": w.take_storage("reply_id", np.where(has, prev, -1)),
+            "prev_seq": arrow.from_numpy(w.stored("seq")[p].astype(np.int32), mask=~has),
             "prev_status": arrow.from_numpy(status, mask=status == 0),
             "gap_raw_s": arrow.from_numpy(gap, mask=~timed),
         }

@@ -79,6 +79,14 @@ def _inputs_ready(con: duckdb.DuckDBPyConnection, by: str) -> str:
         from stallscan.replay.boundaries import replay_boundaries
 
         replay_boundaries(con, summary=False)
+    # (a replay from before turn_boundaries_by_seq: refreshed with its own options, which re-derives it when the
+    # events changed; otherwise, and for a turn_boundaries made by hand, a temp view of that name over it)
+    if not sql.has_table(con, "turn_boundaries_by_seq", schema=None, temporary=None) and sql.has_table(
+        con, "turn_boundaries_narrow"
+    ):
+        registry.refresh(con, "turn_boundaries")
+    if not sql.has_table(con, "turn_boundaries_by_seq", schema=None, temporary=None):
+        con.execute("CREATE OR REPLACE TEMP VIEW turn_boundaries_by_seq AS SELECT * FROM turn_boundaries")
     if not sql.has_table(con, "scope_sessions", schema=None, temporary=None):
         con.execute("CREATE OR REPLACE TEMP TABLE scope_sessions AS SELECT DISTINCT session_id FROM events")
     by = {"harness": "source_format"}.get(by, by)

@@ -47,7 +47,7 @@ def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
         return False
     return not _one(
         con,
-        "SELECT count(*) FROM turn_boundary_variants_marked v ANTI JOIN turn_boundaries b "
+        "SELECT count(*) FROM turn_boundary_variants_marked v ANTI JOIN turn_boundaries_by_seq b "
         "ON b.event_id = v.event_id AND b.threshold = v.threshold",
     )
 

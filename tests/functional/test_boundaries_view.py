@@ -178,3 +178,22 @@ def test_an_event_without_its_label_is_left_out_as_before(sample_db):
         ).fetchone()
         == want
     )
+
+
+def test_the_previous_reply_is_stored_as_its_seq(sample_db):
+    """turn_boundaries_narrow stores the previous reply's seq in the session; the view's prev_event_id is that
+    assistant event's id (NULL with no reply before); turn_boundaries_by_seq has the view's columns with prev_seq
+    in prev_event_id's place and reads no events (the readers in the project that do not read prev_event_id)."""
+    replay_boundaries(sample_db)
+    assert [r[:2] for r in sample_db.execute("DESCRIBE turn_boundaries_by_seq").fetchall()] == [
+        ("prev_seq", "INTEGER") if c == "prev_event_id" else (c, t) for c, t in COLUMNS
+    ]
+    bad = sample_db.execute(
+        "SELECT count(*) FROM turn_boundaries b JOIN turn_boundaries_by_seq s USING (event_id) "
+        "LEFT JOIN events e ON e.session_id = s.session_id AND e.seq = s.prev_seq "
+        "WHERE b.prev_event_id IS DISTINCT FROM e.event_id OR (e.event_id IS NOT NULL AND e.role <> 'assistant')"
+    ).fetchone()[0]
+    assert bad == 0
+    assert sample_db.execute("SELECT count(prev_event_id) FROM turn_boundaries").fetchone()[0] > 0
+    plan = sample_db.execute("EXPLAIN SELECT * FROM turn_boundaries_by_seq").fetchall()[0][1]
+    assert "events" not in plan and "JOIN" not in plan.upper()

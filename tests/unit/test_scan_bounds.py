@@ -102,14 +102,22 @@ def _expected(rows):
 
 def _got(con):
     """tb_scan (one row per event whose role lies between 'tool' and 'user', in storage order) as (event_id,
-    previous reply's id, its status, gap) of each user / tool row."""
-    rows = con.execute("SELECT rid, prev_event_id, prev_status, gap_raw_s FROM tb_scan").fetchall()
+    previous reply's id (from its seq), its status, gap) of each user / tool row."""
+    rows = con.execute("SELECT rid, prev_seq, prev_status, gap_raw_s FROM tb_scan").fetchall()
     events = con.execute(
-        "SELECT rowid, event_id, role FROM events WHERE role >= 'tool' AND role <= 'user' ORDER BY rowid"
+        "SELECT rowid, event_id, role, session_id FROM events WHERE role >= 'tool' AND role <= 'user' ORDER BY rowid"
     ).fetchall()
     assert [r[0] for r in rows] == [e[0] for e in events]  # every such event, in storage order
+    # (the previous reply is stored as its seq in the session: its id is the assistant event's at that seq)
+    reply = {
+        (sid, seq): eid
+        for sid, seq, eid in con.execute(
+            "SELECT session_id, seq, event_id FROM events WHERE role = 'assistant'"
+        ).fetchall()
+    }
     out = []
-    for (_, p, s, g), (_, eid, role) in zip(rows, events, strict=True):
+    for (_, q, s, g), (_, eid, role, sid) in zip(rows, events, strict=True):
+        p = None if q is None else reply[(sid, q)]
         if role in ("user", "tool"):
             out.append((eid, p, None if s is None else scan_bounds.STATUSES[s - 1], None if g is None else round(g, 6)))
         else:  # (another role in that range: no previous reply)
