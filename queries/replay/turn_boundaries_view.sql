@@ -1,8 +1,8 @@
 -- The view `turn_boundaries`: turn_boundaries_narrow (queries/replay/turn_boundaries.sql) with the decisions
 -- computed from its columns, in the column order of the table the view replaced. Two views: turn_boundaries_by_seq
 -- holds the previous reply as its seq (prev_seq, as stored), turn_boundaries (the last statement) its event id
--- in that place, read from events by (session_id, seq) (seq is unique in a session: ingest numbers it). Plain SQL (no stallscan
--- macro), so the view reads in any DuckDB that opens the database. Decision order (the router's):
+-- in that place, read from events by (session_id, seq) (seq is unique in a session: ingest numbers it).
+-- Plain SQL (no stallscan macro), so the view reads in any DuckDB that opens the database. Decision order (the router's):
 --   1. header:     an x-initiator value (user -> human, agent -> continuation)
 --   2. first:      no earlier assistant reply in the session -> human (a fresh conversation)
 --   3. completion: previous reply not final (empty / truncated / cancelled / failed / tool_calls) -> continuation
