@@ -4,8 +4,10 @@
 with a signature and a docstring scraped at import. The kernels themselves live in `pyarrow._compute` (about 4 ms
 to import); `call_function(name, args, options)` is what each wrapper ends in. These functions make the same
 calls with the options `pyarrow.compute` would pass for the arguments stallscan gives (none, or the ones named
-here; `cast` as `Array.cast` makes it), so `from stallscan.store.arrow_compute import compute as pc` answers `pc.take(...)` as before.
-tests/unit/test_arrow_compute.py compares each with pyarrow.compute's.
+here; `cast` as `Array.cast` makes it), so `from stallscan.store.arrow_compute import compute as pc` answers
+`pc.take(...)` as before. tests/unit/test_arrow_compute.py compares each with pyarrow.compute's. `pyarrow._compute`
+is not pyarrow's public surface: a pyarrow that moves these names gets them from `pyarrow.compute` (the same
+objects, at that module's import cost).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from pyarrow._compute import CastOptions, SetLookupOptions, TakeOptions, call_function
+try:
+    from pyarrow._compute import CastOptions, SetLookupOptions, TakeOptions, call_function
+except ImportError:  # (a pyarrow whose compiled module moved: the public names)
+    from pyarrow.compute import CastOptions, SetLookupOptions, TakeOptions, call_function
 
 
 def take(data: Any, indices: Any) -> Any:

@@ -31,3 +31,22 @@ def test_each_function_equals_pyarrow_compute() -> None:
     assert pc.cast(ts, pa.timestamp("us", "UTC")).equals(ts.cast(pa.timestamp("us", "UTC")))
     raw = pa.array([b"ab", None, b""], pa.binary())
     assert pc.binary_length(raw).equals(real.binary_length(raw))
+
+
+def test_a_pyarrow_without_the_compiled_module_falls_back_to_the_public_one(monkeypatch) -> None:
+    """Were `pyarrow._compute` gone (it is not pyarrow's public surface), the module imports its names from
+    `pyarrow.compute` and answers the same."""
+    import importlib
+    import sys
+
+    import stallscan.store.arrow_compute as mod
+
+    monkeypatch.setitem(sys.modules, "pyarrow._compute", None)  # (an import of it raises ImportError)
+    try:
+        fallback = importlib.reload(mod)
+        assert fallback.call_function is real.call_function
+        n = pa.array([3, 1, None, 3, 7], pa.int64())
+        assert fallback.compute.take(n, pa.array([4, 0])).equals(real.take(n, pa.array([4, 0])))
+    finally:
+        monkeypatch.undo()
+        importlib.reload(mod)
