@@ -75,15 +75,10 @@ def run_at_once(
     con: duckdb.DuckDBPyConnection, jobs: dict[str, Callable[[duckdb.DuckDBPyConnection], object]]
 ) -> dict[str, float]:
     """Run each job on a cursor of its own, in a thread of its own; returns each job's wall seconds. When one
-    fails, the others are interrupted, every thread is joined, the cursors closed, and the first error raised.
-
-    DuckDB's threads are shared out while several jobs run (`_Threads`): the setting is the database's, not a
-    connection's, so with two jobs on two CPUs each job's statements run on its own thread alone, and when a job
-    ends the ones left get its thread back; the setting is as it was when this returns."""
+    fails, the others are interrupted, every thread is joined, the cursors closed, and the first error raised."""
     curs = {name: cursor(con) for name in jobs}
     seconds: dict[str, float] = {}
     errors: list[BaseException] = []
-    share = _Threads(con, len(jobs))
 
     def work(name: str) -> None:
         t0 = time.perf_counter()
@@ -96,56 +91,17 @@ def run_at_once(
                     c.interrupt()
         finally:
             seconds[name] = time.perf_counter() - t0
-            share.done()
 
     threads = [threading.Thread(target=work, args=(name,), name=f"stallscan-{name}") for name in jobs]
     try:
         with scan_batches.sharing(len(jobs)):
-            share.start()
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
     finally:
-        share.restore()
         for c in curs.values():
             c.close()
     if errors:
         raise errors[0]
     return seconds
-
-
-class _Threads:
-    """DuckDB's threads shared out among the jobs that still run. `threads` is a setting of the whole database, and
-    it counts the thread that runs a statement: DuckDB starts threads - 1 workers, which every running statement
-    shares. So two statements at once on two CPUs (threads 2) were two threads of their own and a worker: three
-    on two CPUs. With n jobs running the setting is threads - (n - 1), at least 1: the jobs' own threads and the
-    workers make the threads it was; on two CPUs with two jobs each runs its statements on its own thread alone. A
-    job that ends gives its thread back as a worker. At 10M events: the replays' CPU the same within the noise,
-    peak RSS 25-78 MiB lower (docs/replay-scan.md, walk21)."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, jobs: int) -> None:
-        self.con, self.running, self.lock = con.cursor(), jobs, threading.Lock()
-        row = self.con.execute("SELECT current_setting('threads')").fetchone()
-        self.full = int(row[0]) if row else 1
-        self.now = self.full
-
-    def _set(self, n: int) -> None:
-        if n != self.now:
-            self.con.execute(f"SET GLOBAL threads = {n}")
-            self.now = n
-
-    def start(self) -> None:
-        with self.lock:
-            self._set(max(1, self.full - max(0, self.running - 1)))
-
-    def done(self) -> None:
-        with self.lock:
-            self.running -= 1
-            if self.running > 0:
-                self._set(max(1, self.full - (self.running - 1)))
-
-    def restore(self) -> None:
-        with self.lock:
-            self._set(self.full)
-        self.con.close()
