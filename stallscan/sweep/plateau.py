@@ -71,7 +71,7 @@ def choose_on(on: np.ndarray, t: np.ndarray, current: float) -> np.ndarray:
     last_below = int(np.searchsorted(t - tol, current, side="right")) - 1  # last grid point with t - tol <= current
     first_above = int(np.searchsorted(t + tol, current, side="left"))  # first grid point with t + tol >= current
     if last_below < 0 or first_above >= len(t):
-        inside: np.ndarray = np.zeros(len(on), bool)
+        inside: Any = np.zeros(len(on), bool)
     elif first_above <= last_below:  # grid points within tol of current: a run holding any of them holds it
         inside = on[:, first_above : last_below + 1].any(axis=1)
     else:  # current between two neighbours: one run must hold both
