@@ -172,7 +172,12 @@ def test_a_failure_in_the_first_lane_is_raised_and_the_second_does_not_wait(
     collect = section.collect
     tails: list[int] = []
     tail = build._tail
-    monkeypatch.setattr(build, "_tail", lambda *a: tails.append(1) or tail(*a))
+
+    def counted(*a: Any) -> None:
+        tails.append(1)
+        tail(*a)
+
+    monkeypatch.setattr(build, "_tail", counted)
 
     def fails(c: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
         raise ValueError("first lane")
