@@ -188,12 +188,17 @@ def _lanes(
         return
     here, beside = ([n for n in names if n in by_name] for names in LANES)
     failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
-    cur = cursor(con)
+    # the second lane's cursor, made on its thread (its set-up, 5-7 CPU ms of macros, no longer delays the
+    # caller's lane); the caller interrupts it when it fails, or the lane sees the failure once it has made it
+    curs: list[duckdb.DuckDBPyConnection] = []
     ready = threading.Event()  # set once the caller's lane holds what `tail` reads (or has failed)
     wanted = [n for n in TAIL_NEEDS if n in here]
 
     def other() -> None:
         try:
+            curs.append(cur := cursor(con))
+            if failures:
+                return
             with scratch_named(BESIDE_SCRATCH):
                 scope(cur, opts)
                 for name in beside:
@@ -216,11 +221,13 @@ def _lanes(
                     ready.set()
         except BaseException as exc:
             failures.append(exc)
-            cur.interrupt()
+            for c in curs:
+                c.interrupt()
         finally:
             ready.set()
             t.join()
-            cur.close()
+            for c in curs:
+                c.close()
         if failures:
             raise failures[0]
 
