@@ -227,7 +227,7 @@ def _memoised(
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
-        con = connect(path)
+        con = connect(path, macros=False)  # (it only ingests: the build's connection has the report's macros)
         try:
             ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
         except BaseException:
@@ -310,7 +310,7 @@ def _discover_and_ingest(path: str, err: RichConsole) -> IngestResult:
     if not roots:
         raise InputError(f"no database at {path} and no PATH given", hint=missing_db_hint(path))
     err.print(f"no database at {path}; reading the usual log folders found here: " + ", ".join(roots), highlight=False)
-    con = connect(path)
+    con = connect(path, macros=False)
     try:
         res = _with_bar(lambda: err, "ingest", lambda cb: ingest_paths(con, [], progress=cb))
     finally:

@@ -69,6 +69,7 @@ def build_report(
     scope(con, opts)
     out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
     early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside)
+    late: dict[str, Any] = {}  # the session refs and timelines, when the lanes' second one collected them (_tail)
     if not opts._replayed and {"boundaries", "stalls"} <= {s.name for s in steps}:
         from stallscan.replay.together import replay_together
 
@@ -77,23 +78,47 @@ def build_report(
         after = lambda: _beside(con, opts, steps, early)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early)
+            _lanes(con, opts, steps, early, lambda c: _tail(c, opts, early, late))
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
         out[s.name] = early[s.name] if s.name in early else s.collect(con, opts)
     if progress:
         progress("headline", len(steps), total)
-    listed = [r["session_id"] for r in (out.get("stalls") or {}).get("silent_endings", [])]
-    listed += [r["session_id"] for r in (out.get("boundaries") or {}).get("misclassified", [])]
-    listed += [r["session_id"] for r in (out.get("boundaries") or {}).get("examples", [])]
-    out["session_refs"] = session_refs(con, listed)
+    listed = _listed(out)
+    out["session_refs"] = late["session_refs"] if "session_refs" in late else session_refs(con, listed)
     out["headline"] = headline(out)
     if opts.timelines:
-        out["timelines"] = timeline_windows(con, listed)
+        out["timelines"] = late["timelines"] if "timelines" in late else timeline_windows(con, listed)
     if progress:
         progress("done", total, total)
     return out
+
+
+def _listed(data: dict[str, Any]) -> list[str]:
+    """The sessions the report lists (its silent endings, misread turns and examples), in that order, repeats kept."""
+    listed = [r["session_id"] for r in (data.get("stalls") or {}).get("silent_endings", [])]
+    listed += [r["session_id"] for r in (data.get("boundaries") or {}).get("misclassified", [])]
+    listed += [r["session_id"] for r in (data.get("boundaries") or {}).get("examples", [])]
+    return listed
+
+
+# the sections the listed sessions come from (_listed): the lanes' second one reads the timelines once both are in
+TAIL_NEEDS = ("boundaries", "stalls")
+
+
+def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, early: dict[str, Any], late: dict[str, Any]) -> None:
+    """The listed sessions' refs and timelines (as build_report reads them after the sections) on the lanes'
+    second connection, once the sections they are listed from are collected: after one new session its lane
+    ends first (the tree's database: the stall lane 0.34 s, the boundary lane 0.39 s), so the timelines (0.05 s)
+    are read beside the threshold section instead of after it. They read the events and the replays' tables,
+    which the threshold section does not write."""
+    from stallscan.report.timeline import session_refs, timeline_windows
+
+    listed = _listed(early)
+    late["session_refs"] = session_refs(c, listed)
+    if opts.timelines:
+        late["timelines"] = timeline_windows(c, listed)
 
 
 # a first report of at most this many events derives each replay's summaries, and the threshold section, on
@@ -134,13 +159,21 @@ LANES = (("boundaries", "threshold"), ("stalls", "corpus", "guard"))
 BESIDE_SCRATCH = SCRATCH_NAMES[1]  # the scratch schema of the cursor's incremental runs
 
 
-def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]) -> None:
+def _lanes(
+    con: duckdb.DuckDBPyConnection,
+    opts: ReportOptions,
+    steps: list[Section],
+    early: dict[str, Any],
+    tail: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
     first report runs them in _beside): after one new session each lane's derives are incremental, and a report
     is some 340 short statements (bench/report_statements.py), each on one CPU. The second lane runs on a cursor of its own in a thread, with
     a scratch schema of its own for its incremental runs (stallscan.replay.derive.scratch_named); the change log
     is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
-    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (_few_changes)."""
+    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (_few_changes). `tail`
+    runs on the second lane's cursor after its sections, once the caller's lane has collected the TAIL_NEEDS
+    sections it holds (not when either lane failed)."""
     import threading
 
     from stallscan.replay.derive import scratch_named
@@ -155,14 +188,25 @@ def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Sect
         return
     here, beside = ([n for n in names if n in by_name] for names in LANES)
     failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
-    cur = cursor(con)
+    # the second lane's cursor, made on its thread (its set-up, 5-7 CPU ms of macros, no longer delays the
+    # caller's lane); the caller interrupts it when it fails, or the lane sees the failure once it has made it
+    curs: list[duckdb.DuckDBPyConnection] = []
+    ready = threading.Event()  # set once the caller's lane holds what `tail` reads (or has failed)
+    wanted = [n for n in TAIL_NEEDS if n in here]
 
     def other() -> None:
         try:
+            curs.append(cur := cursor(con))
+            if failures:
+                return
             with scratch_named(BESIDE_SCRATCH):
                 scope(cur, opts)
                 for name in beside:
                     early[name] = by_name[name].collect(cur, opts)
+                if tail is not None:
+                    ready.wait()
+                    if not failures:
+                        tail(cur)
         except BaseException as exc:  # re-raised in the caller's thread below
             failures.append(exc)
             con.interrupt()
@@ -173,12 +217,17 @@ def _lanes(con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Sect
         try:
             for name in here:
                 early[name] = by_name[name].collect(con, opts)
+                if all(n in early for n in wanted):
+                    ready.set()
         except BaseException as exc:
             failures.append(exc)
-            cur.interrupt()
+            for c in curs:
+                c.interrupt()
         finally:
+            ready.set()
             t.join()
-            cur.close()
+            for c in curs:
+                c.close()
         if failures:
             raise failures[0]
 

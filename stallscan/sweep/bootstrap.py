@@ -31,7 +31,7 @@ import numpy as np
 
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.store.db import threads
-from stallscan.sweep.plateau import choose_rows
+from stallscan.sweep.plateau import choose_on, choose_rows
 
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (session index, bin, count), one entry per pair
 Parts = tuple[Pairs, Pairs, np.ndarray]  # human pairs, automatic pairs, fixed (tp, fn, fp, tn) x sessions
@@ -318,6 +318,9 @@ def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float =
     integers this small: every term is far below 2**53)."""
     if float(a).is_integer() and float(b).is_integer() and max(abs(a), abs(b)) <= 1 << 20:
         ia, ib = int(a), int(b)
+        on = _on_integer(s, ia, ib)
+        if on is not None:
+            return choose_on(on, t, current)
         d = ia * s.o - ib * s.h
         # cost[k] = a * (fp[k] + F_fp) + b * (fn[k] + F_fn), fn[k] = sum(H) - tp[k]
         rest = ib * s.h.sum(axis=1) + ia * s.f[:, 1] + ib * s.f[:, 0]
@@ -329,6 +332,33 @@ def picks_from_sums(s: Sums, t: np.ndarray, a: float, b: float, current: float =
     fn = h.sum(axis=1)[:, None] - tp
     cost = a * (fp + s.f[:, 1:2]) + b * (fn + s.f[:, 0:1])
     return choose_rows(cost, t, current)
+
+
+# below this, choose_rows' tolerance (1e-9 of the curve's largest absolute cost, at least 1e-9) is under 1: on an
+# integer cost curve its minimum-cost points are those equal to the minimum
+_EXACT_BELOW = 10**9
+
+
+def _on_integer(s: Sums, ia: int, ib: int) -> np.ndarray | None:
+    """Each resample's minimum-cost grid points (choose_rows' `on`) for whole-number costs, in int64, or None when
+    a cost may reach _EXACT_BELOW (the float path then decides as before). The cost at grid point k is
+    K - c[k], c the prefix sums of ia * O - ib * H over the bins and K = the total of those plus the per-resample
+    constant (fn and fp fixed, every human a false negative): its minimum is where c is largest, and the
+    largest absolute cost is at c's smallest or largest value. One subtraction and one cumulative sum in place:
+    the reversed suffix sums, the constant added and the float copy cost 13 CPU ms per policy at 1,000
+    resamples x 602 bins, this about a third of that."""
+    if s.h.shape[1] < 2 or {s.h.dtype.kind, s.o.dtype.kind, s.f.dtype.kind} != {"i"}:  # (no grid point; not int)
+        return None
+    d = np.subtract(s.o, s.h) if ia == ib == 1 else ia * s.o - ib * s.h
+    np.cumsum(d, axis=1, out=d)
+    total = d[:, -1].copy()
+    c = d[:, :-1]
+    hi, lo = c.max(axis=1), c.min(axis=1)
+    k = ib * s.h.sum(axis=1) + ia * s.f[:, 1] + ib * s.f[:, 0] + total
+    if max(int(np.abs(k - hi).max()), int(np.abs(k - lo).max())) >= _EXACT_BELOW:
+        return None
+    on: np.ndarray = c == hi[:, None]
+    return on
 
 
 def picks(

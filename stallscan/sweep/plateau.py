@@ -62,11 +62,16 @@ def choose_rows(cost: np.ndarray, t: np.ndarray, current: float) -> np.ndarray:
     on a tie). tests/unit/test_sweep_plateau.py holds it equal to choose, row for row."""
     tol_rows = 1e-9 * np.maximum(1.0, np.abs(cost).max(axis=1))
     on = cost <= cost.min(axis=1)[:, None] + tol_rows[:, None]
+    return choose_on(on, t, current)
+
+
+def choose_on(on: np.ndarray, t: np.ndarray, current: float) -> np.ndarray:
+    """choose_rows from each row's minimum-cost grid points (`on`: resamples x grid, bool)."""
     tol = 1e-9 * max(1.0, abs(current))
     last_below = int(np.searchsorted(t - tol, current, side="right")) - 1  # last grid point with t - tol <= current
     first_above = int(np.searchsorted(t + tol, current, side="left"))  # first grid point with t + tol >= current
     if last_below < 0 or first_above >= len(t):
-        inside = np.zeros(len(cost), bool)
+        inside: Any = np.zeros(len(on), bool)
     elif first_above <= last_below:  # grid points within tol of current: a run holding any of them holds it
         inside = on[:, first_above : last_below + 1].any(axis=1)
     else:  # current between two neighbours: one run must hold both

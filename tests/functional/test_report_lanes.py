@@ -128,3 +128,63 @@ def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(stalls, "collect", collect)
     _report(con)  # the connection still works, and a report completes
     assert con.execute("SELECT count(*) FROM events_changes").fetchone() == (0,)
+
+
+def test_the_timelines_are_read_on_the_second_lane_and_equal_the_serial_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listed sessions' refs and timelines are read on the second lane's cursor (build._tail), once the
+    boundaries and stalls sections are in, and equal those the report reads after the sections (one CPU)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    lanes, serial = _derived(tmp_path, "lanes", "serial")
+    from stallscan.report import timeline
+
+    read_on: list[duckdb.DuckDBPyConnection] = []
+    windows = timeline.timeline_windows
+
+    def spy(c: duckdb.DuckDBPyConnection, *args: Any, **kw: Any) -> Any:
+        read_on.append(c)
+        return windows(c, *args, **kw)
+
+    monkeypatch.setattr(timeline, "timeline_windows", spy)
+    monkeypatch.setenv("STALLSCAN_THREADS", "1")
+    want = _report(serial)
+    assert read_on == [serial]
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    got = _report(lanes)
+    assert len(read_on) == 2 and read_on[1] is not lanes  # (the cursor's)
+    assert got["timelines"] and got == want
+
+
+def test_a_failure_in_the_first_lane_is_raised_and_the_second_does_not_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure in the caller's lane before the boundaries section is in: the second lane does not wait for
+    it (nor read the timelines), the failure is raised, and the connection still reports."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    (con,) = _derived(tmp_path, "d")
+    from stallscan.report.sections import boundaries as boundaries_section
+
+    section = boundaries_section.SECTION
+    collect = section.collect
+    tails: list[int] = []
+    tail = build._tail
+
+    def counted(*a: Any) -> None:
+        tails.append(1)
+        tail(*a)
+
+    monkeypatch.setattr(build, "_tail", counted)
+
+    def fails(c: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+        raise ValueError("first lane")
+
+    monkeypatch.setattr(section, "collect", fails)
+    with pytest.raises(ValueError, match="first lane"):
+        _report(con)
+    assert tails == []
+    monkeypatch.setattr(section, "collect", collect)
+    assert _report(con)["timelines"] is not None

@@ -343,3 +343,32 @@ def test_policy_parts_pairs_and_sums_equal_np_unique_over_shuffled_cells(monkeyp
             expect[:, b_] += w[s_] * c
         assert np.array_equal(sums, expect)
     assert np.array_equal(got_sums.f, (fixed[1:3] @ w).T)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.integers(1, 12),
+    st.sampled_from([(1.0, 1.0), (1.0, 3.0), (2.0, 1.0), (0.0, 1.0)]),
+    st.sampled_from([2.0, 0.0, 0.25, 9.0, -1.0, 1.1]),
+    st.sampled_from([6, 10**8, 10**9]),
+    st.integers(0, 2**32 - 1),
+)
+def test_whole_number_costs_pick_as_the_float_curve_does(n_boot, n_t, ab, current, top, seed):
+    """The whole-number path (each resample's minimum-cost points where the bins' prefix sums peak, in int64)
+    picks what choose_rows picks on the float cost curve, ties and several minimum runs included; with costs
+    near 1e9 (choose_rows' tolerance then reaches 1) it leaves the choice to the float curve."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.choice(np.round(np.arange(0, 10.01, 0.25), 10), n_t, replace=False))
+    nb = len(t) + 1
+    s = bootstrap.Sums(
+        rng.integers(0, 3, (n_boot, nb)) * rng.integers(1, top + 1),
+        rng.integers(0, 3, (n_boot, nb)) * rng.integers(1, top + 1),
+        rng.integers(0, top + 1, (n_boot, 2)),
+    )
+    a, b = ab
+    h, o = s.h.astype(float), s.o.astype(float)
+    fp = np.cumsum(o[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    fn = h.sum(axis=1)[:, None] - np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    want = plateau.choose_rows(a * (fp + s.f[:, 1:2]) + b * (fn + s.f[:, 0:1]), t, current)
+    assert np.array_equal(bootstrap.picks_from_sums(s, t, a, b, current), want)
