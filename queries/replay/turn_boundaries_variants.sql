@@ -1,5 +1,6 @@
 -- Rule variants of the router's turn-boundary order, replayed beside it.
 -- Inputs: events, user_labels_narrow, user_labels_rules and user_labels_uncoded (the labels' codes), turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
+-- tbv_prev (turn_boundaries' previous replies: turn_boundaries_variants_prev.sql, or _prev_view.sql without the stored table),
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
@@ -69,13 +70,14 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
 GROUP BY event_id;
 
 -- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
--- has it in turn_boundaries_by_seq.prev_seq, the reply's seq; any other finds it by an as-of join against the
+-- has it in tbv_prev.prev_seq, the reply's seq; any other finds it by an as-of join against the
 -- replies of the sessions that hold such a marker), then every user/tool record with the same previous reply at
 -- or after that marker sees it (the reply by its seq in the session: seq is unique in a session)
+-- (tbv_prev: turn_boundaries' stored columns, turn_boundaries_variants_prev.sql; the view's decisions are not read here)
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
 WITH own AS (
     SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_seq
-    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_by_seq) b USING (event_id)
+    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM tbv_prev) b USING (event_id)
 ), mp AS (
     SELECT session_id, seq, own_marker, prev_seq AS reply_seq FROM own WHERE in_tb
     UNION ALL
@@ -89,7 +91,7 @@ WITH own AS (
     FROM mp GROUP BY ALL
 )
 SELECT b.event_id, f.marker
-FROM turn_boundaries_by_seq b
+FROM tbv_prev b
 JOIN firsts f ON f.session_id = b.session_id AND f.reply_seq = coalesce(b.prev_seq, -1) AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
@@ -169,3 +171,4 @@ DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;
 DROP TABLE IF EXISTS tbv_rules;
 DROP TABLE IF EXISTS tbv_marker_codes;
+DROP VIEW IF EXISTS tbv_prev;

@@ -77,7 +77,9 @@ def replay_boundaries(
         sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold), "complete": complete})
         c.execute("DROP TABLE IF EXISTS temp.tb_scan")
         _view(c)
-        replay_variants(c, counts=False)  # the rule variants beside the router order (turn_boundary_variants)
+        replay_variants(
+            c, counts=False, stored=True
+        )  # the rule variants beside the router order (turn_boundary_variants)
 
     derive.run(
         con,
