@@ -4,9 +4,9 @@
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
--- Output: view turn_boundary_variants, one row per turn_boundaries row (columns below), over the table
--- turn_boundary_variants_marked: the same columns for the rows a variant rule can change (a marker seen, or a
--- known automatic record); every other row is the router's own (no marker, not known automatic: each variant
+-- Output: table turn_boundary_variants_marked, the columns below for the rows a variant rule can change (a marker
+-- seen, or a known automatic record), which the view turn_boundary_variants (turn_boundaries_variants_view.sql: one
+-- row per turn_boundaries row) reads; every other row is the router's own (no marker, not known automatic: each variant
 -- decides it by the router's step, decision and error), so it is read from turn_boundaries, not stored twice.
 --   marker_seen      a user-role record with a marker since the previous assistant reply (in seq order, the
 --                    record itself included): a marker-labelled record, a marker event kind, or a previous
@@ -148,24 +148,6 @@ SELECT event_id, session_id, seq, marker_seen, marker_id, known_automatic,
        threshold
 FROM dec
 WHERE marker_id IS NOT NULL OR known_automatic;
-
--- every row: a marked row as stored, any other as the router decided it (for such a row each variant's CASE
--- above gives the router's decided_by and decision, so boundary_error gives the router's error)
-CREATE OR REPLACE VIEW turn_boundary_variants AS
-SELECT b.event_id, b.session_id, b.seq,
-       coalesce(m.marker_seen, false) AS marker_seen, m.marker_id, coalesce(m.known_automatic, false) AS known_automatic,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.marker_decided_by END AS marker_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.marker_decision END AS marker_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.marker_error END AS marker_error,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.notif_decided_by END AS notif_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.notif_decision END AS notif_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.notif_error END AS notif_error,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.both_decided_by END AS both_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.both_decision END AS both_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.both_error END AS both_error,
-       CASE WHEN m.event_id IS NULL THEN b.threshold ELSE m.threshold END AS threshold
-FROM turn_boundaries_by_seq b
-LEFT JOIN turn_boundary_variants_marked m USING (event_id);
 
 DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;

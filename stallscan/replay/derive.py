@@ -59,6 +59,13 @@ _LANE = threading.local()
 _CLEAN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref.WeakKeyDictionary()
 
 
+def in_scratch() -> bool:
+    """Whether this thread is inside an incremental run's compute (its tables in the scratch schema, which is
+    dropped after the merge): a compute may then leave out what only the database's own schema keeps (views
+    nothing in the run reads; the database's own stay as the full replay made them)."""
+    return bool(getattr(_LANE, "computing", False))
+
+
 def scratch() -> str:
     """The scratch schema this thread's incremental runs use."""
     return str(getattr(_LANE, "scratch", SCRATCH))
@@ -191,10 +198,12 @@ def _incremental(
         saved = stamps.one(con, "SELECT current_setting('search_path')")
         con.execute(f"SET search_path = '{s}.main'" if in_memory else f"SET search_path = '{s}'")
         computed = False
+        _LANE.computing = True
         try:
             compute(con)
             computed = True
         finally:
+            _LANE.computing = False
             sql.after_failure(con, f"SET search_path = '{saved}'" if saved else "RESET search_path", not computed)
         con.execute("BEGIN TRANSACTION")
         try:
