@@ -227,7 +227,7 @@ def main() -> None:
     )
     from stallscan.replay.boundary_variants import replay_variants
 
-    tv = timed("  of which the rule variants (again)", lambda: replay_variants(con), n)
+    tv = timed("  of which the rule variants (again)", lambda: replay_variants(con, stored=True), n)
     print(f"  rule variants / whole boundary replay: {tv / tb:.2f}x (no session holds a marker)")
 
     def every_session_marked():  # a marker on every human prompt (as Codex task_started is)

@@ -1,11 +1,12 @@
 -- Rule variants of the router's turn-boundary order, replayed beside it.
 -- Inputs: events, user_labels_narrow, user_labels_rules and user_labels_uncoded (the labels' codes), turn_boundaries (queries/replay/turn_boundaries.sql, any threshold),
+-- tbv_prev (turn_boundaries' previous replies: turn_boundaries_variants_prev.sql, or _prev_view.sql without the stored table),
 -- router_variant_rules (rule_set 'marker' | 'automatic', id, match 'kind' | 'rule' | 'reply_status', value,
 -- harness VARCHAR[] or NULL; loaded by stallscan.replay.boundary_variants from stallscan/data/router_variants.toml).
 -- The decisions are at turn_boundaries' threshold (its steps the variants keep are taken from it as they are).
--- Output: view turn_boundary_variants, one row per turn_boundaries row (columns below), over the table
--- turn_boundary_variants_marked: the same columns for the rows a variant rule can change (a marker seen, or a
--- known automatic record); every other row is the router's own (no marker, not known automatic: each variant
+-- Output: table turn_boundary_variants_marked, the columns below for the rows a variant rule can change (a marker
+-- seen, or a known automatic record), which the view turn_boundary_variants (turn_boundaries_variants_view.sql: one
+-- row per turn_boundaries row) reads; every other row is the router's own (no marker, not known automatic: each variant
 -- decides it by the router's step, decision and error), so it is read from turn_boundaries, not stored twice.
 --   marker_seen      a user-role record with a marker since the previous assistant reply (in seq order, the
 --                    record itself included): a marker-labelled record, a marker event kind, or a previous
@@ -69,13 +70,14 @@ FROM (SELECT e.event_id, e.session_id, e.seq, r.id FROM events e
 GROUP BY event_id;
 
 -- the first marker record after each assistant reply: each marker's previous reply (a user/tool marker
--- has it in turn_boundaries_by_seq.prev_seq, the reply's seq; any other finds it by an as-of join against the
+-- has it in tbv_prev.prev_seq, the reply's seq; any other finds it by an as-of join against the
 -- replies of the sessions that hold such a marker), then every user/tool record with the same previous reply at
 -- or after that marker sees it (the reply by its seq in the session: seq is unique in a session)
+-- (tbv_prev: turn_boundaries' stored columns, turn_boundaries_variants_prev.sql; the view's decisions are not read here)
 CREATE OR REPLACE TEMP TABLE tbv_marks AS
 WITH own AS (
     SELECT o.*, b.event_id IS NOT NULL AS in_tb, b.prev_seq
-    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM turn_boundaries_by_seq) b USING (event_id)
+    FROM tbv_own o LEFT JOIN (SELECT event_id, prev_seq FROM tbv_prev) b USING (event_id)
 ), mp AS (
     SELECT session_id, seq, own_marker, prev_seq AS reply_seq FROM own WHERE in_tb
     UNION ALL
@@ -89,7 +91,7 @@ WITH own AS (
     FROM mp GROUP BY ALL
 )
 SELECT b.event_id, f.marker
-FROM turn_boundaries_by_seq b
+FROM tbv_prev b
 JOIN firsts f ON f.session_id = b.session_id AND f.reply_seq = coalesce(b.prev_seq, -1) AND f.first_seq <= b.seq;
 
 -- (declared first so that event_id is stored uncompressed, as in turn_boundaries.sql)
@@ -147,25 +149,8 @@ SELECT event_id, session_id, seq, marker_seen, marker_id, known_automatic,
 FROM dec
 WHERE marker_id IS NOT NULL OR known_automatic;
 
--- every row: a marked row as stored, any other as the router decided it (for such a row each variant's CASE
--- above gives the router's decided_by and decision, so boundary_error gives the router's error)
-CREATE OR REPLACE VIEW turn_boundary_variants AS
-SELECT b.event_id, b.session_id, b.seq,
-       coalesce(m.marker_seen, false) AS marker_seen, m.marker_id, coalesce(m.known_automatic, false) AS known_automatic,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.marker_decided_by END AS marker_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.marker_decision END AS marker_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.marker_error END AS marker_error,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.notif_decided_by END AS notif_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.notif_decision END AS notif_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.notif_error END AS notif_error,
-       CASE WHEN m.event_id IS NULL THEN b.decided_by ELSE m.both_decided_by END AS both_decided_by,
-       CASE WHEN m.event_id IS NULL THEN b.decision ELSE m.both_decision END AS both_decision,
-       CASE WHEN m.event_id IS NULL THEN b."error" ELSE m.both_error END AS both_error,
-       CASE WHEN m.event_id IS NULL THEN b.threshold ELSE m.threshold END AS threshold
-FROM turn_boundaries_by_seq b
-LEFT JOIN turn_boundary_variants_marked m USING (event_id);
-
 DROP TABLE IF EXISTS tbv_marks;
 DROP TABLE IF EXISTS tbv_own;
 DROP TABLE IF EXISTS tbv_rules;
 DROP TABLE IF EXISTS tbv_marker_codes;
+DROP VIEW IF EXISTS tbv_prev;

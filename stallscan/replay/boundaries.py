@@ -76,8 +76,10 @@ def replay_boundaries(
         sql.run(c, "replay/label_structural")
         sql.run(c, "replay/turn_boundaries", {"threshold": float(threshold), "complete": complete})
         c.execute("DROP TABLE IF EXISTS temp.tb_scan")
-        _view(c)
-        replay_variants(c, counts=False)  # the rule variants beside the router order (turn_boundary_variants)
+        whole = not derive.in_scratch()  # (an incremental run's scratch: only what its statements read)
+        _view(c, whole)
+        # the rule variants beside the router order (turn_boundary_variants)
+        replay_variants(c, counts=False, stored=True, view=whole)
 
     derive.run(
         con,
@@ -101,11 +103,16 @@ def replay_boundaries(
     return {"threshold": float(threshold), "decided_by": decided, "error": errors}
 
 
-def _view(con: duckdb.DuckDBPyConnection) -> None:
-    """The view `turn_boundaries` in the current schema (a database written before it holds a table of that
-    name: dropped first)."""
-    sql.drop_stored_table(con, "turn_boundaries")
+def _view(con: duckdb.DuckDBPyConnection, whole: bool = True) -> None:
+    """The views `turn_boundaries_by_seq` and `turn_boundaries` in the current schema (a database written before
+    them holds a table of that name: dropped first). whole=False (an incremental run's scratch schema, which holds
+    no such table): `turn_boundaries_by_seq` alone, the one the rule variants read (the second view and the
+    catalog look-up cost some 5 CPU ms a report after one new session)."""
+    if whole:
+        sql.drop_stored_table(con, "turn_boundaries")
     sql.run(con, "replay/turn_boundaries_view")
+    if whole:
+        sql.run(con, "replay/turn_boundaries_view_ids")
 
 
 def _prev_replies(con: duckdb.DuckDBPyConnection) -> None:

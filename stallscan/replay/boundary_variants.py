@@ -82,16 +82,27 @@ def load_rules(con: duckdb.DuckDBPyConnection) -> None:
     sql.insert_rows(con, "router_variant_rules", types, list(rule_entries()))
 
 
-def replay_variants(con: duckdb.DuckDBPyConnection, counts: bool = True) -> dict[str, dict[str, int]]:
+def replay_variants(
+    con: duckdb.DuckDBPyConnection, counts: bool = True, stored: bool = False, view: bool = True
+) -> dict[str, dict[str, int]]:
     """(Re)create `turn_boundary_variants` from `turn_boundaries` (which must exist: replay_boundaries builds
     both); returns error counts per variant (counts=False: {}, no pass over the view). It is a view: the rows a
     variant rule can change (a marker seen, a known automatic record) are stored in table
     `turn_boundary_variants_marked`, the others are the router's rows of turn_boundaries (each variant decides
-    them as the router does)."""
+    them as the router does). stored: the table turn_boundaries_narrow is there (the replay's own call), so the
+    marks read their four stored columns from it, not through the view turn_boundaries_by_seq, and the labels'
+    codes are there too (a replay's schema, an incremental one's scratch included, has them: no catalog look-up).
+    view=False (an incremental run's scratch schema, where nothing reads it): the marked rows only, not the view
+    (nor the look-up for a stored table of its name); counts needs the view."""
     load_rules(con)
-    ensure_codes(con)  # (turn_boundaries_variants.sql reads the labels' codes)
-    sql.drop_stored_table(con, "turn_boundary_variants")  # (a database written before the view)
+    if not stored:
+        ensure_codes(con)  # (turn_boundaries_variants.sql reads the labels' codes)
+    if view or counts:
+        sql.drop_stored_table(con, "turn_boundary_variants")  # (a database written before the view)
+    sql.run(con, "replay/turn_boundaries_variants_prev" if stored else "replay/turn_boundaries_variants_prev_view")
     sql.run(con, "replay/turn_boundaries_variants")
+    if view or counts:
+        sql.run(con, "replay/turn_boundaries_variants_view")
     return variant_errors(con) if counts else {}
 
 

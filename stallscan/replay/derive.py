@@ -59,6 +59,13 @@ _LANE = threading.local()
 _CLEAN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref.WeakKeyDictionary()
 
 
+def in_scratch() -> bool:
+    """Whether this thread is inside an incremental run's compute (its tables in the scratch schema, which is
+    dropped after the merge): a compute may then leave out what only the database's own schema keeps (views
+    nothing in the run reads; the database's own stay as the full replay made them)."""
+    return bool(getattr(_LANE, "computing", False))
+
+
 def scratch() -> str:
     """The scratch schema this thread's incremental runs use."""
     return str(getattr(_LANE, "scratch", SCRATCH))
@@ -98,11 +105,12 @@ def run(
     inputs = {**inputs, "rules": stamps.rules_hash()}
     key = stamps.key_of(inputs)
     found: set[str] = set()
-    mode, since = stamps.plan(con, name, key, outputs, found)
+    state: dict[str, Any] = {}
+    mode, since = stamps.plan(con, name, key, outputs, found, state, sample_rows=SAMPLE_ROWS)
     n_sessions = None
     if mode == "incremental" and since is not None:
         n_sessions = stamps.changed_sessions(con, since, "derive_sessions")
-        if n_sessions > FULL_SHARE * max(_sessions_at_least(con, n_sessions), 1):
+        if n_sessions > FULL_SHARE * max(_sessions_at_least(con, n_sessions, state.get("sample")), 1):
             mode = "full"
     if seen is not None:
         seen.update(key=key, version=since if mode == "reused" else None)
@@ -110,7 +118,7 @@ def run(
         return mode  # nothing written: a command that only reuses leaves the database as it was
 
     def stamp(c: duckdb.DuckDBPyConnection) -> None:
-        stamps.prune_changes(c, stamps.put(c, name, key, inputs, mode, n_sessions, found))
+        stamps.prune_changes(c, stamps.put(c, name, key, inputs, mode, n_sessions, found, state))
 
     if mode == "full":
         compute(con)
@@ -130,12 +138,14 @@ def run(
     return mode
 
 
-def _sessions_at_least(con: duckdb.DuckDBPyConnection, changed: int) -> int:
+def _sessions_at_least(con: duckdb.DuckDBPyConnection, changed: int, some: int | None = None) -> int:
     """The sessions of `events`, or a lower bound of them that already keeps the run incremental: the
     distinct sessions among the events of rowid < SAMPLE_ROWS when they are enough, else the full count (a
     count(DISTINCT session_id) of every event: 0.01 CPU s at 1M events, once per derived group, against 0.002).
-    The mode chosen is the same either way: the changed sessions are at most FULL_SHARE of both."""
-    some = stamps.one(con, f"SELECT count(DISTINCT session_id) FROM main.events WHERE rowid < {SAMPLE_ROWS}")
+    The mode chosen is the same either way: the changed sessions are at most FULL_SHARE of both. some: that
+    sample's count when stamps.plan read it already (its `state`: no statement of its own)."""
+    if some is None:
+        some = stamps.one(con, f"SELECT count(DISTINCT session_id) FROM main.events WHERE rowid < {SAMPLE_ROWS}")
     if changed <= FULL_SHARE * max(some, 1):
         return int(some)
     return int(stamps.one(con, "SELECT count(DISTINCT session_id) FROM main.events"))
@@ -188,10 +198,12 @@ def _incremental(
         saved = stamps.one(con, "SELECT current_setting('search_path')")
         con.execute(f"SET search_path = '{s}.main'" if in_memory else f"SET search_path = '{s}'")
         computed = False
+        _LANE.computing = True
         try:
             compute(con)
             computed = True
         finally:
+            _LANE.computing = False
             sql.after_failure(con, f"SET search_path = '{saved}'" if saved else "RESET search_path", not computed)
         con.execute("BEGIN TRANSACTION")
         try:

@@ -50,7 +50,8 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
     }
     key = stamps.key_of(inputs)
     found: set[str] = set()
-    mode, since = stamps.plan(con, entry.name, key, entry.outputs, found)
+    state: dict[str, Any] = {}
+    mode, since = stamps.plan(con, entry.name, key, entry.outputs, found, state)
     if mode == "reused":
         return mode
     if mode == "incremental" and since is not None:
@@ -83,7 +84,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, entry: registry.Derived, inputs: di
         if n_sessions is None and totals:
             con.execute(totals[0])
         with STAMPING:  # (a replay may be stamping beside it: stallscan.replay.together)
-            known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found)
+            known = stamps.put(con, entry.name, key, inputs, mode, n_sessions, found, state)
             con.execute("COMMIT")
             stamps.prune_changes(con, known)
     except BaseException:

@@ -172,6 +172,12 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, bool, str, 
     ).fetchall()
 
 
+def anywhere(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The names of every table and view in any schema of any attached database, temporary ones included: what
+    has_table(con, name, schema=None, temporary=None) asks of one name, for several in one catalog query."""
+    return {t for _d, _s, _tmp, t, _here in _catalog(con)}
+
+
 def existing(con: duckdb.DuckDBPyConnection, names: list[str], schema: str = "main") -> set[str]:
     """Which of `names` are stored tables (or views) in `schema` of the current database: has_table for
     several names in one catalog query (each costs a few ms: the catalog functions describe every table)."""

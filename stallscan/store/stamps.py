@@ -179,12 +179,22 @@ def n_events(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def plan(
-    con: duckdb.DuckDBPyConnection, name: str, key: str, outputs: tuple[str, ...], found: set[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    key: str,
+    outputs: tuple[str, ...],
+    found: set[str] | None = None,
+    state: dict[str, Any] | None = None,
+    sample_rows: int = 0,
 ) -> tuple[str, int | None]:
     """('reused' | 'incremental' | 'full', the events version the incremental run starts from), in two
     statements: the catalog look-up, then one query of the counter, the stamp, the events' count and the
     change log's versions since the stamp (events_version(), get(), n_events() and the log's count took four).
-    found: filled with the tables of main the look-up found (what put() may be given as known)."""
+    found: filled with the tables of main the look-up found (what put() may be given as known).
+    state: filled, when that query ran, with what it read: `ev` (the counter) and `n` (the events' count), which
+    put() then writes as they are instead of reading them again (nothing writes events between a plan and its
+    put: a derive reads them), and with sample_rows > 0, `sample`: the distinct sessions among the events of
+    rowid < sample_rows (stallscan.replay.derive's lower bound of the sessions, without a statement of its own)."""
     known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, "events", *outputs])
     if found is not None:
         found.update(known)
@@ -200,10 +210,15 @@ def plan(
         if CHANGES in known
         else "NULL"
     )
+    some = (
+        f"(SELECT count(DISTINCT session_id) FROM main.events WHERE rowid < {int(sample_rows)})"
+        if sample_rows > 0 and "events" in known
+        else "NULL"
+    )
     row = cast(
         "tuple[Any, ...]",
         con.execute(
-            f"SELECT v.ev, s.key, s.events_version, s.n_events, {n}, {logged} "
+            f"SELECT v.ev, s.key, s.events_version, s.n_events, {n}, {logged}, {some} "
             "FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk) AS ev) v "
             f"LEFT JOIN main.{STAMPS} s ON s.name = $name",
             {"vk": VERSION_KEY, "name": name},
@@ -211,6 +226,8 @@ def plan(
     )
     ev = int(row[0]) if row[0] is not None else None
     st_key, since, st_n = row[1], row[2], row[3]
+    if state is not None and ev is not None and row[4] is not None:
+        state.update(ev=ev, n=int(row[4]), sample=None if row[6] is None else int(row[6]))
     if ev is None or st_key is None or st_key != key or since is None:
         return "full", None
     if not all(t in known for t in outputs):
@@ -242,12 +259,15 @@ def put(
     mode: str,
     n_sessions: int | None = None,
     known: set[str] | None = None,
+    state: dict[str, Any] | None = None,
 ) -> set[str]:
     """Record that `name` now reflects the current events (after a full or incremental run): one UPDATE
     of its row (an INSERT when it has none) reading the counter and the events' count. Returns the tables of main it
     found among stallscan_meta, the stamps and the change log (for prune_changes). known: the tables plan()
     found (its `found`), when the caller has them: no catalog look-up then (a run creates none of the three;
-    the stamps' table is created here IF NOT EXISTS when plan did not see it)."""
+    the stamps' table is created here IF NOT EXISTS when plan did not see it). state: plan()'s `state`, when it
+    holds the counter and the events' count it read: they are written as constants (the UPDATE's two scalar
+    subqueries cost about 1 CPU ms of its 2-2.5 in a report after one new session)."""
     if known is None:
         known = _existing(con, ["stallscan_meta", STAMPS, CHANGES])
     if "stallscan_meta" not in known:  # not a stallscan database (e.g. a bare connection holding events)
@@ -259,7 +279,7 @@ def put(
             "n_reused INTEGER, n_sessions INTEGER, updated_at TIMESTAMPTZ)"
         )
         known = known | {STAMPS}
-    params = {
+    params: dict[str, Any] = {
         "name": name,
         "key": key,
         "inputs": json.dumps(inputs, sort_keys=True, default=str),
@@ -268,6 +288,9 @@ def put(
         "n": n_sessions,
     }
     ev, n = "(SELECT value FROM main.stallscan_meta WHERE key = $vk)::BIGINT", "(SELECT count(*) FROM main.events)"
+    if state is not None and "ev" in state and "n" in state:
+        ev, n = str(int(state["ev"])), str(int(state["n"]))
+        del params["vk"]
     # an UPDATE of the stamp's row when there is one (0.4 CPU ms against 2.4-2.7 for the INSERT OR REPLACE, which
     # checks the primary key's index; 7 stamps after one new session); the INSERT only for a new stamp
     counts = ", ".join(

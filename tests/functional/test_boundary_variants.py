@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay.boundaries import replay_boundaries
-from stallscan.replay.boundary_variants import RULES, VARIANTS, rule_entries
+from stallscan.replay.boundary_variants import RULES, VARIANTS, replay_variants, rule_entries
 from stallscan.replay.labels import LIBRARY, label_events
 from stallscan.sweep.core import ALL_POLICIES, run_sweep, thresholds_grid
 from stallscan.sweep.variants import event_errors, rule_advice
@@ -149,8 +149,13 @@ def test_sql_agrees_with_reference(con, sessions, threshold):
     con.execute("DELETE FROM events")
     _insert(con, sessions)
     label_events(con, config={})
-    replay_boundaries(con, threshold)
+    replay_boundaries(con, threshold)  # (its marks read the stored turn_boundaries_narrow: stored=True)
     assert variant_mismatches(con, threshold) == []
+    # the marks read through the view turn_boundaries_by_seq (a connection without the stored table) are the same
+    marked = "SELECT * FROM turn_boundary_variants_marked ORDER BY event_id"
+    stored = con.execute(marked).fetchall()
+    replay_variants(con, counts=False)
+    assert con.execute(marked).fetchall() == stored
 
 
 # ---------------------------------------------------------------------------------------------------

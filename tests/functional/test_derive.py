@@ -359,3 +359,58 @@ def test_incremental_labels_with_a_users_prompt_ids(tmp_path, monkeypatch):
     assert replay() == got
     assert _stamp(con, "user_labels")["mode"] == "full"
     con.close()
+
+
+def test_incremental_scratch_leaves_out_the_views_only_there(tmp_path, monkeypatch):
+    """An incremental turn-boundary run makes in its scratch schema only what its statements read (the view
+    turn_boundaries_by_seq, not turn_boundaries nor turn_boundary_variants: derive.in_scratch()); a full run makes
+    every view in the database. After the incremental run the database's views read the rows a full replay gives
+    (a full run that left them out, or a merge that lost them, fails here)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incremental however many sessions changed
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    s1 = [claude_line("user", 1, "s1"), claude_line("assistant", 2, "s1"), claude_line("user", 3, "s1")]
+    write_lines(corpus / "s1.jsonl", s1)
+    con = connect(str(tmp_path / "d.duckdb"))
+    ingest_paths(con, [str(corpus)])
+    seen: list[tuple[bool, set[str]]] = []  # (in_scratch, the views the current schema holds) after each compute
+    inner = derive.run
+
+    def spy(c, name, inputs, compute, *rest, **kw):
+        def watched(cc):
+            compute(cc)
+            # (the views of the schema the search path names: the scratch's, or the database's own main)
+            views = {
+                r[0]
+                for r in cc.execute(
+                    "SELECT view_name FROM duckdb_views() WHERE NOT internal AND (database_name LIKE 'stallscan_inc%' "
+                    "OR schema_name LIKE 'stallscan_inc%') = $scratch",
+                    {"scratch": derive.in_scratch()},
+                ).fetchall()
+            }
+            seen.append((derive.in_scratch(), views))
+
+        return inner(c, name, inputs, watched if name == "turn_boundaries" else compute, *rest, **kw)
+
+    monkeypatch.setattr(derive, "run", spy)
+    label_events(con, {})
+    replay_boundaries(con, 2.0)
+    assert not seen[-1][0] and {"turn_boundaries", "turn_boundaries_by_seq", "turn_boundary_variants"} <= seen[-1][1]
+    write_lines(corpus / "s2.jsonl", [claude_line("user", 1, "s2"), claude_line("assistant", 2, "s2")])
+    ingest_paths(con, [str(corpus)])
+    label_events(con, {})
+    replay_boundaries(con, 2.0)
+    assert _stamp(con, "turn_boundaries")["mode"] == "incremental"
+    in_scratch, views = seen[-1]
+    assert in_scratch and "turn_boundaries_by_seq" in views
+    assert not {"turn_boundaries", "turn_boundary_variants"} & views
+    assert not derive.in_scratch()  # (reset after the run)
+    got = {t: _fingerprint(con, t) for t in ("turn_boundaries", "turn_boundary_variants")}
+    for name in ("user_labels", "turn_boundaries"):
+        stamps.forget(con, name)
+    label_events(con, {})
+    replay_boundaries(con, 2.0)
+    assert _stamp(con, "turn_boundaries")["mode"] == "full"
+    assert got == {t: _fingerprint(con, t) for t in ("turn_boundaries", "turn_boundary_variants")}
+    con.close()

@@ -52,6 +52,7 @@ def test_sweep_rows_equal_the_views_when_every_prompt_is_marked(sample_db):
     replay_boundaries(sample_db)
     replay_variants(sample_db)  # (loads the rules: router_variant_rules)
     sample_db.execute("INSERT INTO router_variant_rules VALUES ('marker', 'every', 'rule', 'default_human', NULL)")
+    sql.run(sample_db, "replay/turn_boundaries_variants_prev")  # (the previous replies the marks read: tbv_prev)
     sql.run(sample_db, "replay/turn_boundaries_variants")
     marked = sample_db.execute("SELECT count(*) FROM turn_boundary_variants_marked WHERE marker_seen").fetchone()[0]
     differs = sample_db.execute(

@@ -84,3 +84,32 @@ def test_a_stamp_ahead_of_the_counter_means_full(con: duckdb.DuckDBPyConnection)
     _version(con, 4)
     _log(con, (5, "a"))
     assert stamps.plan(con, "g", "k", ("out_t",)) == ("full", None)
+
+
+def test_plan_state_and_a_put_of_its_constants_write_the_same_stamp(con: duckdb.DuckDBPyConnection) -> None:
+    """plan()'s state (the counter, the events' count and the sample's sessions it read) given to put() writes the
+    row a put() reading them again writes, for an UPDATE of a stamp and for a new stamp's INSERT alike."""
+    _version(con, 1)
+    stamps.put(con, "g", "k", {}, "full")
+    stamps.put(con, "h", "k", {}, "full")
+    _version(con, 3)
+    _log(con, (2, "a"), (3, "b"))
+    con.execute("INSERT INTO events VALUES ('c')")  # 4 events, 3 sessions
+    state: dict[str, object] = {}
+    assert stamps.plan(con, "g", "k", ("out_t",), state=state, sample_rows=8192) == ("incremental", 1)
+    assert state == {"ev": 3, "n": 4, "sample": 3}
+    state2: dict[str, object] = {}
+    assert stamps.plan(con, "h", "k", ("out_t",), state=state2, sample_rows=2) == ("incremental", 1)
+    assert state2["sample"] == 1  # (rowid < 2: the two events of session a)
+    stamps.put(con, "g", "k", {}, "incremental", 2, state=state)
+    stamps.put(con, "h", "k", {}, "incremental", 2)
+    cols = "key, inputs, events_version, n_events, mode, n_full, n_incremental, n_reused, n_sessions"
+    rows = con.execute(f"SELECT name, {cols} FROM derive_stamps ORDER BY name").fetchall()
+    assert rows[0][1:] == rows[1][1:] == ("k", "{}", 3, 4, "incremental", 1, 1, 0, 2)
+    fresh: dict[str, object] = {}
+    assert stamps.plan(con, "new", "k", ("out_t", "missing_t"), state=fresh) == ("full", None)
+    assert fresh == {"ev": 3, "n": 4, "sample": None}  # (no sample asked for)
+    stamps.put(con, "new", "k", {}, "full", state=fresh)  # (a new stamp: the INSERT, with the same constants)
+    stamps.put(con, "new2", "k", {}, "full")
+    new = "SELECT events_version, n_events, mode, n_full FROM derive_stamps WHERE name = ?"
+    assert con.execute(new, ["new"]).fetchone() == con.execute(new, ["new2"]).fetchone() == (3, 4, "full", 1)
