@@ -111,8 +111,7 @@ def _beside(
     section's sweep after the turn boundaries, the stalls section after the stall replay. Each brings its
     replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
     connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection."""
-    if int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS:  # type: ignore[index]
-        return None
+    big = int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS  # type: ignore[index]
     by_name = {s.name: s for s in steps}
 
     def sections(*names: str) -> Callable[[duckdb.DuckDBPyConnection], object]:
@@ -124,6 +123,8 @@ def _beside(
 
         return run
 
+    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
+        return {"boundaries": sections("threshold")}
     return {"boundaries": sections("threshold"), "stalls": sections("stalls")}
 
 
