@@ -9,8 +9,10 @@ file (--db, default a temporary file: as a user's database is; --db :memory: for
 then times:
 the labels, then the turn boundaries and the stall replay at once on two connections as `report` runs them
 on a first replay (stallscan.replay.together; one after the other on one CPU or with a checkout from before
-it), a 1,000-threshold sweep with 1,000 session-bootstrap resamples, and the same sweep at a single
-threshold. Prints events/s and the sweep's cost ratio
+it), with a 1,000-threshold sweep with 1,000 session-bootstrap resamples on the turn-boundary replay's
+connection as soon as that replay ends, beside the stall replay, as `report` runs its threshold section's sweep
+(stallscan.report.build._beside; --sweep-after: after both replays, the way before), then the same sweep
+alone and at a single threshold (the ratio's two figures). Prints events/s and the sweep's cost ratio
 1,000 thresholds : 1 threshold (target: about 1.5x or less).
 
 The 1,000 x 1,000 sweep bins the rows itself (its grid is not the report's, so it does not read
