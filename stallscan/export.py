@@ -320,6 +320,13 @@ def connect_parquet(
         "FROM turn_boundaries b LEFT JOIN (SELECT event_id, seq FROM events WHERE role = 'assistant') p "
         "ON p.event_id = b.prev_event_id"
     )
+    # (likewise turns_by_seq, the view the readers of turns read that read neither event id: the turn's delivered
+    # reply as its seq in the session; queries/replay/stall_turns_by_seq_view.sql)
+    con.execute(
+        "CREATE OR REPLACE TABLE turns_by_seq AS SELECT t.* EXCLUDE (start_event_id, delivered_event_id), "
+        "d.seq AS delivered_seq FROM turns t "
+        "LEFT JOIN (SELECT event_id, seq FROM events WHERE role = 'assistant') d ON d.event_id = t.delivered_event_id"
+    )
     for t in ("files", "skipped", "rejects"):
         if _parquet_files(root / t):
             con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet($p)", {"p": _glob(root / t)})

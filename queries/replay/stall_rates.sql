@@ -1,8 +1,8 @@
 -- Silent plan-as-answer endings (and all plan endings: silent + exhausted) per 1,000 turns with a reply,
--- by harness (source_format), by model and by provider. Input: turns, stall_scope.
+-- by harness (source_format), by model and by provider. Input: turns_by_seq, stall_scope.
 WITH t AS (
     SELECT source_format, coalesce(model, 'unknown') AS model, provider, outcome
-    FROM turns WHERE n_rounds > 0 AND session_id IN (SELECT session_id FROM stall_scope)
+    FROM turns_by_seq WHERE n_rounds > 0 AND session_id IN (SELECT session_id FROM stall_scope)
 ), d AS (
     SELECT 'harness' AS dimension, source_format AS key, outcome FROM t
     UNION ALL SELECT 'model', model, outcome FROM t

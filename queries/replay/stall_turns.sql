@@ -1,7 +1,7 @@
 -- One row per turn (our numbering: 0 = before the first human message, then one per human turn start):
 -- span, rounds, tool calls, stalls, the delivered (last) round and the turn's outcome.
 -- Input: stall_turn_span (per turn, from the scan: its span, replies and tool calls, and the rowids of its start, last
--- reply and last replies that name a model / a finish reason), events (those rows' session, harness, ids, model and
+-- reply and last replies that name a model / a finish reason), events (those rows' session, harness, the last reply's seq, model and
 -- finish), rounds_core (the last reply's round kind and provider: its row marked last_in_turn, bit 25 of its codes), stall_walk (the
 -- rounds of turns with a stall, with outcomes and nudges: the stalls and nudged stalls are counted there, every
 -- stall is in it; the delivered round found by its seq). No aggregate over every reply: the GROUP BY of rounds_core
@@ -11,25 +11,25 @@
 -- reply's, read from `earlier`, the few rows where they differ (none in the generated data). One join of every turn
 -- with its last reply and two with those few rows, not three with every turn's three rowids: at 10M generated events,
 -- one thread, 2.43-2.53 -> 2.09-2.21 CPU s.
--- The two event ids are stored uncompressed: a different 32-character id on every row gains little from DuckDB's
--- dictionary / FSST compression, whose analysis cost about six times the plain write (at 2M generated events
--- 0.17-0.20 against 0.03 CPU s a column, 250,048 turns).
+-- No event id is stored: the turn's start is its event at start_seq (turns 1 on; turn 0 has no start) and its
+-- delivered reply the event at delivered_seq, both in the session (seq is unique in a session); the view `turns`
+-- (queries/replay/stall_turns_view.sql) joins their ids back, and every reader that needs neither reads
+-- turns_by_seq (stall_turns_by_seq_view.sql). The two ids, fetched from the events and stored uncompressed, were a
+-- fifth of this statement: at 10M generated events, one thread, 2.10-2.56 -> 1.72-1.88 CPU s
+-- (docs/replay-scan.md, "stall22").
 CREATE OR REPLACE TABLE turns_core (
-    session_id VARCHAR, turn_id INTEGER, model VARCHAR,
-    start_event_id VARCHAR USING COMPRESSION uncompressed, start_seq INTEGER, end_seq INTEGER,
+    session_id VARCHAR, turn_id INTEGER, model VARCHAR, start_seq INTEGER, end_seq INTEGER,
     ts_start TIMESTAMP WITH TIME ZONE, ts_end TIMESTAMP WITH TIME ZONE, n_rounds INTEGER, n_tool_calls INTEGER,
-    n_stalls INTEGER, n_nudged INTEGER, delivered_event_id VARCHAR USING COMPRESSION uncompressed,
-    codes BIGINT, uncoded VARCHAR
+    n_stalls INTEGER, n_nudged INTEGER, delivered_seq INTEGER, codes BIGINT, uncoded VARCHAR
 );
 
 INSERT INTO turns_core
-WITH ev AS (    -- the turn's session, harness and start's id from its start row (turn 0: its first row), by rowid
-    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format,
-           CASE WHEN t.started THEN e.event_id END AS start_event_id, t.start_seq, t.end_seq, t.ts_start, t.ts_end,
+WITH ev AS (    -- the turn's session and harness from its start row (turn 0: its first row), by rowid
+    SELECT e.session_id, t.turn_id::INTEGER AS turn_id, e.source_format, t.start_seq, t.end_seq, t.ts_start, t.ts_end,
            t.n_rounds, t.n_tool_calls, t.last_rid, t.model_rid, t.finish_rid
     FROM events e JOIN stall_turn_span t ON e.rowid = t.first_rid
 ), ids AS (     -- the turns' last replies, by rowid
-    SELECT e.rowid AS rid, e.event_id, e.model, e.finish_reason
+    SELECT e.rowid AS rid, e.seq, e.model, e.finish_reason
     FROM events e SEMI JOIN stall_turn_span k ON e.rowid = k.last_rid
 ), earlier AS ( -- the turns' last replies that name a model / a finish reason where the last reply does not
     SELECT e.rowid AS rid, e.model, e.finish_reason
@@ -49,8 +49,8 @@ WITH ev AS (    -- the turn's session, harness and start's id from its start row
            count(*) FILTER (WHERE is_stall AND nudge_id IS NOT NULL) AS n_nudged
     FROM stall_walk GROUP BY ALL
 )
-SELECT session_id, turn_id, model, start_event_id, start_seq, end_seq, ts_start, ts_end, n_rounds, n_tool_calls,
-       n_stalls, n_nudged, delivered_event_id,
+SELECT session_id, turn_id, model, start_seq, end_seq, ts_start, ts_end, n_rounds, n_tool_calls,
+       n_stalls, n_nudged, delivered_seq,
        coalesce(c_source_format, 0)::BIGINT | (coalesce(c_provider, 0)::BIGINT << 8)
            | (coalesce(c_round_kind, 0)::BIGINT << 16) | (coalesce(c_finish, 0)::BIGINT << 24)
            | (coalesce(c_outcome, 0)::BIGINT << 32) AS codes,
@@ -72,9 +72,9 @@ SELECT ev.session_id, ev.turn_id, ev.source_format, coalesce(lr.model, lm.model)
        -- (no reply: 'unknown', code 1)
        CASE WHEN k.c_provider IS NULL THEN 1 WHEN k.c_provider > 0 THEN k.c_provider END AS c_provider,
        coalesce(k.provider, 'unknown') AS provider,
-       ev.start_event_id, ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end, ev.n_rounds, ev.n_tool_calls,
+       ev.start_seq, ev.end_seq, ev.ts_start, ev.ts_end, ev.n_rounds, ev.n_tool_calls,
        coalesce(w.n_stalls, 0)::INTEGER AS n_stalls, coalesce(w.n_nudged, 0)::INTEGER AS n_nudged,
-       lr.event_id AS delivered_event_id, nullif(k.c_round_kind, 0) AS c_round_kind, k.round_kind,
+       lr.seq AS delivered_seq, nullif(k.c_round_kind, 0) AS c_round_kind, k.round_kind,
        coalesce(lr.finish_reason, lf.finish_reason) AS delivered_finish,
        list_position(['stop', 'tool_calls', 'length', 'end_turn', 'tool_use', 'max_tokens', 'stop_sequence',
                       'content_filter', 'STOP', 'MAX_TOKENS'], coalesce(lr.finish_reason, lf.finish_reason))::UTINYINT

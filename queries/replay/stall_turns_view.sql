@@ -1,26 +1,13 @@
--- The view `turns`: turns_core (queries/replay/stall_turns.sql) with its codes as the strings they stand for, in
--- the column order and types of the table the view replaced. Plain SQL (no stallscan macro), so the view reads in
--- any DuckDB that opens the database. The codes are a byte each of `codes` (0: NULL, or a value no list holds, then
--- read from `uncoded`): source_format in bits 0-7, provider 8-15, delivered_round_kind 16-23, delivered_finish
--- 24-31, outcome 32-39; the lists are stall_turns.sql's (tests/functional/test_rounds_codes.py holds them equal).
+-- The view `turns`: turns_by_seq (queries/replay/stall_turns_by_seq_view.sql) with the ids of the turn's start (its
+-- event at start_seq, turns 1 on; turn 0 has no start) and of its delivered reply (the event at delivered_seq), in
+-- the column order and types of the table the view replaced. seq is unique in a session (ingest numbers it), so
+-- each LEFT JOIN finds at most one event. Readers that need neither id read turns_by_seq: this view's joins read
+-- the events (about a second at 10M events).
 CREATE OR REPLACE VIEW turns AS
-SELECT session_id, turn_id,
-       coalesce(['claude_code', 'codex', 'openai_chat', 'cline_api', 'cline_ui', 'gemini_cli', 'gemini_cli_json',
-                 'gemini_cli_history', 'copilot_cli', 'openhands', 'swe_agent', 'hermes_traj', 'aider',
-                 'aider_input', 'opencode', 'opencode_run', 'stallscan_guard', 'otlp', 'otlp_doc',
-                 'phoenix_spans', 'litellm'][nullif(codes & 255, 0)], uncoded ->> 'source_format') AS source_format,
-       model,
-       coalesce(['unknown', 'anthropic', 'openai', 'google', 'qwen', 'nvidia', 'deepseek', 'meta'][
-                    nullif((codes >> 8) & 255, 0)], uncoded ->> 'provider') AS provider,
-       start_event_id, start_seq, end_seq, ts_start, ts_end, n_rounds, n_tool_calls, n_stalls, n_nudged,
-       delivered_event_id,
-       coalesce(['tool_round', 'final', 'dropped_tool_call', 'no_tool', 'narrated_intent', 'empty', 'truncated',
-                 'cancelled', 'failed'][nullif((codes >> 16) & 255, 0)], uncoded ->> 'delivered_round_kind')
-           AS delivered_round_kind,
-       coalesce(['stop', 'tool_calls', 'length', 'end_turn', 'tool_use', 'max_tokens', 'stop_sequence',
-                 'content_filter', 'STOP', 'MAX_TOKENS'][nullif((codes >> 24) & 255, 0)], uncoded ->> 'delivered_finish')
-           AS delivered_finish,
-       coalesce(['answered', 'open', 'no_reply', 'silent_plan_as_answer', 'exhausted', 'abandoned', 'recovered',
-                 'empty', 'truncated', 'cancelled', 'failed'][nullif((codes >> 32) & 255, 0)], uncoded ->> 'outcome')
-           AS outcome
-FROM turns_core;
+SELECT t.session_id, t.turn_id, t.source_format, t.model, t.provider,
+       CASE WHEN t.turn_id > 0 THEN s.event_id END AS start_event_id, t.start_seq, t.end_seq, t.ts_start, t.ts_end,
+       t.n_rounds, t.n_tool_calls, t.n_stalls, t.n_nudged, d.event_id AS delivered_event_id, t.delivered_round_kind,
+       t.delivered_finish, t.outcome
+FROM turns_by_seq t
+LEFT JOIN events s ON s.session_id = t.session_id AND s.seq = t.start_seq
+LEFT JOIN events d ON d.session_id = t.session_id AND d.seq = t.delivered_seq;

@@ -2,7 +2,7 @@
 -- replay's unit, started by a human-origin record), silent plan-as-answer endings (of those turns), requests
 -- (user-role records that start a request: human prompts, human actions in an automatic envelope, automatic
 -- prompts, tool results) and misread (of those requests, the ones the router reads wrong), so misread <= requests.
--- Inputs: events, turns (replay/stall_*), turn_boundaries (replay/turn_boundaries).
+-- Inputs: events, turns_by_seq (replay/stall_*), turn_boundaries (replay/turn_boundaries).
 WITH ev AS (
     SELECT session_id, any_value(source_format) AS harness, min(ts) AS start, max(coalesce(ts_end, ts)) AS last,
            count(*) AS events,
@@ -12,7 +12,7 @@ WITH ev AS (
     SELECT session_id, count(*) AS turns,
            count(*) FILTER (WHERE outcome = 'silent_plan_as_answer') AS silent,
            count(*) FILTER (WHERE outcome = 'exhausted') AS exhausted
-    FROM turns GROUP BY session_id
+    FROM turns_by_seq GROUP BY session_id
 ), b AS (
     SELECT session_id, count(*) FILTER (WHERE starts_request) AS requests,
            count(*) FILTER (WHERE starts_request AND error IN ('auto_as_human', 'human_as_auto')) AS misread

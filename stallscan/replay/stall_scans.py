@@ -2,7 +2,7 @@
 
   turn_numbers(con): the temp tables `stall_scan` (per looked-up event: its turn, its turn's last reply so far),
       `stall_replies` (per reply: its turn, its place in it, ...) and
-      `stall_turn_span` (per turn: its span, replies, and the rowids `turns` reads its ids, model and finish by);
+      `stall_turn_span` (per turn: its span, replies, and the rowids `turns` reads its harness, last reply's seq, model and finish by);
   walk(con): the temp table `stall_walk_scan`, the bounded re-prompt walk over the turns that hold a stall.
 
 queries/replay/stall_rounds_prep.sql, stall_turns.sql and stall_replay.sql read them.
@@ -30,7 +30,7 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
     (stallscan/replay/scan.py) over batches of whole sessions (scan_batches.scan_into). And the temp table
     `stall_turn_span`, one row per turn (a session's rows from a turn start, or from its first row, to the next
     turn start): the rowid of its start (first_rid; turn 0, before the session's first turn
-    start, has none: its first row in storage order), whether it has one (started), the rowids of its last reply,
+    start, has none: its first row in storage order), the rowids of its last reply,
     of its last reply that names a model and of its last that names a finish reason (last_rid, model_rid,
     finish_rid; -1: none), its replies and their tool calls (n_rounds, n_tool_calls), its first and last seq and
     its first and last time (the rows' least ts and greatest ts_end else ts; NULL when no row has one)."""
@@ -110,7 +110,6 @@ def turn_numbers(con: duckdb.DuckDBPyConnection) -> None:
         span = {
             "turn_id": turn_id,
             "first_rid": first_rid,
-            "started": started,
             "last_rid": last_rid(None),
             "model_rid": last_rid((rinfo & 1) > 0),
             "finish_rid": last_rid((rinfo & 2) > 0),

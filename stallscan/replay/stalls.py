@@ -85,7 +85,8 @@ def replay_stalls(
         "stalls",
         inputs,
         lambda c: _compute(c, retry_bound, narrated_bound, used),
-        # (rounds_narrow, rounds: views over them and events; turns: a view over turns_core)
+        # (rounds_narrow, rounds: views over them and events; turns_by_seq: a view over turns_core, turns over it and
+        # events)
         ROUND_TABLES + ("stalls", "turns_core"),
         upstream=upstream,
     )
@@ -103,13 +104,15 @@ def replay_stalls(
 
 def _rounds_views(con: duckdb.DuckDBPyConnection, replayed: bool) -> None:
     """The views `rounds_narrow` (queries/replay/stall_rounds_narrow_view.sql), `rounds`
-    (queries/replay/stall_rounds_view.sql) and `turns` (queries/replay/stall_turns_view.sql) in the current schema,
+    (queries/replay/stall_rounds_view.sql), `turns_by_seq` (queries/replay/stall_turns_by_seq_view.sql) and `turns`
+    (queries/replay/stall_turns_view.sql) in the current schema,
     made anew after a replay wrote the tables and else only when missing: a database written before a view holds a
     table of its name (rounds, rounds_narrow, turns), dropped first. Nothing written when a reused replay finds
     every view (it leaves the database as it was)."""
     for name, query in (
         ("rounds_narrow", "replay/stall_rounds_narrow_view"),
         ("rounds", "replay/stall_rounds_view"),
+        ("turns_by_seq", "replay/stall_turns_by_seq_view"),
         ("turns", "replay/stall_turns_view"),
     ):
         kinds = {
@@ -239,7 +242,7 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def _scope(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """Temp view `stall_scope`: the report's scope_sessions when scoped, else every replayed session."""
-    src = "scope_sessions" if scoped else "turns"
+    src = "scope_sessions" if scoped else "turns_by_seq"
     con.execute(f"CREATE OR REPLACE TEMP VIEW stall_scope AS SELECT DISTINCT session_id FROM {src}")
 
 

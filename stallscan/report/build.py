@@ -123,8 +123,10 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, early: dict[str, An
 
 # a first report of at most this many events derives each replay's summaries, and the threshold section, on
 # that replay's cursor beside the other replay (stallscan.replay.together: each on a CPU of its own); above it
-# they run after both replays, as before: pipeline15 measured sweep_bins derived beside the 10M stall replay
-# taking the peak RSS over 2 GB (docs/benchmarks.md, "first16": the 311 MB tree's figures)
+# the threshold section alone (its sweep, sweep_bins, the boundary cells) runs so, right after the turn-boundary
+# replay, which at 10M events ends about 2 s before the stall replay (docs/replay-scan.md, "stall22": the 10M
+# report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
+# and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
 
 
@@ -133,11 +135,11 @@ def _beside(
 ) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
     """What runs after each replay on its cursor (replay_together's `after`): the data of the sections that
     read that replay's tables only (kept in `early`: the loop takes it as the section's), the threshold
-    section's sweep after the turn boundaries, the stalls section after the stall replay. Each brings its
+    section's sweep after the turn boundaries, the stalls section after the stall replay (above
+    BESIDE_MAX_EVENTS events the threshold section's only: the stall replay is the longer). Each brings its
     replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
     connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection."""
-    if int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS:  # type: ignore[index]
-        return None
+    big = int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS  # type: ignore[index]
     by_name = {s.name: s for s in steps}
 
     def sections(*names: str) -> Callable[[duckdb.DuckDBPyConnection], object]:
@@ -149,6 +151,8 @@ def _beside(
 
         return run
 
+    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
+        return {"boundaries": sections("threshold")}
     return {"boundaries": sections("threshold"), "stalls": sections("stalls")}
 
 

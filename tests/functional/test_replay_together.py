@@ -92,9 +92,9 @@ SUMMARIES = ("boundary_cells", "boundary_misreads", "round_cells", "turn_cells",
 
 @pytest.mark.parametrize("corpus", ["sample", "real"])
 def test_sections_collected_beside_the_replays_equal_those_collected_after(corpus, tmp_path, monkeypatch, request):
-    """A first report collects the threshold and stalls sections on the replays' cursors (report.build._beside):
-    the same data, summaries and stored bootstrap sums as a report that collects every section after both
-    replays (BESIDE_MAX_EVENTS below the corpus: the larger corpora's way)."""
+    """A first report collects the threshold and stalls sections on the replays' cursors (report.build._beside),
+    above BESIDE_MAX_EVENTS events the threshold section only: the same data, summaries and stored bootstrap sums
+    as a report that collects every section after both replays (_beside answering nothing)."""
     from stallscan.report import build
     from stallscan.report.registry import ReportOptions, sections
 
@@ -111,20 +111,25 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
             return collect(c, o)
 
         monkeypatch.setattr(s, "collect", on)
-    monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", -1)
-    after = build.build_report(one, ReportOptions(bootstrap=50))
+    with monkeypatch.context() as m:
+        m.setattr(build, "_beside", lambda *a: None)
+        after = build.build_report(one, ReportOptions(bootstrap=50))
     assert all(t == "MainThread" for _, t in collected)
-    collected.clear()
-    monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 1_000_000)
-    beside = build.build_report(two, ReportOptions(bootstrap=50))
-    assert dict(collected) == {
-        "corpus": "MainThread",
-        "boundaries": "MainThread",
-        "threshold": "stallscan-boundaries",
-        "stalls": "stallscan-stalls",
-        "guard": "MainThread",
-    }
-    assert beside == after
-    for t in (*SUMMARIES, "sweep_boot"):
-        assert fingerprint(two, t) == fingerprint(one, t), t
+    shutil.copy(request.getfixturevalue("sample_ingested_file" if corpus == "sample" else "real_ingested_file"),
+                tmp_path / "three.duckdb")  # fmt: skip
+    three = connect(str(tmp_path / "three.duckdb"))
+    for con, limit, stalls_on in ((two, 1_000_000, "stallscan-stalls"), (three, -1, "MainThread")):
+        collected.clear()
+        monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", limit)
+        beside = build.build_report(con, ReportOptions(bootstrap=50))
+        assert dict(collected) == {
+            "corpus": "MainThread",
+            "boundaries": "MainThread",
+            "threshold": "stallscan-boundaries",  # (at any size: the stall replay outlasts the boundaries')
+            "stalls": stalls_on,
+            "guard": "MainThread",
+        }
+        assert beside == after
+        for t in (*SUMMARIES, "sweep_boot"):
+            assert fingerprint(con, t) == fingerprint(one, t), t
     assert fingerprint(one, "sweep_boot")[0] > 0

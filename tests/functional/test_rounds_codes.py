@@ -24,7 +24,7 @@ READERS = {
     "replay/stall_rounds_narrow_view.sql": "rk sf pv",
     "replay/stall_replay.sql": "rk sf pv",
     "replay/stall_turns.sql": "rk sf fin out",
-    "replay/stall_turns_view.sql": "rk sf pv fin out",
+    "replay/stall_turns_by_seq_view.sql": "rk sf pv fin out",
     "report/cells_rounds.sql": "rk sf",
     "report/session_timeline.sql": "rk",
 }
