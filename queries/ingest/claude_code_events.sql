@@ -162,6 +162,11 @@ WHERE typ = 'assistant';
 -- The assistant replies as a table, not a branch of the view: batch_keys.sql and the INSERT both read
 -- fmt_events, and as a branch the replies' GROUP BY ran in each (first18: ~0.1 CPU s over TREE a second time).
 -- cc_runs holds the assistant lines that are events, so its join with cc is the view's `ev` of them.
+-- Its hash table must be built on cc_runs (narrow), as written: in a big ingest cc is an Arrow table (parse_batch.Held)
+-- whose row estimate is about 0, and the optimizer built the hash table on cc, copying every line's texts, calls and
+-- block types into it (ing22: the join 0.17 of the statement's 0.47 s operator time in a 64 MB batch).
+SET disabled_optimizers = 'join_order,build_side_probe_side';
+
 CREATE OR REPLACE TEMP TABLE cc_reply AS
 -- Assistant lines merged per API message (message.id); a line without id is its own reply. The lines'
 -- texts, calls and block types are gathered in one unordered list and put in line order afterwards
@@ -195,6 +200,8 @@ FROM cc JOIN cc_runs USING (fid, line)
 -- them two replies (a reused id after the next prompt is another reply); a chunked or resumed read,
 -- which sees only the open reply, merges the same lines.
 GROUP BY fid, session_id, run_key);
+
+RESET disabled_optimizers;
 
 CREATE OR REPLACE TEMP VIEW fmt_events AS
 -- (NOT MATERIALIZED: DuckDB would otherwise copy every event line's columns, texts included, into a CTE
