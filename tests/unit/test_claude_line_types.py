@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,8 @@ from stallscan.ingest import batch
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 
-S = {"sessionId": "s1", "version": "2.1.39"}
-LINES = [
+S: dict[str, Any] = {"sessionId": "s1", "version": "2.1.39"}
+LINES: list[dict[str, Any]] = [
     {
         "type": "user",
         "uuid": "u1",
