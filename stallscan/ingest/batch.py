@@ -230,7 +230,8 @@ def _ingest_batch(
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
     staged = pa.concat_tables(tables) if tables else stage.empty
     text = _as_text(staged)
-    stage.table = pa.Table.from_batches((text or staged).to_batches(max_chunksize=STAGE_ROWS), (text or staged).schema)
+    lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
+    stage.table = pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema)
     con.register(
         "_batch_files",
         arrow.table(
