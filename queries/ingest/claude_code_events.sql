@@ -162,6 +162,11 @@ WHERE typ = 'assistant';
 -- The assistant replies as a table, not a branch of the view: batch_keys.sql and the INSERT both read
 -- fmt_events, and as a branch the replies' GROUP BY ran in each (first18: ~0.1 CPU s over TREE a second time).
 -- cc_runs holds the assistant lines that are events, so its join with cc is the view's `ev` of them.
+-- Its hash table must be built on cc_runs (narrow), as written: in a big ingest cc is an Arrow table (parse_batch.Held)
+-- whose row estimate is about 0, and the optimizer built the hash table on cc, copying every line's texts, calls and
+-- block types into it (ing22: the join 0.17 of the statement's 0.47 s operator time in a 64 MB batch).
+SET disabled_optimizers = 'join_order,build_side_probe_side';
+
 CREATE OR REPLACE TEMP TABLE cc_reply AS
 -- Assistant lines merged per API message (message.id); a line without id is its own reply. The lines'
 -- texts, calls and block types are gathered in one unordered list and put in line order afterwards
@@ -196,39 +201,37 @@ FROM cc JOIN cc_runs USING (fid, line)
 -- which sees only the open reply, merges the same lines.
 GROUP BY fid, session_id, run_key);
 
+RESET disabled_optimizers;
+
 CREATE OR REPLACE TEMP VIEW fmt_events AS
--- (NOT MATERIALIZED: DuckDB would otherwise copy every event line's columns, texts included, into a CTE
--- buffer before the four branches read it; inlined, each branch scans cc for its own lines: 1.06-1.12 s
--- CPU instead of 1.29-1.43 s for the whole view over a 210 MB batch)
-WITH ev AS NOT MATERIALIZED (SELECT c.* FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
--- user lines: prompts, harness-written text, tool results
+-- The user lines (prompts, harness-written text, tool results), the queue-operation enqueues (text a person typed
+-- while the agent was busy) and the system lines (turn_duration / stop_hook_summary / compact_boundary /
+-- local_command ...) in one pass over cc's event lines, each column by the line's type. As three UNION ALL branches
+-- over one `ev` CTE, DuckDB materialised the CTE (`NOT MATERIALIZED` notwithstanding: the INSERT's plan showed it),
+-- copying every event line's columns, texts included, before the branches read them (ing22: the CTE 0.09-0.24 s of
+-- a 64 MB batch's INSERT). cc_compact and cc_arr hold user lines only, so their joins leave the other types alone.
 SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, ts AS ts_end,
-       'per_message' AS ts_quality, 'user' AS role,
-       CASE WHEN n_results > 0 THEN 'tool_result' ELSE 'message' END AS kind,
-       CASE WHEN a.line IS NULL THEN ev.text ELSE a.text END AS text,
+       'per_message' AS ts_quality, CASE WHEN typ = 'system' THEN 'system' ELSE 'user' END AS role,
+       CASE typ WHEN 'user' THEN CASE WHEN n_results > 0 THEN 'tool_result' ELSE 'message' END
+                WHEN 'queue-operation' THEN 'queued_input'
+                ELSE CASE subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction'
+                                  ELSE 'system' END END AS kind,
+       CASE WHEN a.line IS NULL THEN c.text ELSE a.text END AS text,
        []::STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[] AS tool_calls,
-       result_id AS tool_call_id,
-       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, msg_id AS message_id,
+       CASE WHEN typ = 'user' THEN result_id END AS tool_call_id,
+       NULL::VARCHAR AS finish_reason, NULL::VARCHAR AS initiator, CASE WHEN typ = 'user' THEN msg_id END AS message_id,
        uuid AS record_id, parent_uuid AS parent_id, NULL::VARCHAR AS turn_id, NULL::VARCHAR AS model,
        is_sidechain, NULL::BIGINT AS tokens_in, NULL::BIGINT AS tokens_out,
-       json_object('isMeta', is_meta, 'isCompactSummary', is_compact, 'agentId', agent_id,
-                   'permissionMode', permission_mode, 'version', version, 'is_error', result_is_error,
-                   'sourceToolAssistantUUID', source_tool_uuid,
-                   'content_is_string', content_is_string, 'compact_trigger', k.summary_trigger) AS meta
-FROM ev LEFT JOIN cc_compact k USING (fid, line) LEFT JOIN cc_arr a USING (fid, line) WHERE typ = 'user'
-UNION ALL
--- queue-operation enqueue: text a person typed while the agent was busy
-SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'user', 'queued_input',
-       text, [], NULL, NULL, NULL, NULL, uuid, parent_uuid, NULL, NULL, is_sidechain, NULL, NULL,
-       json_object('operation', operation, 'isMeta', is_meta, 'version', version)
-FROM ev WHERE typ = 'queue-operation'
-UNION ALL
--- system lines: turn_duration / stop_hook_summary / compact_boundary / local_command ...
-SELECT fid, line, line, 0, 1, session_id, ts, ts, 'per_message', 'system',
-       CASE subtype WHEN 'turn_duration' THEN 'turn_end' WHEN 'compact_boundary' THEN 'compaction' ELSE 'system' END,
-       text, [], NULL, NULL, NULL, NULL, uuid, parent_uuid, NULL, NULL, is_sidechain, NULL, NULL,
-       json_object('subtype', subtype, 'isMeta', is_meta, 'version', version, 'compact_trigger', boundary_trigger)
-FROM ev WHERE typ = 'system'
+       CASE typ WHEN 'user' THEN json_object('isMeta', is_meta, 'isCompactSummary', is_compact, 'agentId', agent_id,
+                                             'permissionMode', permission_mode, 'version', version,
+                                             'is_error', result_is_error, 'sourceToolAssistantUUID', source_tool_uuid,
+                                             'content_is_string', content_is_string,
+                                             'compact_trigger', k.summary_trigger)
+                WHEN 'queue-operation' THEN json_object('operation', operation, 'isMeta', is_meta, 'version', version)
+                ELSE json_object('subtype', subtype, 'isMeta', is_meta, 'version', version,
+                                 'compact_trigger', boundary_trigger) END AS meta
+FROM cc c JOIN fmt_fates f USING (fid, line) LEFT JOIN cc_compact k USING (fid, line) LEFT JOIN cc_arr a USING (fid, line)
+WHERE f.fate = 'event' AND typ IN ('user', 'queue-operation', 'system')
 UNION ALL
 -- assistant replies (cc_reply above: one per API message)
 SELECT * FROM cc_reply;

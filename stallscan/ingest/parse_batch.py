@@ -62,13 +62,15 @@ class Held:
         self.holders.clear()
 
 
-def parse_batch(con: duckdb.DuckDBPyConnection, fmt: str, longest: int, held: Held | None = None) -> None:
+def parse_batch(
+    con: duckdb.DuckDBPyConnection, fmt: str, longest: int, held: Held | None = None, text: bool = False
+) -> None:
     """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
     Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
     (a reject) instead of raising, which would abort the transaction. `held`: where the format's held tables
-    go (None: they are temp tables)."""
+    go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text)."""
     with _room_for_long_lines(con, longest):
-        sql.run(con, "ingest/stage_lines")
+        sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")
         views, parsed = cast(
             "tuple[Any, ...]", con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchone()
         )

@@ -43,6 +43,11 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     # ... and one OTLP export pretty-printed as a whole file (the otlp samples hold one export a line)
     first = (SAMPLES / "otlp" / "genai_span_events.jsonl").read_text(encoding="utf-8").splitlines()[0]
     (logs / "export.json").write_text(json.dumps(json.loads(first), indent=2), encoding="utf-8")
+    # ... and a Claude Code transcript with a line that is not UTF-8 (its batch is decoded line by line:
+    # ingest/stage_lines; every other batch is staged as Arrow strings, ingest/stage_lines_text)
+    bad = logs / "claude-code" / "invalid-utf8.jsonl"
+    good = (SAMPLES / "claude-code" / "session.jsonl").read_bytes().splitlines()[0]
+    bad.write_bytes(good + b"\n" + b'{"type":"user","x":"\xff"}\n')
     db = str(tmp_path / "s.duckdb")
     runner = CliRunner()
 
