@@ -12,10 +12,10 @@ read in turn (tests/unit/test_read_ahead.py).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import duckdb
 
@@ -78,13 +78,37 @@ def read_batch(
     return out
 
 
+class _Reading:
+    """A batch read on a thread of its own (not concurrent.futures: its import, with logging's, would cost a small
+    run's start-up milliseconds though a small run never reads ahead)."""
+
+    def __init__(self, *args: Any) -> None:
+        self.out: list[Read] = []
+        self.exc: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=args, name="stallscan-read")
+        self.thread.start()
+
+    def _run(self, *args: Any) -> None:
+        try:
+            self.out = read_batch(*args)
+        except BaseException as exc:  # re-raised in the ingest's thread by result()
+            self.exc = exc
+
+    def result(self) -> list[Read]:
+        self.thread.join()
+        if self.exc is not None:
+            raise self.exc
+        return self.out
+
+
 class ReadAhead:
     """A pass's batches as read. The first is read in its turn; each next one on a worker thread from the moment
     the batch before has been parsed (`start_next`: the parse statement keeps both CPUs busy, the steps after it
     fewer). Two arenas take turns: a batch's lines stay staged until its last statement while the next batch is
-    read into the other (a batch read in its turn reuses the arena of the batch before: no second arena). A batch with a file that may be one JSON array is read in its turn (`read_array` runs
-    on the connection). Only within a pass: a big file's next chunk starts where the flush after the pass leaves
-    its `files` row. `close` waits for a read under way (a failed batch: its arena must not go while read)."""
+    read into the other (a batch read in its turn reuses the arena of the batch before: no second arena). A
+    batch with a file that may be one JSON array is read in its turn (`read_array` runs on the connection). Only
+    within a pass: a big file's next chunk starts where the flush after the pass leaves its `files` row. `close`
+    waits for a read under way (a failed batch: its arena must not go while read)."""
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], size: int
@@ -92,8 +116,7 @@ class ReadAhead:
         self.con, self.arenas, self.batches, self.size = con, arenas, batches, size
         self.i = -1  # the batch taken last
         self.k = 0  # the arena its lines are in (a batch read in its turn reuses it: the second is for reads ahead)
-        self.pool: ThreadPoolExecutor | None = None
-        self.ahead: Future[list[Read]] | None = None
+        self.ahead: _Reading | None = None
 
     def __iter__(self) -> Iterator[list[Read]]:
         for i, batch in enumerate(self.batches):
@@ -110,9 +133,8 @@ class ReadAhead:
         """Read the batch after the one taken last on the worker thread, unless there is none."""
         i = self.i + 1
         if i < len(self.batches) and self.ahead is None and not any(p.array for p in self.batches[i]):
-            self.pool = self.pool or ThreadPoolExecutor(1, thread_name_prefix="stallscan-read")
-            self.ahead = self.pool.submit(read_batch, None, self.arenas[1 - self.k], self.batches[i], self.size)
+            self.ahead = _Reading(None, self.arenas[1 - self.k], self.batches[i], self.size)
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.ahead is not None:  # (its error, if any, is not the one to report: the batch's that stopped us is)
+            self.ahead.thread.join()

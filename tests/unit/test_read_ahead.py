@@ -117,3 +117,20 @@ def test_a_file_gone_before_its_batch_is_read_ahead_is_unreadable(tmp_path, logs
     rows = _rows(str(tmp_path / "a.duckdb"))
     assert str(gone) not in {r[0] for r in rows["files"]}
     assert any(r[0] == str(logs / "claude-code" / "copy0.jsonl") for r in rows["files"])
+
+
+def test_an_error_in_a_batch_read_ahead_stops_the_ingest_with_nothing_written(tmp_path, logs, monkeypatch):
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 3000)
+    read = read_ahead.read_batch
+
+    def fails_beside(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("disk on fire")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(read_ahead, "read_batch", fails_beside)
+    db = str(tmp_path / "a.duckdb")
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        _ingest(db, [str(logs)])
+    rows = _rows(db)
+    assert rows["events"] == [] and rows["files"] == []  # (the transaction rolled back)
