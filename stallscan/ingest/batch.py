@@ -13,11 +13,11 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest import tx as txn
-from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.parse_batch import Held, parse_batch
-from stallscan.ingest.plan import FilePlan, file_stem, has_companion, read_errors, why_unreadable
-from stallscan.ingest.reader import Arena, ReadState, iter_lines, read_array, read_whole
+from stallscan.ingest.plan import FilePlan, file_stem, has_companion
+from stallscan.ingest.read_ahead import Read, ReadAhead
+from stallscan.ingest.reader import Arena, ReadState
 from stallscan.store import arrow, sql
 
 if TYPE_CHECKING:
@@ -34,10 +34,6 @@ COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 # batches' tables in memory, as many faults as before (docs/benchmarks.md "ing21")
 HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 512 * 1024 * 1024)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
-# a big file's chunk (bytes read a pass) stays 64 MB while a batch of files holds up to `batch_bytes` (128 MB): on
-# one 1 GB file 128 MB chunks took more CPU (bench_ingest.py, fastest of 2: 14.15 s against 13.66; docs/benchmarks.md
-# "first18"); fewer batches pay off where many small files share them
-CHUNK_BYTES = 64 * 1024 * 1024
 
 
 def _longest(raw: pa.ChunkedArray) -> int:
@@ -66,7 +62,7 @@ def run_batches(
     batch_bytes: int,
     small: bool = False,
 ) -> bool:
-    """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
+    """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and read_ahead.CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
     Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
@@ -77,7 +73,7 @@ def run_batches(
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
-    arena = Arena()
+    arenas = (Arena(), Arena())  # a batch's lines and the next batch's, read ahead (ingest/read_ahead.py), in turn
     held = Held(con)
     hold = held if total >= HOLD_FROM else None  # (the parse's large per-batch tables as Arrow: parse_batch.Held)
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
@@ -92,18 +88,20 @@ def run_batches(
         tx = txn.start(con)
         while plans:
             continued: list[FilePlan] = []
-            for batch in _batches(plans, batch_bytes):
-                nbytes, nrows = _ingest_batch(con, stage, arena, batch, res, touched, continued, tx, batch_bytes, hold)
-                done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
-                if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
-                    tx = txn.flush(con, tx)
-                    with sql.timed("COMMIT"):
-                        con.execute("COMMIT")
-                    failpoint.hit()
-                    con.execute("BEGIN TRANSACTION")
-                    tx_rows = tx_bytes = 0
-                if progress:
-                    progress(done, total)
+            # (closed on a failed batch: the read under way ends before the rollback)
+            with contextlib.closing(ReadAhead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
+                for reads in read:
+                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next, hold)
+                    done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
+                    if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                        tx = txn.flush(con, tx)
+                        with sql.timed("COMMIT"):
+                            con.execute("COMMIT")
+                        failpoint.hit()
+                        con.execute("BEGIN TRANSACTION")
+                        tx_rows = tx_bytes = 0
+                    if progress:
+                        progress(done, total)
             tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
@@ -177,53 +175,33 @@ def _as_text(staged: pa.Table) -> pa.Table | None:
 def _ingest_batch(
     con: duckdb.DuckDBPyConnection,
     stage: _Stage,
-    arena: Arena,
-    batch: list[FilePlan],
+    reads: list[Read],
     res: IngestResult,
     touched: set[str],
     continued: list[FilePlan],
     tx: txn.Tx,
-    batch_bytes: int,
+    parsed: Callable[[], None],
     held: Held | None = None,
 ) -> tuple[int, int]:
-    """Read, parse and write one batch of same-format files (a big file: one chunk) inside the open
-    transaction; its files' bookkeeping is left to the flush (`tx`). Returns the bytes read and the events
-    written."""
+    """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
+    inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `parsed` is called after
+    its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
     readable: list[FilePlan] = []
-    arena.reset()  # (the last batch's lines are no longer staged)
-    for plan in batch:
-        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
-        state = ReadState(plan.start_offset, plan.start_line)
-        try:
-            array = read_array(con, plan.path, plan.compression, state) if plan.array else None
-            if array is not None:
-                blocks = array
-            elif SPECS[plan.fmt].whole_file:
-                blocks = read_whole(plan.path, plan.compression, state)
-            else:
-                blocks = iter_lines(
-                    plan.path,
-                    plan.compression,
-                    state,
-                    plan.skip_leading_newline,
-                    min(batch_bytes, CHUNK_BYTES) if plan.chunked else None,
-                    arena,
-                )
-            with sql.timed("read + newline scan"):
-                got = [block.table(fid) for block in blocks]
-        except read_errors() as exc:  # vanished, replaced or damaged since it was planned: its rows stay as they were
-            res.unreadable.append((str(plan.path), why_unreadable(exc)))
+    for r in reads:
+        if r.unreadable is not None:
+            res.unreadable.append((str(r.plan.path), r.unreadable))
             continue
-        readable.append(plan)
-        tables.extend(got)
-        states.append(state)
-        nbytes += state.consumed_bytes - plan.start_offset
-        res.pending += 1 if state.pending_bytes else 0
-        if state.more:
-            continued.append(plan)
+        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
+        tables.extend(block.table(fid) for block in r.blocks)
+        readable.append(r.plan)
+        states.append(r.state)
+        nbytes += r.state.consumed_bytes - r.plan.start_offset
+        res.pending += 1 if r.state.pending_bytes else 0
+        if r.state.more:
+            continued.append(r.plan)
     if not readable:
         return nbytes, 0
     batch = readable
@@ -254,6 +232,7 @@ def _ingest_batch(
     con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     longest = _longest(staged.column("raw"))
     parse_batch(con, batch[0].fmt, longest, held, text=text is not None)
+    parsed()  # (the next batch's read starts: the steps from here keep fewer CPUs busy)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")

@@ -73,7 +73,9 @@ def update_files(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: 
             consumed_bytes, consumed_lines, ends_newline = resume_offset, resume_line - 1, True
         head: str | None
         tail: str | None
-        if plan.compression == "none":
+        if plan.compression == "none" and st.hashes is not None and st.hashes[0] == consumed_bytes:
+            head, tail = st.hashes[1:]  # (taken by the read: ingest/read_ahead.py)
+        elif plan.compression == "none":  # (a held tail: consumed ends where it starts)
             head, tail = file_hashes(plan.path, consumed_bytes)
         else:
             head = tail = None

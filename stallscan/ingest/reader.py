@@ -75,6 +75,9 @@ class ReadState:
     damaged: str | None = None  # a gzip / zstd stream that stopped decoding: why (the rest is one reject)
     damaged_line: int = 0  # the reject's line: the line the damage cut (or the one after the last read)
     damaged_excerpt: bytes = b""  # the decoded start of that cut line
+    # a plain file's `files` row hashes (plan.file_hashes) up to the bytes consumed: (consumed, head, tail), taken
+    # by the read (ingest/read_ahead.py: on the read-ahead's thread, off the ingest's main thread)
+    hashes: tuple[int, str, str] | None = None
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 
 # bytes read per batch; bounds memory. $STALLSCAN_BATCH_BYTES overrides (tests: small chunks; a big file's chunk is
-# at most this and batch.CHUNK_BYTES, 64 MB). Each batch pays about 0.06-0.08 CPU s whatever its size (binding and
+# at most this and read_ahead.CHUNK_BYTES, 64 MB). Each batch pays about 0.06-0.08 CPU s whatever its size (binding and
 # planning its ~20 statements: the Claude parse alone ~15 ms); 128 MB instead of 64 halves the count of batches of
 # small files (docs/benchmarks.md "first18": lower CPU, +30-100 MB peak RSS)
 BATCH_BYTES = int(os.environ.get("STALLSCAN_BATCH_BYTES") or 128 * 1024 * 1024)
