@@ -28,6 +28,7 @@ only then).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import resource
 import subprocess
@@ -254,13 +255,17 @@ def main() -> None:
     )
     from stallscan.replay.boundary_variants import replay_variants
 
-    tv = timed("  of which the rule variants (again)", lambda: replay_variants(con, stored=True), n)
+    # (the replay's own call reads the stored table; a baseline checkout from before one22 has no such argument)
+    own = {"stored": True} if "stored" in inspect.signature(replay_variants).parameters else {}
+    tv = timed("  of which the rule variants (again)", lambda: replay_variants(con, **own), n)
     print(f"  rule variants / whole boundary replay: {tv / tb:.2f}x (no session holds a marker)")
 
     def every_session_marked():  # a marker on every human prompt (as Codex task_started is)
         from stallscan.store import sql
 
         con.execute("INSERT INTO router_variant_rules VALUES ('marker', 'bench', 'rule', 'default_human', NULL)")
+        if (sql.queries_dir() / "replay" / "turn_boundaries_variants_prev.sql").exists():  # (since one22)
+            sql.run(con, "replay/turn_boundaries_variants_prev")  # (the marks' input, dropped after each run)
         sql.run(con, "replay/turn_boundaries_variants")
 
     tw = timed("  rule variants, a marker on every prompt", every_session_marked, n)
