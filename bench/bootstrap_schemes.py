@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stallscan.store.db import connect
 from stallscan.sweep import bins, bootstrap
-from stallscan.sweep.core import _point, thresholds_grid
+from stallscan.sweep.core import thresholds_grid
 from stallscan.sweep.plateau import choose_rows
+from stallscan.sweep.point import point
 
 
 def multinomial(
@@ -70,7 +71,7 @@ def main() -> None:
         sys.exit("no current sweep_bins in this database: run `stallscan report --db DB` first")
     a, b = (float(x) for x in args.costs.split(","))
     for policy in args.policies.split(","):
-        _, rec, parts, n_sess, keys = _point(cells, t, policy, "all", a, b)
+        _, rec, parts, n_sess, keys = point(cells, t, policy, "all", a, b)
         print(f"\n{policy}: {n_sess} sessions, {rec['n_gap_decided']} gap-decided prompts, set {rec['threshold']}")
         for n_boot in (int(b) for b in args.boots.split(",")):
             lows: dict[str, list[float]] = {"poisson": [], "multinomial": []}

@@ -31,25 +31,23 @@ from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
 from stallscan.store.errors import StallscanError
 from stallscan.sweep import bootstrap as boot
-from stallscan.sweep import plateau
-from stallscan.sweep.bootstrap import Pairs, Parts, Sums
+from stallscan.sweep.bootstrap import Parts, Sums
 from stallscan.sweep.cells import (
     ALL_POLICIES,
     CELL_COLUMNS,
     POLICIES,
     POLICY_ALIASES,
-    CellIndex,
     Curve,
     SweepResult,
     cell_index,
     curve_rows,
     gap_bins,
     policy_name,
-    policy_parts,
     policy_split,
     sweep_cells,
     thresholds_grid,
 )
+from stallscan.sweep.point import labels_ceiling, point, set_interval
 
 # the sweep's public names (those of stallscan.sweep.cells re-exported)
 __all__ = [
@@ -243,7 +241,7 @@ def sweep_from_cells(
         part = cells if sel is None else {k: v[sel] for k, v in cells.items()}  # (one group: the cells, not a copy)
         a, b = cost_auto_as_human, cost_human_as_auto
         ix = cell_index(part, len(t) + 1)  # (what every policy's parts read of the cells, computed once)
-        one = [_point(part, t, p, g, a, b, current, n_sess, ix) for p in policies]
+        one = [point(part, t, p, g, a, b, current, n_sess, ix) for p in policies]
         g_sess = one[0][3] if one else 0  # (this group's: n_sess, the argument, stays for the next group)
         if bootstrap and g_sess > 1 and len(t):  # every policy of a group draws the same resamples
             keep = sums if sums is not None and by == "none" else {}
@@ -255,7 +253,7 @@ def sweep_from_cells(
                 s = keep[p]
                 if id(s) not in picked:
                     picked[id(s)] = boot.picks_from_sums(s, t, a, b, current)
-                _interval(rec, picked[id(s)])
+                set_interval(rec, picked[id(s)])
         done.update({(p, g): (x[0], x[1]) for p, x in zip(policies, one)})
     for policy in policies:  # policy-major, then group: the order the report lists them in
         for g in groups:
@@ -263,7 +261,7 @@ def sweep_from_cells(
             res.recommendation[(policy, g)] = done[(policy, g)][1]
     for g in ["all"] if by == "none" else groups:
         sel = np.ones(len(cells["grp"]), bool) if by == "none" else cells["grp"] == g
-        res.recommendation[("labels", g)] = _labels_ceiling(cells, sel, g)
+        res.recommendation[("labels", g)] = labels_ceiling(cells, sel, g)
     return res
 
 
@@ -295,115 +293,6 @@ def _same_parts(x: Parts, y: Parts) -> bool:
     return all(np.array_equal(a, b) for px, py in zip(x[:2], y[:2]) for a, b in zip(px, py)) and np.array_equal(
         x[2], y[2]
     )
-
-
-def _labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
-    """The marker-based labels as a policy: the truth itself, so no errors; what it cannot vouch for is
-    the events no marker decided (labelled human by default), reported as `by_fallback`."""
-    n = cells["n"][sel]
-    return {
-        "policy": "labels",
-        "group": group,
-        "threshold": None,
-        "cost": 0.0,
-        "auto_as_human": 0,
-        "human_as_auto": 0,
-        "n_events": int(n.sum()),
-        "n_gap_decided": 0,
-        "by_fallback": int(n[cells["by_fallback"][sel]].sum()),
-        "at_2s": None,
-        "interval": None,
-        "bootstrap": 0,
-    }
-
-
-def _sweep_one(
-    rows: dict[str, np.ndarray],
-    t: np.ndarray,
-    policy: str,
-    group: str,
-    a: float,
-    b: float,
-    n_boot: int,
-    seed: int,
-    current: float = GAP_THRESHOLD_S,
-) -> tuple[Curve, dict[str, Any]]:
-    """One policy over one group: the curve, the recommendation and (n_boot > 0) its bootstrap interval."""
-    curve, rec, parts, n_sess, keys = _point(rows, t, policy, group, a, b, current)
-    if n_boot and n_sess > 1 and len(t):
-        _interval(rec, boot.picks([parts], keys, t, a, b, n_boot, seed, current)[0])
-    return curve, rec
-
-
-def _interval(rec: dict[str, Any], picked: np.ndarray) -> None:
-    rec["interval"] = [float(np.quantile(picked, 0.025)), float(np.quantile(picked, 0.975))]
-    rec["bootstrap"] = len(picked)
-
-
-def _point(
-    rows: dict[str, np.ndarray],
-    t: np.ndarray,
-    policy: str,
-    group: str,
-    a: float,
-    b: float,
-    current: float = GAP_THRESHOLD_S,
-    n_sess: int | None = None,
-    index: CellIndex | None = None,
-) -> tuple[Curve, dict[str, Any], tuple[Pairs, Pairs, np.ndarray], int, np.ndarray]:
-    """The curve and recommendation of one policy, and what its bootstrap needs: the gap-decided
-    (session, bin) counts of humans and of automatic events, the fixed (tp, fn, fp, tn) x session counts,
-    and each session's key (its cells' `skey`, md5 of the session id; hand-built cells: the index's).
-    n_sess: the sessions' count when the cells are summed over sessions (their parts are then one session's).
-    index: cell_index of these cells (rows: None)."""
-    c = rows if "n" in rows else sweep_cells(rows, t)  # rows of sweep_input.sql, or cells
-    w = np.asarray(c["n"], float)
-    (gh, go, cells), keys, by_gap = policy_parts(c, policy, len(t) + 1, index)
-    n_sess, nb = len(keys) if n_sess is None else n_sess, len(t) + 1
-    h = np.bincount(gh[1], gh[2], minlength=nb)
-    o = np.bincount(go[1], go[2], minlength=nb)
-    tp = np.cumsum(h[::-1])[::-1][1:]  # humans with bin > k, i.e. gap >= t[k]
-    fp = np.cumsum(o[::-1])[::-1][1:]
-    g = {"tp": tp, "fp": fp, "fn": h.sum() - tp, "tn": o.sum() - fp}
-    fixed = dict(zip(("tp", "fn", "fp", "tn"), map(float, cells.sum(axis=1))))
-    allp = {k: g[k] + fixed[k] for k in g}
-    cost = a * allp["fp"] + b * allp["fn"]
-    n_events, n_gap = int(w.sum()), int(w[by_gap].sum())
-    curve = Curve(policy, group, t, g, allp, cost, n_gap, n_events)
-    best = int(np.argmin(cost)) if len(t) else 0  # a lowest-cost point
-    rec: dict[str, Any] = {
-        "policy": policy,
-        "group": group,
-        "threshold": None,
-        "cost": float(cost[best]) if len(t) else None,
-        "auto_as_human": int(allp["fp"][best]) if len(t) else 0,
-        "human_as_auto": int(allp["fn"][best]) if len(t) else 0,
-        "n_events": n_events,
-        "n_gap_decided": n_gap,
-        "at_2s": _point_at(allp, cost, _index(t, GAP_THRESHOLD_S)),
-        "at_current": _point_at(allp, cost, _index(t, current)),
-        "interval": None,
-        "bootstrap": 0,
-    }
-    if len(t):
-        rec.update(plateau.advice(cost, t, current, n_sess, n_gap))
-        rec["lowest_cost"] = rec["cost"]
-        k = _index(t, rec["threshold"])  # cost and errors at what to set (off the grid: the plateau's)
-        if k is not None:
-            rec.update(cost=float(cost[k]), auto_as_human=int(allp["fp"][k]), human_as_auto=int(allp["fn"][k]))
-    return curve, rec, (gh, go, cells), n_sess, keys
-
-
-def _index(t: np.ndarray, x: float) -> int | None:
-    """The index of `x` in the sorted grid `t`, None when it is not a grid point."""
-    k = int(np.searchsorted(t, x))
-    return k if len(t) and t[min(k, len(t) - 1)] == x else None
-
-
-def _point_at(allp: dict[str, np.ndarray], cost: np.ndarray, k: int | None) -> dict[str, Any] | None:
-    if k is None:
-        return None
-    return {"cost": float(cost[k]), "auto_as_human": int(allp["fp"][k]), "human_as_auto": int(allp["fn"][k])}
 
 
 def sweep_table(con: duckdb.DuckDBPyConnection, thresholds: np.ndarray | None = None, **kw: Any) -> SweepResult:

@@ -9,7 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stallscan.sweep.core import _sweep_one, run_sweep, thresholds_grid
+from stallscan.sweep.core import run_sweep, thresholds_grid
+from stallscan.sweep.point import sweep_one
 
 
 def naive(rows, thresholds, policy, a=1.0, b=1.0):
@@ -57,7 +58,7 @@ def test_vectorised_sweep_equals_naive(rows_list, policy):
         "grp": np.array(["all"] * len(rows_list), dtype=object),
     }
     thresholds = np.array([0.0, 0.5, 1.0, 2.0, 2.5, 10.0, 39.99])
-    curve, rec = _sweep_one(rows, thresholds, policy, "all", 1.0, 3.0, 0, 0)
+    curve, rec = sweep_one(rows, thresholds, policy, "all", 1.0, 3.0, 0, 0)
     want = naive(rows, thresholds, policy, 1.0, 3.0)
     got = list(zip(curve.all["tp"], curve.all["fp"], curve.all["fn"], curve.all["tn"], curve.cost))
     assert [tuple(float(x) for x in g) for g in got] == [tuple(float(x) for x in w) for w in want]
@@ -78,7 +79,7 @@ def test_gap_equal_to_threshold_is_human():
         "session_id": np.array(["s"], dtype=object),
         "grp": np.array(["all"], dtype=object),
     }
-    curve, _ = _sweep_one(rows, np.array([1.95, 2.0, 2.05]), "router", "all", 1, 1, 0, 0)
+    curve, _ = sweep_one(rows, np.array([1.95, 2.0, 2.05]), "router", "all", 1, 1, 0, 0)
     assert list(curve.all["tp"]) == [1, 1, 0]
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.sweep import bootstrap, plateau
 from stallscan.sweep.cells import sweep_cells
-from stallscan.sweep.core import _fill_sums, _point, _sweep_one, sweep_from_cells
+from stallscan.sweep.core import _fill_sums, sweep_from_cells
+from stallscan.sweep.point import point, sweep_one
 
 
 def loop_picks(parts, keys, t, a, b, n_boot, seed):
@@ -69,7 +70,7 @@ def test_shared_bootstrap_equals_a_loop_per_policy(rows_list, costs, seed, repea
     t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 11.9])
     a, b = costs
     names = ("router", "gap-only", "router") if repeat else ("router", "gap-only")
-    parts = [_point(rows, t, p, "all", a, b) for p in names]
+    parts = [point(rows, t, p, "all", a, b) for p in names]
     n_sess, keys = parts[0][3], parts[0][4]
     if n_sess < 2:
         return
@@ -173,11 +174,11 @@ def test_policies_with_the_same_decisions_share_sums_and_keep_their_own_interval
     policies = ("router", *VARIANTS)
     res = sweep_from_cells(sweep_cells(rows, t), t, 1.0, 2.0, "none", policies, 37, 3)
     for p in policies:
-        alone = _sweep_one(rows, t, p, "all", 1.0, 2.0, 37, 3)[1]
+        alone = sweep_one(rows, t, p, "all", 1.0, 2.0, 37, 3)[1]
         assert res.recommendation[(p, "all")]["interval"] == alone["interval"], p
         assert res.recommendation[(p, "all")]["bootstrap"] == 37
     keep: dict[str, bootstrap.Sums] = {}
-    parts = [(p, *_point(rows, t, p, "all", 1.0, 2.0)[2:5:2]) for p in policies]
+    parts = [(p, *point(rows, t, p, "all", 1.0, 2.0)[2:5:2]) for p in policies]
     _fill_sums(keep, [(p, x, k) for p, x, k in parts], len(t) + 1, 37, 3)
     assert keep["marker-aware"] is keep["router"] and keep["marker+notification"] is keep["notification-aware"]
     assert keep["router"] is not keep["notification-aware"]
@@ -225,7 +226,7 @@ def test_each_group_of_a_grouped_sweep_equals_its_own_sweep():
     t = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
     res = sweep_from_cells(sweep_cells(rows, t), t, 1.0, 2.0, "harness", ("router",), 37, 3)
     for g in ("a-one", "b-many"):
-        alone = _sweep_one({k: v[grp == g] for k, v in rows.items()}, t, "router", g, 1.0, 2.0, 37, 3)[1]
+        alone = sweep_one({k: v[grp == g] for k, v in rows.items()}, t, "router", g, 1.0, 2.0, 37, 3)[1]
         # (hand-built rows key a session by its index among the rows swept, so the resamples, hence the
         # interval's ends, differ between the two runs; whether there is an interval does not)
         got = res.recommendation[("router", g)]

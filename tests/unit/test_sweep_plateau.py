@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stallscan.sweep import plateau
-from stallscan.sweep.core import _sweep_one
+from stallscan.sweep.point import sweep_one
 
 T = np.round(np.arange(0.0, 5.01, 0.25), 2)  # 0, 0.25, ..., 5.0
 
@@ -66,13 +66,13 @@ def _rows(n_sess: int, per: int) -> dict[str, np.ndarray]:
 def test_interval_contains_the_current_value_on_a_flat_minimum():
     """Every threshold from 0.25 s to 6 s separates the two classes: cost 0 there, so 2 s is kept, and every
     resample keeps it too (the first argmin gave 0.25 s and an interval of [0.25, 0.25])."""
-    _, rec = _sweep_one(_rows(10, 3), np.round(np.arange(0.0, 10.01, 0.25), 2), "router", "all", 1, 1, 200, 0)
+    _, rec = sweep_one(_rows(10, 3), np.round(np.arange(0.0, 10.01, 0.25), 2), "router", "all", 1, 1, 200, 0)
     assert rec["threshold"] == 2.0 and rec["plateau"] == [0.25, 6.0] and rec["verdict"] == "keep"
     assert rec["interval"] == [2.0, 2.0] and rec["at_current"]["cost"] == 0
 
 
 def test_two_prompts_are_too_few():
-    _, rec = _sweep_one(_rows(1, 1), np.round(np.arange(0.0, 10.01, 0.25), 2), "router", "all", 1, 1, 0, 0)
+    _, rec = sweep_one(_rows(1, 1), np.round(np.arange(0.0, 10.01, 0.25), 2), "router", "all", 1, 1, 0, 0)
     assert rec["verdict"] == "too few to recommend" and rec["threshold"] == 2.0 and rec["sessions"] == 1
 
 
