@@ -26,6 +26,20 @@ def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: P
     con.close()
 
 
+@pytest.fixture
+def sample_ingested_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_ingested_file: Path) -> Iterator[Any]:
+    """As sample_db, but sample_logs/ ingested and not replayed (sample_ingested_file: built once per run): for a
+    test that runs a replay itself."""
+    from stallscan.store.db import connect
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    yield con
+    con.close()
+
+
 # --- ci-funcb7: the report of the real files, built once per run (test_browser.py, test_page_layout.py) ---
 
 

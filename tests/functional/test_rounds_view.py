@@ -10,8 +10,6 @@ joined back: queries/replay/stall_rounds_narrow_view.sql) and each reply's own e
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from stallscan.ingest.run import ingest_paths
@@ -23,13 +21,8 @@ from tests.replay_checks import fingerprint, real_line_files, replay_all, shrink
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch, sample_ingested_file):
-    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")  # sample_logs ingested, not replayed (built once per run)
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
+def db(sample_ingested_db):
+    return sample_ingested_db  # (sample_logs ingested, not replayed: tests/functional/conftest.py)
 
 
 def test_one_row_per_reply_with_its_own_event(db):

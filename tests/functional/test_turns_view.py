@@ -12,23 +12,16 @@ start and delivered reply as their seq in the session, not their event ids.
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
 from stallscan.replay.stalls import replay_stalls
-from stallscan.store.db import connect
 from tests.helpers import relation_kinds
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch, sample_ingested_file):
-    monkeypatch.chdir(tmp_path)  # no stallscan.toml from the caller's directory
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")  # sample_logs ingested, not replayed (built once per run)
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
+def db(sample_ingested_db):
+    return sample_ingested_db  # (sample_logs ingested, not replayed: tests/functional/conftest.py)
 
 
 def test_the_turns_start_and_delivered_reply_are_stored_as_their_seq(db):
