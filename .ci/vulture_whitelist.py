@@ -9,6 +9,7 @@ EXIT_OK                         # the documented exit code 0 (stallscan/store/er
 CELL_COLUMNS                    # the sweep-cell contract shared with stallscan.spark, named in docstrings
 n_all                           # Curve field filled positionally (events of the "all" population)
 pytest_collection_modifyitems, pytest_generate_tests, pytestmark  # pytest hooks and module marks
+_here                           # an autouse pytest fixture (tests/functional/test_report_lanes.py)
 _.handle_starttag, _.handle_startendtag, _.handle_endtag  # html.parser.HTMLParser callbacks (tests)
 attrs                           # their signature
 _.list_commands, _.get_command  # click.Group methods the root group (stallscan.cli._Lazy) overrides

@@ -12,32 +12,30 @@ import pytest
 from tests.helpers import built_once, real_root
 
 
-@pytest.fixture
-def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> Iterator[Any]:
-    """A connection to a fresh copy of sample_logs/ ingested and replayed (sample_db_file: built once per run),
-    the test running from tmp_path with no stallscan.toml or STALLSCAN_CONFIG of the caller's."""
+def _fresh_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, src: Path) -> Iterator[Any]:
+    """A connection to a fresh copy of `src`, the test running from tmp_path with no stallscan.toml or
+    STALLSCAN_CONFIG of the caller's."""
     from stallscan.store.db import connect
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    shutil.copy(src, tmp_path / "d.duckdb")
     con = connect(str(tmp_path / "d.duckdb"))
     yield con
     con.close()
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path) -> Iterator[Any]:
+    """sample_logs/ ingested and replayed (sample_db_file: built once per run), a fresh copy (_fresh_copy)."""
+    yield from _fresh_copy(tmp_path, monkeypatch, sample_db_file)
 
 
 @pytest.fixture
 def sample_ingested_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_ingested_file: Path) -> Iterator[Any]:
-    """As sample_db, but sample_logs/ ingested and not replayed (sample_ingested_file: built once per run): for a
-    test that runs a replay itself."""
-    from stallscan.store.db import connect
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    shutil.copy(sample_ingested_file, tmp_path / "d.duckdb")
-    con = connect(str(tmp_path / "d.duckdb"))
-    yield con
-    con.close()
+    """sample_logs/ ingested and not replayed (sample_ingested_file: built once per run), a fresh copy: for a test
+    that runs a replay itself."""
+    yield from _fresh_copy(tmp_path, monkeypatch, sample_ingested_file)
 
 
 # --- ci-funcb7: the report of the real files, built once per run (test_browser.py, test_page_layout.py) ---

@@ -36,6 +36,13 @@ def _report(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     return dict(json.loads(json.dumps(public(data), default=str)))
 
 
+@pytest.fixture(autouse=True)
+def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs from tmp_path, with no stallscan.toml or STALLSCAN_CONFIG of the caller's."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+
+
 def _derived(tmp_path: Path, *names: str) -> list[duckdb.DuckDBPyConnection]:
     """Databases of sample_logs' Claude Code and Codex sessions reported once (every table derived), then the
     Codex sessions again under other ids (new sessions) ingested, not reported yet: one tree for all of them."""
@@ -68,8 +75,6 @@ def _scratches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.mark.parametrize("big", [False, True])
 def test_lanes_equal_one_section_after_the_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big: bool) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     if big:  # as a database above the limit: the lanes only when the runs will be incremental over few sessions
         monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 0)
     serial, lanes = _derived(tmp_path, "serial", "lanes")
@@ -94,8 +99,6 @@ def test_lanes_equal_one_section_after_the_other(tmp_path: Path, monkeypatch: py
 
 
 def test_no_lanes_above_the_limit_when_a_run_would_be_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 0)
     (con,) = _derived(tmp_path, "d")
@@ -111,8 +114,6 @@ def test_no_lanes_above_the_limit_when_a_run_would_be_full(tmp_path: Path, monke
 
 
 def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     (con,) = _derived(tmp_path, "d")
     stalls = stalls_section.SECTION
@@ -135,8 +136,6 @@ def test_the_timelines_are_read_on_the_second_lane_and_equal_the_serial_ones(
 ) -> None:
     """The listed sessions' refs and timelines are read on the second lane's cursor (build._tail), once the
     boundaries and stalls sections are in, and equal those the report reads after the sections (one CPU)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     lanes, serial = _derived(tmp_path, "lanes", "serial")
     from stallscan.report import timeline
 
@@ -162,8 +161,6 @@ def test_a_failure_in_the_first_lane_is_raised_and_the_second_does_not_wait(
 ) -> None:
     """A failure in the caller's lane before the boundaries section is in: the second lane does not wait for
     it (nor read the timelines), the failure is raised, and the connection still reports."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     (con,) = _derived(tmp_path, "d")
     from stallscan.report.sections import boundaries as boundaries_section
