@@ -35,6 +35,9 @@ CHECKPOINT_EVERY = os.environ.get("STALLSCAN_CHECKPOINT_EVERY") or "256MB"
 # whatever the same process writes next (a report's derives) instead of in a checkpoint of their own; and it keeps
 # the connection's memory limit and checkpoint threshold (docs/benchmarks.md, cnt21)
 SMALL_RUN_BYTES = 4 << 20
+# a run that reads less (a new session: tens to hundreds of KB) parses and writes on one DuckDB thread: its
+# statements are short, and a second worker only adds its tasks' set-up and hand-overs (docs/benchmarks.md "one23")
+ONE_THREAD_BYTES = 1 << 20
 MEMORY_LIMIT = "1GB"  # DuckDB's limit during ingest ($STALLSCAN_MEMORY_LIMIT overrides)
 
 
@@ -99,8 +102,10 @@ def ingest_paths(
     try:
         if plans:  # (numpy / pyarrow load only when there is something to read)
             from stallscan.ingest.batch import run_batches
+            from stallscan.store.db import one_thread
 
-            checkpoint = run_batches(con, plans, res, touched, progress, total, BATCH_BYTES, small)
+            with one_thread(con, total < ONE_THREAD_BYTES):
+                checkpoint = run_batches(con, plans, res, touched, progress, total, BATCH_BYTES, small)
         failed = False
     finally:  # (after a failed write these may fail too: the first error is the one to report)
         sql.after_failure(con, "RESET VARIABLE lenient_json", failed)

@@ -57,10 +57,12 @@ def build_report(
     con: duckdb.DuckDBPyConnection,
     opts: ReportOptions,
     progress: Callable[[str, int, int], object] | None = None,
+    few: bool | None = None,
 ) -> dict[str, Any]:
     """Every section's data, then the headline drawn from it (first key after the version).
 
-    `progress(label, done, total)` is called before each step (the CLI draws it on stderr)."""
+    `progress(label, done, total)` is called before each step (the CLI draws it on stderr). few: what
+    `few_changes(con, opts)` answered, when the caller asked it already (None: asked here when needed)."""
     from stallscan.report.headline import headline
     from stallscan.report.timeline import session_refs, timeline_windows
 
@@ -78,7 +80,7 @@ def build_report(
         after = lambda: _beside(con, opts, steps, early)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early, lambda c: _tail(c, opts, early, late))
+            _lanes(con, opts, steps, early, lambda c: _tail(c, opts, early, late), few)
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
@@ -169,27 +171,44 @@ def _lanes(
     steps: list[Section],
     early: dict[str, Any],
     tail: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    few: bool | None = None,
 ) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
     first report runs them in _beside): after one new session each lane's derives are incremental, and a report
     is some 340 short statements (bench/report_statements.py), each on one CPU. The second lane runs on a cursor of its own in a thread, with
     a scratch schema of its own for its incremental runs (stallscan.replay.derive.scratch_named); the change log
     is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
-    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (_few_changes). `tail`
+    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (few_changes, or `few`
+    when the caller asked it). Those runs are many short statements over a few sessions' rows, on two threads
+    already (the lanes): DuckDB runs them on one worker thread (store.db.one_thread). `tail`
     runs on the second lane's cursor after its sections, once the caller's lane has collected the TAIL_NEEDS
     sections it holds (not when either lane failed)."""
-    import threading
-
-    from stallscan.replay.derive import scratch_named
-    from stallscan.store import stamps
-    from stallscan.store.db import cursor, threads
+    from stallscan.store.db import one_thread, threads
 
     by_name = {s.name: s for s in steps}
     if threads() < 2 or not {"boundaries", "stalls"} <= by_name.keys():
         return
     big = int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS  # type: ignore[index]
-    if big and not _few_changes(con, opts):
+    few = few_changes(con, opts) if few is None else few
+    if big and not few:
         return
+    with one_thread(con, few):
+        _two_lanes(con, opts, by_name, early, tail)
+
+
+def _two_lanes(
+    con: duckdb.DuckDBPyConnection,
+    opts: ReportOptions,
+    by_name: dict[str, Section],
+    early: dict[str, Any],
+    tail: Callable[[duckdb.DuckDBPyConnection], None] | None,
+) -> None:
+    import threading
+
+    from stallscan.replay.derive import scratch_named
+    from stallscan.store import stamps
+    from stallscan.store.db import cursor
+
     here, beside = ([n for n in names if n in by_name] for names in LANES)
     failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
     # the second lane's cursor, made on its thread (its set-up, 5-7 CPU ms of macros, no longer delays the
@@ -241,7 +260,7 @@ def _lanes(
 LANE_MAX_SESSIONS = 64
 
 
-def _few_changes(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> bool:
+def few_changes(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> bool:
     """Whether the turn-boundary replay, the sweep's bins and the stall replay all have a stamp of the current
     rules, labels, threshold and retry bound (so their runs are incremental, or reused) and the change log holds
     at most LANE_MAX_SESSIONS sessions changed since the oldest of them. The stamps' inputs are those the replays

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -133,6 +135,30 @@ def threads() -> int:
 def _threads_set() -> int | None:
     env = os.environ.get("STALLSCAN_THREADS", "").strip()
     return int(env) if env.isdigit() and int(env) > 0 else None
+
+
+@contextmanager
+def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True) -> Iterator[None]:
+    """DuckDB's worker threads (a setting of the whole database: every connection and cursor of it) set to one for
+    the block, then back to what they were; nothing when `when` is false or they are one already. For work made of
+    many short statements over a few sessions' rows that already runs on two threads of its own (the report's
+    lanes after one new session): there DuckDB's second worker only adds its tasks' set-up and hand-overs
+    (docs/benchmarks.md "one23": 4-6 % of the whole report's instructions), never other rows."""
+    if not when or threads() < 2:
+        yield
+        return
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    was = int(row[0]) if row else 1
+    if was < 2:
+        yield
+        return
+    con.execute("SET threads = 1")
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        sql.after_failure(con, f"SET threads = {was}", failed)
 
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -17,6 +17,7 @@ from stallscan.ingest.run import ingest_paths
 from stallscan.replay import derive
 from stallscan.report import build
 from stallscan.report.build import build_report, public
+from stallscan.report.registry import sections
 from stallscan.report.section import ReportOptions
 from stallscan.report.sections import stalls as stalls_section
 from stallscan.store import stamps
@@ -98,16 +99,44 @@ def test_lanes_equal_one_section_after_the_other(tmp_path: Path, monkeypatch: py
     assert lanes.execute(schemas).fetchone() == (0,)  # both scratch schemas dropped
 
 
+def test_the_lanes_run_on_one_duckdb_thread_when_the_runs_are_incremental_over_few_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    few, full = _derived(tmp_path, "few", "full")
+    threads = "SELECT current_setting('threads')"
+    seen: list[tuple[str, int]] = []
+    for name in build.LANES[0][:1] + build.LANES[1][:1]:  # the first section of each lane
+        section = next(s for s in sections() if s.name == name)
+
+        def spy(
+            c: duckdb.DuckDBPyConnection, opts: ReportOptions, name: str = name, collect: Any = section.collect
+        ) -> Any:
+            seen.append((name, int(c.execute(threads).fetchone()[0])))
+            return collect(c, opts)
+
+        monkeypatch.setattr(section, "collect", spy)
+    for con in (few, full):
+        con.execute("SET threads = 2")
+    _report(few)
+    assert sorted(seen) == [("boundaries", 1), ("stalls", 1)]  # both lanes, their incremental runs on one thread
+    assert int(few.execute(threads).fetchone()[0]) == 2  # set back after the lanes
+    # another retry bound than the stall replay's stamp holds: a full stall replay, the lanes on two threads
+    seen.clear()
+    build_report(full, ReportOptions(bootstrap=40, retry_bound=5))
+    assert sorted(seen) == [("boundaries", 2), ("stalls", 2)]
+
+
 def test_no_lanes_above_the_limit_when_a_run_would_be_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 0)
     (con,) = _derived(tmp_path, "d")
     opts = ReportOptions(bootstrap=40)
-    assert build._few_changes(con, opts)
-    assert not build._few_changes(con, ReportOptions(bootstrap=40, threshold=opts.threshold + 1))  # new threshold
-    assert not build._few_changes(con, ReportOptions(bootstrap=40, retry_bound=opts.retry_bound + 1))
+    assert build.few_changes(con, opts)
+    assert not build.few_changes(con, ReportOptions(bootstrap=40, threshold=opts.threshold + 1))  # new threshold
+    assert not build.few_changes(con, ReportOptions(bootstrap=40, retry_bound=opts.retry_bound + 1))
     monkeypatch.setattr(build, "LANE_MAX_SESSIONS", 0)
-    assert not build._few_changes(con, opts)  # more changed sessions than the limit
+    assert not build.few_changes(con, opts)  # more changed sessions than the limit
     used = _scratches(monkeypatch)
     _report(con)
     assert used and set(used) == {derive.SCRATCH}  # one after the other
