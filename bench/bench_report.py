@@ -330,6 +330,10 @@ def bench_one_session(work: Path, base: Path, what: str, codes: list[Code], repe
             db = work / f"one_session_{c.label}.duckdb"
             shutil.copy(derived[c.label], db)
             Path(str(db) + ".wal").unlink(missing_ok=True)
+            # the copy written back before the runs: else the report's checkpoint at its close waits for the
+            # kernel to write the whole copy (its fdatasync, 60-100 ms wall), which a database written by an
+            # earlier report does not have (docs/benchmarks.md "one23")
+            os.sync()
             startup[c.label].append(c.startup(db))
             walls[c.label].append(c.run("report", str(new), "--format", "json", "--db", str(db)))
     for c in codes:
