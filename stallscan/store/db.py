@@ -143,7 +143,7 @@ def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True) -> Iterator[No
     the block, then back to what they were; nothing when `when` is false or they are one already. For work made of
     many short statements over a few sessions' rows that already runs on two threads of its own (the report's
     lanes after one new session): there DuckDB's second worker only adds its tasks' set-up and hand-overs
-    (docs/benchmarks.md "one23": 4-6 % of the whole report's instructions), never other rows."""
+    (docs/benchmarks.md "one23": 1.5-2.5 % of the whole report's instructions after one new session), never other rows."""
     if not when or threads() < 2:
         yield
         return
