@@ -123,15 +123,15 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
         collected.clear()
         monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", limit)
         beside = build.build_report(con, ReportOptions(bootstrap=50))
-        on = dict(collected)
-        assert len(collected) == len(on) == 5  # (each section collected once)
-        assert on["threshold"] == "stallscan-boundaries"  # (at any size: the stall replay outlasts the boundaries')
-        assert on["stalls"] == stalls_on
+        where = dict(collected)
+        assert len(collected) == len(where) == 5  # (each section collected once)
+        assert where["threshold"] == "stallscan-boundaries"  # (at any size: the stall replay outlasts the boundaries')
+        assert where["stalls"] == stalls_on
         if limit < 0:  # above BESIDE_MAX_EVENTS: the spare sections after both replays, as before
-            assert [on[n] for n in build.SPARE] == ["MainThread"] * 3
+            assert [where[n] for n in build.SPARE] == ["MainThread"] * 3
         else:  # on the lane free first; the turn boundaries' section on its replay's lane only
-            assert on["boundaries"] == "stallscan-boundaries"
-            assert on["corpus"] in lanes and on["guard"] in lanes
+            assert where["boundaries"] == "stallscan-boundaries"
+            assert where["corpus"] in lanes and where["guard"] in lanes
         assert beside == after
         for t in (*SUMMARIES, "sweep_boot"):
             assert fingerprint(con, t) == fingerprint(one, t), t
@@ -171,9 +171,9 @@ def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypat
 
         monkeypatch.setattr(s, "collect", on)
     beside = build.build_report(two, ReportOptions(bootstrap=50))
-    on = dict(taken)
-    assert {n for n in build.SPARE if on[n] == f"stallscan-{first}"} == first_may
-    assert on["boundaries"] == "stallscan-boundaries"
+    where = dict(taken)
+    assert {n for n in build.SPARE if where[n] == f"stallscan-{first}"} == first_may
+    assert where["boundaries"] == "stallscan-boundaries"
     assert beside == after
 
 

@@ -4,6 +4,7 @@ the thread but by the caller's own import, as before."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 
@@ -24,9 +25,7 @@ def test_the_module_is_imported_on_a_thread(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "beside_probe_ok", raising=False)
     _import_beside("beside_probe_ok")
     _join_imports()
-    import beside_probe_ok
-
-    assert beside_probe_ok.WHERE == "stallscan-import"
+    assert sys.modules["beside_probe_ok"].WHERE == "stallscan-import"  # (imported there, before any import here)
 
 
 def test_an_import_error_is_the_callers(tmp_path, monkeypatch):
@@ -39,4 +38,4 @@ def test_an_import_error_is_the_callers(tmp_path, monkeypatch):
     _join_imports()
     assert failed == []  # (nothing raised on the thread)
     with pytest.raises(ValueError, match="broken module"):
-        import beside_probe_bad  # noqa: F401
+        importlib.import_module("beside_probe_bad")
