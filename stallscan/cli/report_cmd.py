@@ -227,7 +227,6 @@ def _memoised(
     elif paths and ingested is None:
         from stallscan.ingest.run import ingest_paths
 
-        _import_beside("stallscan.ingest.batch")  # (numpy and pyarrow load while the database opens)
         con = connect(path, macros=False)  # (it only ingests: the build's connection has the report's macros)
         try:
             ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
@@ -249,24 +248,6 @@ def _memoised(
     finally:
         if held is not None:
             held.close()
-
-
-def _import_beside(module: str) -> None:
-    """Import `module` on a thread of its own while the caller goes on: the ingest's batches module loads numpy
-    and pyarrow (about 0.15 CPU s) on the main thread before the first batch is read, while the other CPU idles;
-    the database's open and schema check, the files' discovery and plan let go of the GIL for much of theirs
-    (docs/benchmarks.md, "first23"). The caller's own import of it waits for this one (Python's per-module import
-    lock) and raises its error, if any, as it did before: nothing is raised here."""
-    import importlib
-    import threading
-
-    def load() -> None:
-        try:
-            importlib.import_module(module)
-        except BaseException:  # (the caller's own import raises it)
-            return
-
-    threading.Thread(target=load, name="stallscan-import").start()
 
 
 def _say_ingested(res: IngestResult) -> None:
