@@ -9,7 +9,8 @@ or the temp table `scope_sessions`; the built-in sections read per-session summa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -81,20 +82,59 @@ def build_report(
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
             _lanes(con, opts, steps, early, lambda c: _tail(c, opts, early, late), few)
+        first = ran is not None
+    else:
+        first = False
     for i, s in enumerate(steps):
         if progress:
             progress(s.title, i, total)
         out[s.name] = early[s.name] if s.name in early else s.collect(con, opts)
     if progress:
         progress("headline", len(steps), total)
-    listed = _listed(out)
-    out["session_refs"] = late["session_refs"] if "session_refs" in late else session_refs(con, listed)
-    out["headline"] = headline(out)
-    if opts.timelines:
-        out["timelines"] = late["timelines"] if "timelines" in late else timeline_windows(con, listed)
+    with _checkpoint_beside(con) if first else contextlib.nullcontext():
+        listed = _listed(out)
+        out["session_refs"] = late["session_refs"] if "session_refs" in late else session_refs(con, listed)
+        out["headline"] = headline(out)
+        if opts.timelines:
+            out["timelines"] = late["timelines"] if "timelines" in late else timeline_windows(con, listed)
     if progress:
         progress("done", total, total)
     return out
+
+
+CHECKPOINT = "CHECKPOINT"  # (_checkpoint_beside's statement: tests make it fail)
+
+
+@contextlib.contextmanager
+def _checkpoint_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A CHECKPOINT on a cursor of its own, in a thread, while the block reads (the listed sessions' refs and
+    timelines, the headline: some 0.06 CPU s on one CPU after a first report's replays). The derives of a first
+    report committed their tables to the WAL; the database's close wrote them into the file on the one CPU at
+    the end of the command, after the memo's put (docs/benchmarks.md, "first23"). Joined before the block's
+    caller goes on, so the memo's write is not beside it. A checkpoint refused because a write transaction is
+    open (TransactionException: none should be, nothing in the block writes) is left to the close, as before;
+    any other error is raised here, after the block."""
+    import threading
+
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            with con.cursor() as cur:  # (made here: a CHECKPOINT needs none of a report cursor's set-up)
+                cur.execute(CHECKPOINT)
+        except duckdb.TransactionException:
+            pass
+        except BaseException as exc:  # re-raised in the caller's thread below
+            failed.append(exc)
+
+    t = threading.Thread(target=work, name="stallscan-checkpoint")
+    t.start()
+    try:
+        yield
+    finally:
+        t.join()
+    if failed:
+        raise failed[0]
 
 
 def _listed(data: dict[str, Any]) -> list[str]:
@@ -130,6 +170,13 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, early: dict[str, An
 # report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
 # and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
+# the sections a first report (up to BESIDE_MAX_EVENTS events) collects on whichever replay's cursor is free first
+# (_beside), not on the caller's connection after both replays, where the other CPU idles: the turn boundaries'
+# section (it reads that replay's tables: AFTER_TURNS, only on its lane), the corpus and the guard sections (the
+# events and the ingest's tables). The stall replay's lane ends last on the 311 MB tree most often (docs/benchmarks.md,
+# "first23"); what neither lane takes is collected after both, as before
+SPARE = ("boundaries", "corpus", "guard")
+AFTER_TURNS = frozenset({"boundaries"})
 
 
 def _beside(
@@ -140,22 +187,38 @@ def _beside(
     section's sweep after the turn boundaries, the stalls section after the stall replay (above
     BESIDE_MAX_EVENTS events the threshold section's only: the stall replay is the longer). Each brings its
     replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
-    connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection."""
+    connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection. Up to
+    BESIDE_MAX_EVENTS events, each lane then takes the SPARE sections it may collect, one at a time, until none
+    is left: the lane that ends its own work first collects them (the stall lane none of AFTER_TURNS)."""
+    import threading
+
     big = int(con.execute("SELECT count(*) FROM main.events").fetchone()[0]) > BESIDE_MAX_EVENTS  # type: ignore[index]
     by_name = {s.name: s for s in steps}
+    spare = [n for n in SPARE if n in by_name] if not big else []  # (taken by the lane that is free first)
+    taking = threading.Lock()
 
-    def sections(*names: str) -> Callable[[duckdb.DuckDBPyConnection], object]:
+    def sections(*names: str, may: frozenset[str] = frozenset()) -> Callable[[duckdb.DuckDBPyConnection], object]:
         def run(c: duckdb.DuckDBPyConnection) -> None:
             scope(c, opts)
             for name in names:
                 if name in by_name:
                     early[name] = by_name[name].collect(c, opts)
+            while True:
+                with taking:
+                    name = next((n for n in spare if n in may), "")
+                    if not name:
+                        return
+                    spare.remove(name)
+                early[name] = by_name[name].collect(c, opts)
 
         return run
 
     if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
         return {"boundaries": sections("threshold")}
-    return {"boundaries": sections("threshold"), "stalls": sections("stalls")}
+    return {
+        "boundaries": sections("threshold", may=frozenset(SPARE)),
+        "stalls": sections("stalls", may=frozenset(SPARE) - AFTER_TURNS),
+    }
 
 
 # the sections collected at once in two lanes by a report whose replays have stamps (_lanes): those reading the

@@ -118,18 +118,96 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
     shutil.copy(request.getfixturevalue("sample_ingested_file" if corpus == "sample" else "real_ingested_file"),
                 tmp_path / "three.duckdb")  # fmt: skip
     three = connect(str(tmp_path / "three.duckdb"))
+    lanes = {"stallscan-boundaries", "stallscan-stalls"}
     for con, limit, stalls_on in ((two, 1_000_000, "stallscan-stalls"), (three, -1, "MainThread")):
         collected.clear()
         monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", limit)
         beside = build.build_report(con, ReportOptions(bootstrap=50))
-        assert dict(collected) == {
-            "corpus": "MainThread",
-            "boundaries": "MainThread",
-            "threshold": "stallscan-boundaries",  # (at any size: the stall replay outlasts the boundaries')
-            "stalls": stalls_on,
-            "guard": "MainThread",
-        }
+        where = dict(collected)
+        assert len(collected) == len(where) == 5  # (each section collected once)
+        assert where["threshold"] == "stallscan-boundaries"  # (at any size: the stall replay outlasts the boundaries')
+        assert where["stalls"] == stalls_on
+        if limit < 0:  # above BESIDE_MAX_EVENTS: the spare sections after both replays, as before
+            assert [where[n] for n in build.SPARE] == ["MainThread"] * 3
+        else:  # on the lane free first; the turn boundaries' section on its replay's lane only
+            assert where["boundaries"] == "stallscan-boundaries"
+            assert where["corpus"] in lanes and where["guard"] in lanes
         assert beside == after
         for t in (*SUMMARIES, "sweep_boot"):
             assert fingerprint(con, t) == fingerprint(one, t), t
     assert fingerprint(one, "sweep_boot")[0] > 0
+
+
+@pytest.mark.parametrize("first", ["boundaries", "stalls"])
+def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypatch, sample_ingested_file):
+    """The lane that ends its own sections first takes the spare ones (report.build.SPARE), one at a time; the stall
+    lane never the turn boundaries' section (build.AFTER_TURNS). The other lane is held in its own section until
+    the first has taken all it may, so the order is forced; the data equals a report's collected after both."""
+    from stallscan.report import build
+    from stallscan.report.registry import ReportOptions, sections
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    one, two = _pair(tmp_path, sample_ingested_file)
+    with monkeypatch.context() as m:
+        m.setattr(build, "_beside", lambda *a: None)
+        after = build.build_report(one, ReportOptions(bootstrap=50))
+    own = {"boundaries": "threshold", "stalls": "stalls"}  # each lane's own section
+    held = own["stalls" if first == "boundaries" else "boundaries"]
+    first_may = set(build.SPARE) - (build.AFTER_TURNS if first == "stalls" else set())
+    taken: list[tuple[str, str]] = []
+    done = threading.Event()  # set once the free lane has taken all it may
+    for s in sections():
+
+        def on(c, o, collect=s.collect, name=s.name):
+            if name == held:
+                assert done.wait(60)  # (a safeguard against a hang, not a timing check)
+            out = collect(c, o)
+            taken.append((name, threading.current_thread().name))
+            if {n for n, t in taken if t == f"stallscan-{first}"} >= first_may:
+                done.set()
+            return out
+
+        monkeypatch.setattr(s, "collect", on)
+    beside = build.build_report(two, ReportOptions(bootstrap=50))
+    where = dict(taken)
+    assert {n for n in build.SPARE if where[n] == f"stallscan-{first}"} == first_may
+    assert where["boundaries"] == "stallscan-boundaries"
+    assert beside == after
+
+
+def test_a_first_report_checkpoints_beside_its_last_reads(tmp_path, monkeypatch, sample_ingested_file):
+    """A first report's CHECKPOINT runs on a thread beside the listed sessions' reads (report.build._checkpoint_beside):
+    no WAL is left after build_report; a checkpoint refused (a TransactionException) is left to the close and the
+    data is the same; any other error is raised in the caller's thread."""
+    import duckdb
+
+    from stallscan.report import build
+    from stallscan.report.registry import ReportOptions
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    one, two = _pair(tmp_path, sample_ingested_file)
+    threads: list[str] = []
+    real = build._checkpoint_beside
+
+    def seen(con):
+        threads.append("checkpoint")
+        return real(con)
+
+    monkeypatch.setattr(build, "_checkpoint_beside", seen)
+    data = build.build_report(one, ReportOptions(bootstrap=50))
+    assert threads == ["checkpoint"]
+    wal = tmp_path / "one.duckdb.wal"
+    assert not wal.exists() or wal.stat().st_size == 0
+    build.build_report(one, ReportOptions(bootstrap=50))  # a repeat (stamps present): no checkpoint of its own
+    assert threads == ["checkpoint"]
+    monkeypatch.setattr(build, "CHECKPOINT", "COMMIT")  # (a TransactionException: no transaction is active)
+    assert build.build_report(two, ReportOptions(bootstrap=50)) == data
+    shutil.copy(sample_ingested_file, tmp_path / "three.duckdb")
+    three = connect(str(tmp_path / "three.duckdb"))
+    monkeypatch.setattr(build, "CHECKPOINT", "CHECKPOINT nowhere")
+    with pytest.raises(duckdb.BinderException):
+        build.build_report(three, ReportOptions(bootstrap=50))
