@@ -147,8 +147,8 @@ def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True) -> Iterator[No
     if not when or threads() < 2:
         yield
         return
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    was = int(row[0]) if row else 1
+    # (fetchall: a result left unfinished blocks a register() on the connection after the block)
+    was = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     if was < 2:
         yield
         return

@@ -68,3 +68,19 @@ def test_a_small_ingest_parses_on_one_thread_and_writes_the_same_rows(
         con.close()
     assert seen == [1, 2]
     assert rows[0] == rows[1] and rows[0]
+
+
+def test_the_connection_is_free_for_a_register_inside_and_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The setting's look-up leaves no unfinished result behind (DuckDB refuses a register() on a connection that
+    holds one): the case of a database already at one thread while the machine has two, as in the real-format
+    tests, which hit it."""
+    import pyarrow as pa
+
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    for setting in (1, 2):
+        con = duckdb.connect()
+        con.execute(f"SET threads = {setting}")
+        with one_thread(con):
+            con.register("inside", pa.table({"x": [1]}))
+        con.register("after", pa.table({"x": [2]}))
+        assert con.execute("SELECT sum(x) FROM (FROM inside UNION ALL FROM after)").fetchall() == [(3,)]
