@@ -110,9 +110,15 @@ SELECT fid, line FROM (
                                      GROUP BY ALL HAVING count(*) > 1)))
 WHERE k > 1
 UNION
+-- (a line whose uuid an earlier chunk or ingest of its file wrote as an event's record_id, in the same session:
+-- split_part(session_id, '/', 1) = sid, written as the prefix test it is (sid holds no '/': a part split at '/'
+-- never equals one that does). As split_part, the optimizer made it a third join key, and its macro split every
+-- earlier row's session id of the file into a list, every batch: the 1 GB file's 8th chunk spent 0.044 s of the
+-- statement's 0.077 s in that join, more with each chunk. As an OR it is tested on the few record_id matches only.)
 SELECT c.fid, c.line FROM cc c
 JOIN (SELECT b.fid, e.record_id, e.session_id FROM events e JOIN batch_files b ON e.file = b.file AND e.line < b.start_line) p
-  ON p.fid = c.fid AND p.record_id = c.uuid AND split_part(p.session_id, '/', 1) = c.sid;
+  ON p.fid = c.fid AND p.record_id = c.uuid
+  AND NOT contains(c.sid, '/') AND (p.session_id = c.sid OR starts_with(p.session_id, c.sid || '/'));
 
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
 SELECT fid, line,

@@ -341,3 +341,45 @@ def test_a_small_run_leaves_its_rows_in_the_wal_and_the_settings_as_they_were(tm
         counts.append(con.execute("SELECT count(*), count(DISTINCT session_id) FROM events").fetchone())
         con.close()
     assert counts[0] == counts[1] and counts[0][0] > 0
+
+
+def test_records_logged_again_in_a_later_ingest_are_duplicates_of_their_session_only(con, tmp_path):
+    """A record whose uuid an earlier ingest of the file wrote as an event in the same session (the part of the
+    event's session id before any '/agent-...') is a duplicate; the same uuid in another session, in a session id
+    holding a '/', or without a session id is not (claude_code_events.sql, cc_dups: the prefix test)."""
+
+    def rec(n: int, uuid: str, sid: str | None, **extra: Any) -> str:
+        return claude_line("user", n, uuid=uuid, sessionId=sid, **extra)
+
+    side = {"isSidechain": True, "agentId": "a1"}
+    first = [
+        rec(1, "k1", "s"),  # logged again in "s": a duplicate
+        rec(2, "k2", "s", **side),  # session "s/agent-a1", logged again in "s" (a sidechain): a duplicate
+        rec(3, "k3", "s/x"),  # a session id holding '/': split at '/' it is "s", never "s/x"
+        rec(4, "k4", "s"),  # logged again in "t": not a duplicate
+        rec(5, "k5", None),  # no session id (the file's stem): not a duplicate
+        rec(6, "k6", ""),  # an empty session id: a duplicate
+        rec(7, "k7", "sx"),  # logged again in "s", a prefix of "sx" without '/': not a duplicate
+    ]
+    f = write_lines(tmp_path / "r.jsonl", first)
+    ingest_paths(con, [str(f)])
+    again = [
+        rec(8, "k1", "s"),
+        rec(9, "k2", "s", **side),
+        rec(10, "k3", "s/x"),
+        rec(11, "k4", "t"),
+        rec(12, "k5", None),
+        rec(13, "k6", ""),
+        rec(14, "k7", "s"),
+    ]
+    with open(f, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(again) + "\n")
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, kind FROM skipped ORDER BY line").fetchall() == [
+        (8, "duplicate_record"),
+        (9, "duplicate_record"),
+        (13, "duplicate_record"),
+    ]
+    assert [r[0] for r in con.execute("SELECT line FROM events ORDER BY line").fetchall()] == [
+        1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 14,
+    ]
