@@ -120,7 +120,11 @@ JOIN (SELECT b.fid, e.record_id, e.session_id FROM events e JOIN batch_files b O
   ON p.fid = c.fid AND p.record_id = c.uuid
   AND NOT contains(c.sid, '/') AND (p.session_id = c.sid OR starts_with(p.session_id, c.sid || '/'));
 
+-- The lines that are not events (skips and rejects: ingest_commit.sql writes them) and their labels. The event lines,
+-- most of a batch, are not written here: cc_runs and fmt_events take the lines with no row here (an anti join on a
+-- build side a sixth the size), and writing every line's fate cost the statement most of its time.
 CREATE OR REPLACE TEMP TABLE fmt_fates AS
+SELECT * FROM (
 SELECT fid, line,
        CASE WHEN bad_excerpt IS NOT NULL OR (NOT blank AND (NOT parsed OR typ IS NULL)) THEN 'reject'
             WHEN blank OR d.line IS NOT NULL THEN 'skip'
@@ -142,7 +146,8 @@ SELECT fid, line,
                          'permission-mode', 'ai-title', 'attachment', 'custom-title') THEN typ
             ELSE 'unknown_shape:type ' || typ || coalesce(' @' || version, '') END AS label,
        coalesce(bad_excerpt, excerpt) AS excerpt
-FROM cc LEFT JOIN cc_dups d USING (fid, line);
+FROM cc LEFT JOIN cc_dups d USING (fid, line))
+WHERE fate <> 'event';
 
 -- a compaction summary (isCompactSummary) and the compact_boundary it hangs from (its parentUuid): the
 -- boundary's compactMetadata.trigger says whether Claude Code compacted on its own ("auto": it then sends
@@ -162,7 +167,7 @@ SELECT fid, line, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || m
 FROM (SELECT c.fid, c.line, c.typ, c.msg_id,
              sum(CASE WHEN c.typ = 'user' AND coalesce(c.n_results, 0) = 0 THEN 1 ELSE 0 END)
                  OVER (PARTITION BY c.fid, c.session_id ORDER BY c.line) AS bar
-      FROM cc c JOIN fmt_fates f USING (fid, line) WHERE f.fate = 'event')
+      FROM cc c ANTI JOIN fmt_fates f USING (fid, line) WHERE c.typ IN ('user', 'assistant'))  -- (other lines add no bar)
 WHERE typ = 'assistant';
 
 -- The assistant replies as a table, not a branch of the view: batch_keys.sql and the INSERT both read
@@ -236,8 +241,8 @@ SELECT fid, line, line AS last_line, 0 AS part, 1 AS n_records, session_id, ts, 
                 WHEN 'queue-operation' THEN json_object('operation', operation, 'isMeta', is_meta, 'version', version)
                 ELSE json_object('subtype', subtype, 'isMeta', is_meta, 'version', version,
                                  'compact_trigger', boundary_trigger) END AS meta
-FROM cc c JOIN fmt_fates f USING (fid, line) LEFT JOIN cc_compact k USING (fid, line) LEFT JOIN cc_arr a USING (fid, line)
-WHERE f.fate = 'event' AND typ IN ('user', 'queue-operation', 'system')
+FROM cc c ANTI JOIN fmt_fates f USING (fid, line) LEFT JOIN cc_compact k USING (fid, line) LEFT JOIN cc_arr a USING (fid, line)
+WHERE typ IN ('user', 'queue-operation', 'system')
 UNION ALL
 -- assistant replies (cc_reply above: one per API message)
 SELECT * FROM cc_reply;
