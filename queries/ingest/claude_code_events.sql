@@ -161,9 +161,13 @@ JOIN (SELECT fid, uuid, boundary_trigger FROM cc WHERE typ = 'system' AND subtyp
   ON b.fid = s.fid AND b.uuid = s.parent_uuid;
 
 -- the reply run of each assistant line (see the GROUP BY of cc_reply below), from narrow columns:
--- a window carries every column it is given, and over the full rows (texts) it cost more than the merge
+-- a window carries every column it is given, and over the full rows (texts) it cost more than the merge.
+-- A reply is the lines of one (fid, session_id, msg_id, run_no): run_no is the count of prompts before the line in
+-- its session (bar), or the line itself for a line without message.id (its own reply). The same groups as the
+-- string 'msg:' || msg_id || '#' || bar / 'line:' || line this key once was, without building that string per
+-- line, and msg_id and session_id are then keys of cc_reply's GROUP BY, not any_value aggregates.
 CREATE OR REPLACE TEMP TABLE cc_runs AS
-SELECT fid, line, CASE WHEN msg_id IS NULL THEN 'line:' || line ELSE 'msg:' || msg_id || '#' || bar END AS run_key
+SELECT fid, line, (CASE WHEN msg_id IS NULL THEN line ELSE bar END)::BIGINT AS run_no
 FROM (SELECT c.fid, c.line, c.typ, c.msg_id,
              sum(CASE WHEN c.typ = 'user' AND coalesce(c.n_results, 0) = 0 THEN 1 ELSE 0 END)
                  OVER (PARTITION BY c.fid, c.session_id ORDER BY c.line) AS bar
@@ -192,11 +196,11 @@ SELECT fid, line, last_line, 0 AS part, n_records, session_id, ts, ts_end, 'per_
        json_object('isMeta', is_meta, 'requestId', request_id,
                    'block_types', flatten(list_transform(parts, lambda x: x.b)), 'version', version) AS meta
 FROM (
-SELECT fid, min(line) AS line, max(line) AS last_line, count(*)::INTEGER AS n_records, any_value(session_id) AS session_id,
+SELECT fid, min(line) AS line, max(line) AS last_line, count(*)::INTEGER AS n_records, session_id,
        arg_min(ts, line) AS ts, arg_max(ts, line) AS ts_end,
        list_sort(list({'l': line, 't': text, 'c': calls, 'b': block_types})) AS parts,
        arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL) AS stop_reason,
-       any_value(msg_id) AS msg_id, arg_min(uuid, line) AS uuid, arg_min(parent_uuid, line) AS parent_uuid,
+       msg_id, arg_min(uuid, line) AS uuid, arg_min(parent_uuid, line) AS parent_uuid,
        arg_max(model, line) FILTER (WHERE model IS NOT NULL) AS model,
        bool_or(is_sidechain) AS is_sidechain,
        arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL) AS tokens_in,
@@ -210,7 +214,7 @@ FROM cc JOIN cc_runs USING (fid, line)
 -- A user line that is not a tool result (a prompt, a harness message) between two lines of one id makes
 -- them two replies (a reused id after the next prompt is another reply); a chunked or resumed read,
 -- which sees only the open reply, merges the same lines.
-GROUP BY fid, session_id, run_key);
+GROUP BY fid, session_id, msg_id, run_no);
 
 RESET disabled_optimizers;
 
