@@ -383,3 +383,31 @@ def test_records_logged_again_in_a_later_ingest_are_duplicates_of_their_session_
     assert [r[0] for r in con.execute("SELECT line FROM events ORDER BY line").fetchall()] == [
         1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 14,
     ]
+
+
+def test_a_session_in_several_files_of_one_batch_is_numbered_by_first_time_then_path(con, tmp_path):
+    """seq (ingest_commit.sql, batch_seq): a session's rows in file order, its files by their first timestamp and,
+    where that ties or is missing, by path; the rows without a time go after the files that have one."""
+    s = "shared"
+    early = [claude_line("user", 1, session=s), claude_line("assistant", 2, session=s)]
+    files = {
+        "c.jsonl": [claude_line("user", 30, session=s, uuid="c1"), claude_line("assistant", 31, session=s, uuid="c2")],
+        "b.jsonl": [claude_line("user", 10, session=s, uuid="b1")],
+        "a.jsonl": [claude_line("user", 10, session=s, uuid="a1"), claude_line("assistant", 11, session=s, uuid="a2")],
+        "z.jsonl": early,
+        "n.jsonl": [claude_line("user", 5, session=s, uuid="n1", timestamp=None)],
+    }
+    paths = [write_lines(tmp_path / name, lines) for name, lines in files.items()]
+    ingest_paths(con, [str(p) for p in paths])
+    got = con.execute("SELECT file, line, seq FROM events WHERE session_id = ? ORDER BY seq", [s]).fetchall()
+    names = [(str(f).rsplit("/", 1)[1], line, seq) for f, line, seq in got]
+    assert names == [
+        ("z.jsonl", 1, 1),
+        ("z.jsonl", 2, 2),
+        ("a.jsonl", 1, 3),
+        ("a.jsonl", 2, 4),
+        ("b.jsonl", 1, 5),
+        ("c.jsonl", 1, 6),
+        ("c.jsonl", 2, 7),
+        ("n.jsonl", 1, 8),
+    ]
