@@ -410,3 +410,21 @@ def test_a_session_in_several_files_of_one_batch_is_numbered_by_first_time_then_
         ("c.jsonl", 2, 7),
         ("n.jsonl", 1, 8),
     ]
+
+
+def test_a_record_repeated_in_one_batch_is_a_duplicate_in_its_session_or_without_one(con, tmp_path):
+    """In one batch (claude_code_events.sql, cc_dups): a uuid seen again in the same session, or again without a
+    session id, is a duplicate from its second line on; the same uuid in another session is not."""
+
+    def rec(n: int, uuid: str, sid: str | None) -> str:
+        return claude_line("user", n, uuid=uuid, sessionId=sid)
+
+    lines = [rec(1, "k", "s"), rec(2, "k", None), rec(3, "k", "t"), rec(4, "k", "s"), rec(5, "k", None)]
+    lines += [rec(6, "k", "s")]
+    f = write_lines(tmp_path / "one.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, kind FROM skipped ORDER BY line").fetchall() == [
+        (4, "duplicate_record"),
+        (5, "duplicate_record"),
+        (6, "duplicate_record"),
+    ]
