@@ -196,15 +196,17 @@ SELECT fid, line, last_line, 0 AS part, n_records, session_id, ts, ts_end, 'per_
        json_object('isMeta', is_meta, 'requestId', request_id,
                    'block_types', flatten(list_transform(parts, lambda x: x.b)), 'version', version) AS meta
 FROM (
+-- (arg_max leaves out the rows whose value is NULL, so the last line that has a stop reason, model or token count
+-- gives it without a FILTER clause: without the four, 0.5 % fewer DuckDB instructions in an ingest of 34 MB, ing23)
 SELECT fid, min(line) AS line, max(line) AS last_line, count(*)::INTEGER AS n_records, session_id,
        arg_min(ts, line) AS ts, arg_max(ts, line) AS ts_end,
        list_sort(list({'l': line, 't': text, 'c': calls, 'b': block_types})) AS parts,
-       arg_max(stop_reason, line) FILTER (WHERE stop_reason IS NOT NULL) AS stop_reason,
+       arg_max(stop_reason, line) AS stop_reason,
        msg_id, arg_min(uuid, line) AS uuid, arg_min(parent_uuid, line) AS parent_uuid,
-       arg_max(model, line) FILTER (WHERE model IS NOT NULL) AS model,
+       arg_max(model, line) AS model,
        bool_or(is_sidechain) AS is_sidechain,
-       arg_max(tokens_in, line) FILTER (WHERE tokens_in IS NOT NULL) AS tokens_in,
-       arg_max(tokens_out, line) FILTER (WHERE tokens_out IS NOT NULL) AS tokens_out,
+       arg_max(tokens_in, line) AS tokens_in,
+       arg_max(tokens_out, line) AS tokens_out,
        bool_or(is_meta) AS is_meta, any_value(request_id) AS request_id, any_value(version) AS version
 FROM cc JOIN cc_runs USING (fid, line)
 -- The lines of one message.id in one session are one reply as long as nothing but tool results and other

@@ -428,3 +428,27 @@ def test_a_record_repeated_in_one_batch_is_a_duplicate_in_its_session_or_without
         (5, "duplicate_record"),
         (6, "duplicate_record"),
     ]
+
+
+def test_a_split_reply_takes_each_field_from_its_last_line_that_has_it(con, tmp_path):
+    """A reply over several lines (cc_reply's arg_max over the lines, which leaves out a NULL): its stop reason,
+    model and token counts are those of the last line that has them, not NULL when its last line lacks them."""
+
+    def line(uuid: str, sec: int, **message: Any) -> str:
+        msg = {"id": "msg_Y", "role": "assistant", "content": [{"type": "text", "text": uuid}], **message}
+        rec = {"type": "assistant", "uuid": uuid, "sessionId": "s", "isSidechain": False, "message": msg}
+        return json.dumps(dict(rec, timestamp=f"2026-01-01T00:00:0{sec}Z"))
+
+    usage = {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 5}
+    lines = [
+        claude_line("user", 0, session="s"),
+        line("a", 1, model="m-old", stop_reason="end_turn", usage=usage),
+        line("b", 2, model="m-new"),
+        line("c", 3),
+    ]
+    f = write_lines(tmp_path / "y.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute(
+        "SELECT line, last_line, n_records, text, finish_reason, model, tokens_in, tokens_out, record_id "
+        "FROM events WHERE role = 'assistant'"
+    ).fetchall() == [(2, 4, 3, "a\nb\nc", "end_turn", "m-new", 8, 4, "a")]
