@@ -171,7 +171,8 @@ SELECT fid, line, (CASE WHEN msg_id IS NULL THEN line ELSE bar END)::BIGINT AS r
 FROM (SELECT c.fid, c.line, c.typ, c.msg_id,
              sum(CASE WHEN c.typ = 'user' AND coalesce(c.n_results, 0) = 0 THEN 1 ELSE 0 END)
                  OVER (PARTITION BY c.fid, c.session_id ORDER BY c.line) AS bar
-      FROM cc c ANTI JOIN fmt_fates f USING (fid, line) WHERE c.typ IN ('user', 'assistant'))  -- (other lines add no bar)
+      FROM cc c ANTI JOIN fmt_fates f USING (fid, line)
+      WHERE c.typ = 'assistant' OR (c.typ = 'user' AND coalesce(c.n_results, 0) = 0))  -- (other lines add no bar)
 WHERE typ = 'assistant';
 
 -- The assistant replies as a table, not a branch of the view: batch_keys.sql and the INSERT both read
