@@ -189,8 +189,8 @@ CREATE OR REPLACE TEMP TABLE cc_reply AS
 -- (ordered aggregates sort per group and were the INSERT's largest operator: 0.30-0.35 s a 64 MB batch)
 SELECT fid, line, last_line, 0 AS part, n_records, session_id, ts, ts_end, 'per_message' AS ts_quality,
        'assistant' AS role, 'message' AS kind,
-       CASE WHEN len(list_filter(parts, lambda x: x.t IS NOT NULL)) > 0
-            THEN array_to_string(list_transform(list_filter(parts, lambda x: x.t IS NOT NULL), lambda x: x.t), chr(10)) END AS text,
+       -- (array_to_string leaves out NULLs and gives NULL for a list of NULLs only: no list_filter needed)
+       array_to_string(list_transform(parts, lambda x: x.t), chr(10)) AS text,
        flatten(list_transform(parts, lambda x: x.c)) AS tool_calls,
        NULL::VARCHAR AS tool_call_id, stop_reason AS finish_reason, NULL::VARCHAR AS initiator, msg_id AS message_id,
        uuid AS record_id, parent_uuid AS parent_id, NULL::VARCHAR AS turn_id, model, is_sidechain, tokens_in, tokens_out,

@@ -452,3 +452,30 @@ def test_a_split_reply_takes_each_field_from_its_last_line_that_has_it(con, tmp_
         "SELECT line, last_line, n_records, text, finish_reason, model, tokens_in, tokens_out, record_id "
         "FROM events WHERE role = 'assistant'"
     ).fetchall() == [(2, 4, 3, "a\nb\nc", "end_turn", "m-new", 8, 4, "a")]
+
+
+def test_a_split_reply_text_joins_its_lines_texts_leaving_out_lines_without_text(con, tmp_path):
+    """cc_reply's text: its lines' texts joined by newlines, a line without text (a tool call only) left out, an empty
+    text kept; NULL when no line has text."""
+
+    def line(mid: str, uuid: str, content: Any) -> str:
+        msg = {"id": mid, "role": "assistant", "content": content}
+        return json.dumps({"type": "assistant", "uuid": uuid, "sessionId": "s", "isSidechain": False, "message": msg})
+
+    def call(n: int) -> list[dict[str, Any]]:
+        return [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {}}]
+
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
+    lines = [claude_line("user", 0, session="s")]
+    lines += [line("A", "a1", call(1)), line("A", "a2", call(2))]
+    lines += [line("B", "b1", call(3)), line("B", "b2", "")]
+    lines += [line("C", "c1", text("x")), line("C", "c2", call(4)), line("C", "c3", text("y"))]
+    f = write_lines(tmp_path / "t.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT message_id, text FROM events WHERE role = 'assistant' ORDER BY line").fetchall() == [
+        ("A", None),
+        ("B", ""),
+        ("C", "x\ny"),
+    ]
