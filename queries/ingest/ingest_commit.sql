@@ -1,5 +1,6 @@
 -- Insert the batch's new rows (replace_rows.sql deleted the rows they replace, where a file had any).
--- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates, held (hold_tail.sql: rows
+-- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates (only its 'skip' and 'reject' rows are
+-- read: a reader may leave its event lines out, as claude_code_events.sql does), held (hold_tail.sql: rows
 -- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction; the `files`
 -- rows of the batch are written in the same transaction, before its COMMIT (ingest/tx.py), so a file's events,
 -- skips, rejects and bookkeeping land together.
