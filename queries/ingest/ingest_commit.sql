@@ -1,5 +1,6 @@
 -- Insert the batch's new rows (replace_rows.sql deleted the rows they replace, where a file had any).
--- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates, held (hold_tail.sql: rows
+-- Inputs: batch_files (fid, file, stem, fmt, start_line), fmt_events, fmt_fates (only its 'skip' and 'reject' rows are
+-- read: a reader may leave its event lines out, as claude_code_events.sql does), held (hold_tail.sql: rows
 -- a next chunk re-reads, not written here), batch_tsq (a format's ts_quality set at insert, may be empty). Runs inside the ingest transaction; the `files`
 -- rows of the batch are written in the same transaction, before its COMMIT (ingest/tx.py), so a file's events,
 -- skips, rejects and bookkeeping land together.
@@ -7,17 +8,24 @@
 -- batch's rows (the usual case: a file read in order). renumber_seq.sql (run next) re-sequences only the other
 -- sessions (seq_fix: rows in several files); in the usual case it changes no row (DuckDB updates rows its
 -- own transaction wrote at a high price). Narrow tables: the INSERT joins them, no text goes through a window.
+-- A session's first time in each file (file_first) is a GROUP BY joined back, not a second window over the rows, and
+-- the files are ordered by their rank in batch_files (frank: the same order as their paths, a batch holding a file
+-- once), so the row_number's sort keys are numbers and no path travels with the rows until the end.
 CREATE OR REPLACE TEMP TABLE batch_seq AS
-WITH k AS MATERIALIZED (
-    SELECT k.fid, k.line, k.part, k.session_id, b.file, min(k.ts) OVER (PARTITION BY k.session_id, k.fid) AS file_first
-    FROM batch_keys k JOIN batch_files b USING (fid) LEFT JOIN held h USING (fid)
+WITH k0 AS MATERIALIZED (
+    SELECT k.fid, k.line, k.part, k.session_id, k.ts
+    FROM batch_keys k LEFT JOIN held h USING (fid)
     WHERE h.fid IS NULL OR k.line < h.from_line
+), k AS MATERIALIZED (
+    SELECT k0.fid, k0.line, k0.part, k0.session_id, ff.file_first
+    FROM k0 JOIN (SELECT session_id, fid, min(ts) AS file_first FROM k0 GROUP BY session_id, fid) ff USING (session_id, fid)
 ), prior AS (
     SELECT session_id, count(*) AS n FROM events WHERE session_id IN (SELECT session_id FROM k) GROUP BY session_id
 )
-SELECT k.fid, k.line, k.part, k.session_id, k.file,
-       (coalesce(p.n, 0) + row_number() OVER (PARTITION BY k.session_id ORDER BY k.file_first, k.file, k.line, k.part))::INTEGER AS seq
-FROM k LEFT JOIN prior p USING (session_id);
+SELECT k.fid, k.line, k.part, k.session_id, f.file,
+       (coalesce(p.n, 0) + row_number() OVER (PARTITION BY k.session_id ORDER BY k.file_first, f.frank, k.line, k.part))::INTEGER AS seq
+FROM k JOIN (SELECT fid, file, rank() OVER (ORDER BY file) AS frank FROM batch_files) f USING (fid)
+LEFT JOIN prior p USING (session_id);
 
 CREATE OR REPLACE TEMP TABLE seq_fix AS
 SELECT session_id FROM (SELECT session_id, file FROM batch_seq

@@ -341,3 +341,141 @@ def test_a_small_run_leaves_its_rows_in_the_wal_and_the_settings_as_they_were(tm
         counts.append(con.execute("SELECT count(*), count(DISTINCT session_id) FROM events").fetchone())
         con.close()
     assert counts[0] == counts[1] and counts[0][0] > 0
+
+
+def test_records_logged_again_in_a_later_ingest_are_duplicates_of_their_session_only(con, tmp_path):
+    """A record whose uuid an earlier ingest of the file wrote as an event in the same session (the part of the
+    event's session id before any '/agent-...') is a duplicate; the same uuid in another session, in a session id
+    holding a '/', or without a session id is not (claude_code_events.sql, cc_dups: the prefix test)."""
+
+    def rec(n: int, uuid: str, sid: str | None, **extra: Any) -> str:
+        return claude_line("user", n, uuid=uuid, sessionId=sid, **extra)
+
+    side = {"isSidechain": True, "agentId": "a1"}
+    first = [
+        rec(1, "k1", "s"),  # logged again in "s": a duplicate
+        rec(2, "k2", "s", **side),  # session "s/agent-a1", logged again in "s" (a sidechain): a duplicate
+        rec(3, "k3", "s/x"),  # a session id holding '/': split at '/' it is "s", never "s/x"
+        rec(4, "k4", "s"),  # logged again in "t": not a duplicate
+        rec(5, "k5", None),  # no session id (the file's stem): not a duplicate
+        rec(6, "k6", ""),  # an empty session id: a duplicate
+        rec(7, "k7", "sx"),  # logged again in "s", a prefix of "sx" without '/': not a duplicate
+    ]
+    f = write_lines(tmp_path / "r.jsonl", first)
+    ingest_paths(con, [str(f)])
+    again = [
+        rec(8, "k1", "s"),
+        rec(9, "k2", "s", **side),
+        rec(10, "k3", "s/x"),
+        rec(11, "k4", "t"),
+        rec(12, "k5", None),
+        rec(13, "k6", ""),
+        rec(14, "k7", "s"),
+    ]
+    with open(f, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(again) + "\n")
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, kind FROM skipped ORDER BY line").fetchall() == [
+        (8, "duplicate_record"),
+        (9, "duplicate_record"),
+        (13, "duplicate_record"),
+    ]
+    lines = [r[0] for r in con.execute("SELECT line FROM events ORDER BY line").fetchall()]
+    assert lines == [*range(1, 8), 10, 11, 12, 14]
+
+
+def test_a_session_in_several_files_of_one_batch_is_numbered_by_first_time_then_path(con, tmp_path):
+    """seq (ingest_commit.sql, batch_seq): a session's rows in file order, its files by their first timestamp and,
+    where that ties or is missing, by path; the rows without a time go after the files that have one."""
+    s = "shared"
+    early = [claude_line("user", 1, session=s), claude_line("assistant", 2, session=s)]
+    files = {
+        "c.jsonl": [claude_line("user", 30, session=s, uuid="c1"), claude_line("assistant", 31, session=s, uuid="c2")],
+        "b.jsonl": [claude_line("user", 10, session=s, uuid="b1")],
+        "a.jsonl": [claude_line("user", 10, session=s, uuid="a1"), claude_line("assistant", 11, session=s, uuid="a2")],
+        "z.jsonl": early,
+        "n.jsonl": [claude_line("user", 5, session=s, uuid="n1", timestamp=None)],
+    }
+    paths = [write_lines(tmp_path / name, lines) for name, lines in files.items()]
+    ingest_paths(con, [str(p) for p in paths])
+    got = con.execute("SELECT file, line, seq FROM events WHERE session_id = ? ORDER BY seq", [s]).fetchall()
+    names = [(str(f).rsplit("/", 1)[1], line, seq) for f, line, seq in got]
+    assert names == [
+        ("z.jsonl", 1, 1),
+        ("z.jsonl", 2, 2),
+        ("a.jsonl", 1, 3),
+        ("a.jsonl", 2, 4),
+        ("b.jsonl", 1, 5),
+        ("c.jsonl", 1, 6),
+        ("c.jsonl", 2, 7),
+        ("n.jsonl", 1, 8),
+    ]
+
+
+def test_a_record_repeated_in_one_batch_is_a_duplicate_in_its_session_or_without_one(con, tmp_path):
+    """In one batch (claude_code_events.sql, cc_dups): a uuid seen again in the same session, or again without a
+    session id, is a duplicate from its second line on; the same uuid in another session is not."""
+
+    def rec(n: int, uuid: str, sid: str | None) -> str:
+        return claude_line("user", n, uuid=uuid, sessionId=sid)
+
+    lines = [rec(1, "k", "s"), rec(2, "k", None), rec(3, "k", "t"), rec(4, "k", "s"), rec(5, "k", None)]
+    lines += [rec(6, "k", "s")]
+    f = write_lines(tmp_path / "one.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT line, kind FROM skipped ORDER BY line").fetchall() == [
+        (4, "duplicate_record"),
+        (5, "duplicate_record"),
+        (6, "duplicate_record"),
+    ]
+
+
+def test_a_split_reply_takes_each_field_from_its_last_line_that_has_it(con, tmp_path):
+    """A reply over several lines (cc_reply's arg_max over the lines, which leaves out a NULL): its stop reason,
+    model and token counts are those of the last line that has them, not NULL when its last line lacks them."""
+
+    def line(uuid: str, sec: int, **message: Any) -> str:
+        msg = {"id": "msg_Y", "role": "assistant", "content": [{"type": "text", "text": uuid}], **message}
+        rec = {"type": "assistant", "uuid": uuid, "sessionId": "s", "isSidechain": False, "message": msg}
+        return json.dumps(dict(rec, timestamp=f"2026-01-01T00:00:0{sec}Z"))
+
+    usage = {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 5}
+    lines = [
+        claude_line("user", 0, session="s"),
+        line("a", 1, model="m-old", stop_reason="end_turn", usage=usage),
+        line("b", 2, model="m-new"),
+        line("c", 3),
+    ]
+    f = write_lines(tmp_path / "y.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute(
+        "SELECT line, last_line, n_records, text, finish_reason, model, tokens_in, tokens_out, record_id "
+        "FROM events WHERE role = 'assistant'"
+    ).fetchall() == [(2, 4, 3, "a\nb\nc", "end_turn", "m-new", 8, 4, "a")]
+
+
+def test_a_split_reply_text_joins_its_lines_texts_leaving_out_lines_without_text(con, tmp_path):
+    """cc_reply's text: its lines' texts joined by newlines, a line without text (a tool call only) left out, an empty
+    text kept; NULL when no line has text."""
+
+    def line(mid: str, uuid: str, content: Any) -> str:
+        msg = {"id": mid, "role": "assistant", "content": content}
+        return json.dumps({"type": "assistant", "uuid": uuid, "sessionId": "s", "isSidechain": False, "message": msg})
+
+    def call(n: int) -> list[dict[str, Any]]:
+        return [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {}}]
+
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
+    lines = [claude_line("user", 0, session="s")]
+    lines += [line("A", "a1", call(1)), line("A", "a2", call(2))]
+    lines += [line("B", "b1", call(3)), line("B", "b2", "")]
+    lines += [line("C", "c1", text("x")), line("C", "c2", call(4)), line("C", "c3", text("y"))]
+    f = write_lines(tmp_path / "t.jsonl", lines)
+    ingest_paths(con, [str(f)])
+    assert con.execute("SELECT message_id, text FROM events WHERE role = 'assistant' ORDER BY line").fetchall() == [
+        ("A", None),
+        ("B", ""),
+        ("C", "x\ny"),
+    ]
