@@ -127,6 +127,9 @@ def _checkpoint_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         except BaseException as exc:  # re-raised in the caller's thread below
             failed.append(exc)
 
+    # a result of con's not read to its end (a fetchone) keeps its statement's transaction open until con's next
+    # statement, and the CHECKPOINT is refused beside it: run it to its end first (no statement of its own)
+    con.complete()
     t = threading.Thread(target=work, name="stallscan-checkpoint")
     t.start()
     try:
