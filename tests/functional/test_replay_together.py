@@ -177,14 +177,10 @@ def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypat
     assert beside == after
 
 
-def test_a_first_report_checkpoints_beside_its_last_reads(tmp_path, monkeypatch, sample_ingested_file):
-    """A first report's CHECKPOINT runs on a thread beside the listed sessions' reads (report.build._checkpoint_beside):
-    no WAL is left after build_report; a checkpoint refused (a TransactionException) is left to the close and the
-    data is the same; any other error is raised in the caller's thread."""
-    import duckdb
-
+def _checkpoints_seen(tmp_path, monkeypatch, sample_ingested_file):
+    """Two fresh copies of the ingested samples in tmp_path (the working directory, no config, two threads), and the
+    list that report.build._checkpoint_beside appends "checkpoint" to each time it is entered."""
     from stallscan.report import build
-    from stallscan.report.registry import ReportOptions
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
@@ -198,6 +194,19 @@ def test_a_first_report_checkpoints_beside_its_last_reads(tmp_path, monkeypatch,
         return real(con)
 
     monkeypatch.setattr(build, "_checkpoint_beside", seen)
+    return one, two, threads
+
+
+def test_a_first_report_checkpoints_beside_its_last_reads(tmp_path, monkeypatch, sample_ingested_file):
+    """A first report's CHECKPOINT runs on a thread beside the listed sessions' reads (report.build._checkpoint_beside):
+    no WAL is left after build_report; a checkpoint refused (a TransactionException) is left to the close and the
+    data is the same; any other error is raised in the caller's thread."""
+    import duckdb
+
+    from stallscan.report import build
+    from stallscan.report.registry import ReportOptions
+
+    one, two, threads = _checkpoints_seen(tmp_path, monkeypatch, sample_ingested_file)
     data = build.build_report(one, ReportOptions(bootstrap=50))
     assert threads == ["checkpoint"]
     wal = tmp_path / "one.duckdb.wal"
@@ -219,18 +228,7 @@ def test_above_the_beside_size_the_close_checkpoints(tmp_path, monkeypatch, samp
     from stallscan.report import build
     from stallscan.report.registry import ReportOptions
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-    monkeypatch.setenv("STALLSCAN_THREADS", "2")
-    one, two = _pair(tmp_path, sample_ingested_file)
-    threads: list[str] = []
-    real = build._checkpoint_beside
-
-    def seen(con):
-        threads.append("checkpoint")
-        return real(con)
-
-    monkeypatch.setattr(build, "_checkpoint_beside", seen)
+    one, two, threads = _checkpoints_seen(tmp_path, monkeypatch, sample_ingested_file)
     below = build.build_report(one, ReportOptions(bootstrap=50))
     assert threads == ["checkpoint"]
     monkeypatch.setattr(build, "BESIDE_MAX_EVENTS", 10)  # (sample_logs holds 221 events)
