@@ -78,13 +78,14 @@ def build_report(
 
         if progress:
             progress("Replaying", 0, total)
-        after = lambda: _beside(con, opts, steps, early)  # (asked only when both replays run)
+        big = _big(con)  # (once: the events do not change while the report builds)
+        after = lambda: _beside(con, opts, steps, early, big)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early, lambda c: _tail(c, opts, early, late), few)
+            _lanes(con, opts, steps, early, big, lambda c: _tail(c, opts, early, late), few)
         # a first report up to BESIDE_MAX_EVENTS events checkpoints beside its last reads (_checkpoint_beside); above,
         # its close does, as before (measured at 311 MB only; at 10M the pairs were 0.2-1.2 s slower with it)
-        first = ran is not None and not _big(con)
+        first = ran is not None and not big
     else:
         first = False
     for i, s in enumerate(steps):
@@ -190,7 +191,7 @@ def _big(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _beside(
-    con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any]
+    con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any], big: bool
 ) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
     """What runs after each replay on its cursor (replay_together's `after`): the data of the sections that
     read that replay's tables only (kept in `early`: the loop takes it as the section's), the threshold
@@ -199,10 +200,10 @@ def _beside(
     replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
     connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection. Up to
     BESIDE_MAX_EVENTS events, each lane then takes the SPARE sections it may collect, one at a time, until none
-    is left: the lane that ends its own work first collects them (the stall lane none of AFTER_TURNS)."""
+    is left: the lane that ends its own work first collects them (the stall lane none of AFTER_TURNS). big: _big(con),
+    asked once by build_report."""
     import threading
 
-    big = _big(con)
     by_name = {s.name: s for s in steps}
     spare = [n for n in SPARE if n in by_name] if not big else []  # (taken by the lane that is free first)
     taking = threading.Lock()
@@ -243,6 +244,7 @@ def _lanes(
     opts: ReportOptions,
     steps: list[Section],
     early: dict[str, Any],
+    big: bool,
     tail: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     few: bool | None = None,
 ) -> None:
@@ -255,13 +257,12 @@ def _lanes(
     when the caller asked it). Those runs are many short statements over a few sessions' rows, on two threads
     already (the lanes): DuckDB runs them on one worker thread (store.db.one_thread). `tail`
     runs on the second lane's cursor after its sections, once the caller's lane has collected the TAIL_NEEDS
-    sections it holds (not when either lane failed)."""
+    sections it holds (not when either lane failed). big: _big(con), asked once by build_report."""
     from stallscan.store.db import one_thread, threads
 
     by_name = {s.name: s for s in steps}
     if threads() < 2 or not {"boundaries", "stalls"} <= by_name.keys():
         return
-    big = _big(con)
     few = few_changes(con, opts) if few is None else few
     if big and not few:
         return
