@@ -18,8 +18,8 @@ the truth this tool measures against), reported with how many events no marker d
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import duckdb
@@ -135,7 +135,7 @@ def run_sweep(
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
-    t = np.unique(np.asarray(thresholds, dtype=float))
+    t = np.unique(np.asarray(thresholds, dtype=float), return_index=True)[0]  # (return_index: numpy 2 skips its masked-array check, and numpy.ma's import)
     from stallscan.sweep import bins
     from stallscan.sweep import boot as stored_sums
 
@@ -162,8 +162,8 @@ def run_sweep(
     # The tool results left out are DuckDB's work, the sweep from here numpy's: the count runs on its own thread
     # meanwhile (DuckDB and numpy release the GIL), filling the CPU the sweep's serial steps leave idle. Nothing
     # else uses the connection until it is done.
-    with ThreadPoolExecutor(1) as pool:
-        left_out = pool.submit(tool_results_left_out, con, by, cost_auto_as_human, cost_human_as_auto, counted)
+    left_out = _Beside(tool_results_left_out, con, by, cost_auto_as_human, cost_human_as_auto, counted)
+    try:
         res = sweep_from_cells(
             cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
         )
@@ -172,10 +172,39 @@ def run_sweep(
 
             res.variants = compare_variants(res, rows, by)
             res.rule_advice = rule_advice(res.variants)
-        res.left_out = left_out.result()
+    finally:
+        left_out.join()  # (also after a failure: the connection is the count's until it is done)
+    res.left_out = left_out.result()
     if sums and set(sums) != known and bins.writable(con):  # computed here: kept for the next report
         stored_sums.store(con, bootstrap, seed, sums)
     return res
+
+
+class _Beside:
+    """fn(*args) on a thread of its own; result() hands back its value or raises its error. What a one-worker
+    ThreadPoolExecutor did here, without importing concurrent.futures (and logging with it, some 2.5 CPU ms of
+    the report after one new session)."""
+
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._out: Any = None
+        self._err: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._out = fn(*args)
+        except BaseException as e:  # (handed to the caller by result())
+            self._err = e
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
 
 
 def tool_results_left_out(

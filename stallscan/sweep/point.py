@@ -12,6 +12,7 @@ from stallscan.sweep import bootstrap as boot
 from stallscan.sweep import plateau
 from stallscan.sweep.bootstrap import Pairs
 from stallscan.sweep.cells import CellIndex, Curve, policy_parts, sweep_cells
+from stallscan.sweep.quantile import quantile
 
 
 def labels_ceiling(cells: dict[str, np.ndarray], sel: np.ndarray, group: str) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def sweep_one(
 
 
 def set_interval(rec: dict[str, Any], picked: np.ndarray) -> None:
-    rec["interval"] = [float(np.quantile(picked, 0.025)), float(np.quantile(picked, 0.975))]
+    rec["interval"] = [quantile(picked, 0.025), quantile(picked, 0.975)]
     rec["bootstrap"] = len(picked)
 
 
