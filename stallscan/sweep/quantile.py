@@ -4,8 +4,8 @@ numpy 2's np.quantile and np.percentile call np.unique on the interpolation indi
 `np.ma.is_masked`, which imports numpy.ma (some 18 CPU ms) the first time: the report after one new session
 imported it only for the sweep's and the headline's intervals. `quantile` computes what numpy's
 `_quantile` does for method "linear" (virtual index (n - 1) q, the two order statistics around it, numpy's
-`_lerp` of them) on the sorted copy, so the value is the same bit for bit; anything else (another shape or
-dtype, a NaN or an infinity) is handed to np.quantile itself. tests/unit/test_quantile.py compares the two.
+`_lerp` of them) on a partitioned copy, so the value is the same bit for bit; anything else (another shape or
+dtype than 1-D float64, a NaN or an infinity) is handed to np.quantile itself. tests/unit/test_quantile.py compares the two.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 def quantile(values: Any, q: float) -> float:
     """float(np.quantile(values, q)) for 0 <= q <= 1."""
     a = np.asarray(values)
-    if a.ndim != 1 or not len(a) or a.dtype.kind != "f" or not 0.0 <= q <= 1.0 or not np.isfinite(a).all():
+    if a.ndim != 1 or not len(a) or a.dtype != np.float64 or not 0.0 <= q <= 1.0 or not np.isfinite(a).all():
         return float(np.quantile(a, q))
     n = len(a)
     at = (n - 1) * q  # numpy's virtual index for "linear"

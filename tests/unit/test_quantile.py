@@ -37,6 +37,7 @@ def test_other_inputs_go_to_numpy() -> None:
     """Integers, NaNs, infinities and 2-D arrays take np.quantile's own path (same answer as it gives)."""
     for a in (
         np.arange(11),
+        np.linspace(0.0, 1.0, 7, dtype=np.float32),
         np.array([1.0, np.nan, 3.0]),
         np.array([1.0, np.inf, -np.inf, 2.0]),
         np.array([[1.0, 2.0], [3.0, 4.0]]),
