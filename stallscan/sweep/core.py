@@ -135,9 +135,8 @@ def run_sweep(
     policies = tuple(dict.fromkeys(policy_name(p) for p in policies))
     if any(p in VARIANTS for p in policies) and "router" not in policies:
         policies = ("router", *policies)  # the variants are measured against the router order
-    t = np.unique(np.asarray(thresholds, dtype=float), return_index=True)[
-        0
-    ]  # (return_index: numpy 2 skips its masked-array check, and numpy.ma's import)
+    # (return_index: numpy 2 then skips its masked-array check, and with it numpy.ma's import)
+    t = np.unique(np.asarray(thresholds, dtype=float), return_index=True)[0]
     from stallscan.sweep import bins
     from stallscan.sweep import boot as stored_sums
 
