@@ -262,7 +262,16 @@ def test_tool_results_that_read_as_numbers_or_almost(
     """A number's JSON gives no text; a string that reads as a number (padded by any whitespace DuckDB trims, with
     underscores, inf / nan) and one that only starts like one (a file listing's line numbers) give their text."""
     monkeypatch.setattr(batch, "HOLD_FROM", hold_from)
-    strings = [" 12 ", "\t5\n", "\x0b5\x0c\r", "1_000", "-Infinity", "NaN", "+.5e-3", "     1\tline one\n     2\tline two"]
+    strings = [
+        " 12 ",
+        "\t5\n",
+        "\x0b5\x0c\r",
+        "1_000",
+        "-Infinity",
+        "NaN",
+        "+.5e-3",
+        "     1\tline one\n     2\tline two",
+    ]
     contents: list[Any] = [7, 1e5, -0.25, *strings]
     lines = [
         {
