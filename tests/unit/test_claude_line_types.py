@@ -5,6 +5,7 @@ summary): each column as its line type gives it, in a run with temp tables and i
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,68 @@ def test_each_line_type_gives_its_columns(tmp_path: Path, monkeypatch: pytest.Mo
         con.close()
     assert [(*r[:6], json.loads(r[6])) for r in rows] == EXPECTED
     assert skipped == [(6, "queue-operation:dequeue")]
+
+
+def _number_guard() -> str:
+    """The regex claude_code_events.sql tests a tool result's text with before it tries the cast to DOUBLE."""
+    sql = (Path(__file__).parents[2] / "queries/ingest/claude_code_events.sql").read_text(encoding="utf-8")
+    found = re.search(r"regexp_full_match\(b\.content, '([^']+)'\)", sql)
+    assert found is not None
+    return found.group(1)
+
+
+def test_every_text_that_casts_to_a_number_passes_the_guard_before_the_cast() -> None:
+    """The parse casts a tool result's text to DOUBLE (is it a number's JSON?) only when the guard's regex matches:
+    the guard may let through texts that are no number, never one that is (else such a line's text would be the
+    number's JSON instead of NULL). Every first, middle and last character up to U+2FFF in number-like shapes."""
+    con = connect(":memory:")
+    try:
+        missed = con.execute(
+            """WITH c AS (SELECT chr(i::INTEGER) AS x FROM range(1, 12288) t(i)),
+                    shape AS (SELECT unnest(['{x}', '{x}1', '1{x}', '1{x}5', '-{x}5', '{x}{x}1', '1.{x}5', '1e{x}5',
+                                             '{x}inf', 'in{x}', ' {x}1', '1 {x}', '{x}.5', '0{x}10', '{x}nan']) AS s),
+                    t AS (SELECT replace(s, '{x}', x) AS v FROM c, shape)
+               SELECT v FROM t WHERE TRY_CAST(v AS DOUBLE) IS NOT NULL AND NOT regexp_full_match(v, ?)""",
+            [_number_guard()],
+        ).fetchall()
+    finally:
+        con.close()
+    assert missed == []
+
+
+@pytest.mark.parametrize("hold_from", [1 << 62, 0], ids=["temp tables", "held as Arrow"])
+def test_tool_results_that_read_as_numbers_or_almost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold_from: int
+) -> None:
+    """A number's JSON gives no text; a string that reads as a number (padded by any whitespace DuckDB trims, with
+    underscores, inf / nan) and one that only starts like one (a file listing's line numbers) give their text."""
+    monkeypatch.setattr(batch, "HOLD_FROM", hold_from)
+    strings = [
+        " 12 ",
+        "\t5\n",
+        "\x0b5\x0c\r",
+        "1_000",
+        "-Infinity",
+        "NaN",
+        "+.5e-3",
+        "     1\tline one\n     2\tline two",
+    ]
+    contents: list[Any] = [7, 1e5, -0.25, *strings]
+    lines = [
+        {
+            "type": "user",
+            "uuid": f"r{i}",
+            "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": c}]},
+        }
+        for i, c in enumerate(contents)
+    ]
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps({**line, **S}) + "\n" for line in lines), encoding="utf-8")
+    con = connect(":memory:")
+    try:
+        ingest_paths(con, [str(path)])
+        texts = [r[0] for r in con.execute("SELECT text FROM events ORDER BY line").fetchall()]
+    finally:
+        con.close()
+    assert texts == [None, None, None, *strings]
