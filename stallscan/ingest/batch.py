@@ -4,6 +4,7 @@ when a run has something to read). The transaction policy, the staged lines and 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
@@ -14,8 +15,8 @@ import pyarrow as pa
 
 from stallscan.ingest import tx as txn
 from stallscan.ingest.failpoint import Failpoint
-from stallscan.ingest.overlap import Parser, Staged, eligible, long_line
-from stallscan.ingest.parse_batch import Held, _drop_outputs, parse_batch
+from stallscan.ingest.overlap import Parser, Staged, eligible, run_pass
+from stallscan.ingest.parse_batch import Held, parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion
 from stallscan.ingest.read_ahead import Read, ReadAhead
 from stallscan.ingest.reader import Arena, ReadState
@@ -114,7 +115,14 @@ def run_batches(
             # (closed on a failed batch: the read under way ends before the rollback)
             with contextlib.closing(ReadAhead(con, arenas, batches, batch_bytes)) as read:
                 if OVERLAP and not small and eligible(batches):
-                    _overlapped(con, read, res, touched, continued, current, written)
+                    run_pass(
+                        Parser(con, Held(con), _Stage()),
+                        read,
+                        functools.partial(_prepare, res, continued),
+                        lambda parsed: _write_parsed(con, parsed, res, touched, current()),
+                        current,
+                        written,
+                    )
                 else:
                     for reads in read:
                         written(*_ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next, hold))
@@ -135,48 +143,6 @@ def run_batches(
     return not small
 
 
-def _overlapped(
-    con: duckdb.DuckDBPyConnection,
-    read: ReadAhead,
-    res: IngestResult,
-    touched: set[str],
-    continued: list[FilePlan],
-    tx: Callable[[], txn.Tx],
-    written: Callable[[int, int], None],
-) -> None:
-    """A pass's batches, each parsed on a second connection (ingest/overlap.py) while the ingest's connection
-    writes the batch before it and the batch after it is read ahead. tx: the open transaction's batches (a
-    write may commit, and the next batches go to a new one). A failure in either thread stops both: the
-    parse under way is interrupted and waited for, and the error raised here."""
-    outs = Held(con)
-    _drop_outputs(con)  # (the names the outputs take: an earlier run's parse views on this connection)
-    parser = Parser(con, outs, _Stage())
-    pending: tuple[list[FilePlan], list[ReadState], int, Staged] | None = None
-    try:
-        for reads in read:
-            ahead = len(pending[0]) if pending is not None else 0  # (fids of the batch parsed, not yet written)
-            batch, states, nbytes, staged = _prepare(reads, res, continued, tx().next_fid() + ahead)
-            if staged is None:
-                written(nbytes, 0)
-                continue
-            if pending is not None:
-                parser.result()
-                if long_line(staged):  # (its parse sets the database's memory and threads: nothing beside it)
-                    written(pending[2], _write_parsed(con, pending, res, touched, tx()))
-                    pending = None
-            parser.submit(staged)
-            read.start_next()  # (into the arena of the batch parsed before: its outputs are Arrow tables now)
-            if pending is not None:
-                written(pending[2], _write_parsed(con, pending, res, touched, tx()))
-            pending = (batch, states, nbytes, staged)
-        if pending is not None:
-            parser.result()
-            written(pending[2], _write_parsed(con, pending, res, touched, tx()))
-    finally:
-        parser.close()
-        outs.close()
-
-
 def _write_parsed(
     con: duckdb.DuckDBPyConnection,
     parsed: tuple[list[FilePlan], list[ReadState], int, Staged],
@@ -184,7 +150,7 @@ def _write_parsed(
     touched: set[str],
     tx: txn.Tx,
 ) -> int:
-    """Write a batch parsed on the second connection (its outputs on con already: Parser.result)."""
+    """Write a batch parsed on the second connection (its outputs on con already: overlap.Parser.result)."""
     batch, states, nbytes, staged = parsed
     _batch_files(con, staged.files)
     return _write(con, batch, states, nbytes, res, touched, tx)
@@ -244,7 +210,7 @@ def _as_text(staged: pa.Table) -> pa.Table | None:
 
 
 def _prepare(
-    reads: list[Read], res: IngestResult, continued: list[FilePlan], fid0: int
+    res: IngestResult, continued: list[FilePlan], reads: list[Read], fid0: int
 ) -> tuple[list[FilePlan], list[ReadState], int, Staged | None]:
     """A batch as read (ingest/read_ahead.py): its readable files, their states, the bytes read and its lines
     staged for the parse (None when no file was readable); its files' fids from fid0."""
@@ -320,7 +286,7 @@ def _ingest_batch(
     """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
     inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `parsed` is called after
     its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
-    batch, states, nbytes, staged = _prepare(reads, res, continued, tx.next_fid())
+    batch, states, nbytes, staged = _prepare(res, continued, reads, tx.next_fid())
     if staged is None:
         return nbytes, 0
     stage.table = staged.lines

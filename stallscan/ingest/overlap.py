@@ -16,15 +16,17 @@ JSON-array file: read_array runs on the ingest's connection), and at least two b
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
-from stallscan.ingest.parse_batch import LONG_LINE, Held, parse_batch
+from stallscan.ingest.parse_batch import LONG_LINE, Held, _drop_outputs, parse_batch
 from stallscan.ingest.plan import FilePlan
+from stallscan.ingest.reader import ReadState
 
 # what the writes after a parse read of it (parse_batch.py's outputs)
 OUTPUTS = ("fmt_events", "fmt_fates", "fmt_ctx", "fmt_resume")
@@ -38,11 +40,7 @@ VARIABLES = ("lenient_json", "naive_tz", "otlp_conversation_attr")
 def eligible(batches: list[list[FilePlan]]) -> bool:
     """Whether a pass's batches are parsed on the second connection (see the module's doc)."""
     return len(batches) >= 2 and all(
-        p.fmt in FORMATS
-        and not SPECS[p.fmt].whole_file
-        and not p.known
-        and not p.array
-        and p.start_offset == 0
+        p.fmt in FORMATS and not SPECS[p.fmt].whole_file and not p.known and not p.array and p.start_offset == 0
         for b in batches
         for p in b
     )
@@ -67,6 +65,7 @@ class Parser:
     def __init__(self, con: duckdb.DuckDBPyConnection, held: Held, stage: Any) -> None:
         from stallscan.store.db import cursor
 
+        _drop_outputs(con)  # (the names the outputs take: an earlier run's parse views on this connection)
         self.held = held
         self.stage = stage  # (batch._Stage: its table swapped per batch, registered once on the cursor)
         self.cur = cursor(con)
@@ -122,11 +121,47 @@ class Parser:
             self.thread = None
         try:
             self.cur.unregister("stage_raw")
-        finally:
             self.cur.close()
+        finally:
+            self.held.close()
 
 
-def long_line(staged: Staged) -> bool:
-    """A batch whose parse sets the database's memory limit and threads (parse_batch._room_for_long_lines): parsed
-    alone, nothing of the ingest's connection beside it."""
-    return staged.longest > LONG_LINE
+Parsed = tuple[list[FilePlan], list[ReadState], int, Staged]  # a batch's files, their states, its bytes, its lines
+
+
+def run_pass(
+    parser: Parser,
+    read: Any,
+    prepare: Callable[[Any, int], tuple[list[FilePlan], list[ReadState], int, Staged | None]],
+    write: Callable[[Parsed], int],
+    tx: Callable[[], Any],
+    written: Callable[[int, int], None],
+) -> None:
+    """A pass's batches (`read`: read_ahead.ReadAhead), each parsed by `parser` while the ingest's connection writes
+    the batch before it (`write`, then `written`: batch.py's) and the batch after it is read ahead. `prepare(reads,
+    fid0)` stages a batch, its files' fids from fid0; tx(): the open transaction's batches (a write may commit, the
+    next batches going to a new one). A failure in either thread stops both: the parse under way is interrupted
+    and waited for (`close`), and the error raised here."""
+    pending: Parsed | None = None
+    try:
+        for reads in cast("Iterable[Any]", read):
+            ahead = len(pending[0]) if pending is not None else 0  # (fids of the batch parsed, not yet written)
+            batch, states, nbytes, staged = prepare(reads, tx().next_fid() + ahead)
+            if staged is None:
+                written(nbytes, 0)
+                continue
+            if pending is not None:
+                parser.result()
+                if staged.longest > LONG_LINE:  # (its parse sets the database's memory and threads: none beside it)
+                    written(pending[2], write(pending))
+                    pending = None
+            parser.submit(staged)
+            read.start_next()  # (into the arena of the batch parsed before: its outputs are Arrow tables now)
+            if pending is not None:
+                written(pending[2], write(pending))
+            pending = (batch, states, nbytes, staged)
+        if pending is not None:
+            parser.result()
+            written(pending[2], write(pending))
+    finally:
+        parser.close()
