@@ -15,6 +15,7 @@ JSON-array file: read_array runs on the ingest's connection), and at least two b
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -98,10 +99,8 @@ class Parser:
             self.exc = exc
         finally:
             self.stage.table = self.stage.empty  # (the lines' arena is read into again)
-            cur.execute("DROP VIEW IF EXISTS stage_lines")
-
-    def busy(self) -> bool:
-        return self.thread is not None
+            with contextlib.suppress(duckdb.Error):  # (after an interrupt or a failed parse: its error is the one)
+                cur.execute("DROP VIEW IF EXISTS stage_lines")
 
     def result(self) -> None:
         """Wait for the batch submitted last; its outputs go to the ingest's connection under their names."""
