@@ -4,7 +4,6 @@ when a run has something to read). The transaction policy, the staged lines and 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
@@ -15,7 +14,6 @@ import pyarrow as pa
 
 from stallscan.ingest import tx as txn
 from stallscan.ingest.failpoint import Failpoint
-from stallscan.ingest.overlap import Parser, Staged, eligible, run_pass
 from stallscan.ingest.parse_batch import Held, parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion
 from stallscan.ingest.read_ahead import Read, ReadAhead
@@ -36,9 +34,6 @@ COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 # batches' tables in memory, as many faults as before (docs/benchmarks.md "ing21")
 HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 512 * 1024 * 1024)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
-# a pass of fresh files in two batches or more parses each batch on a second connection beside the writes of the
-# batch before (ingest/overlap.py; $STALLSCAN_OVERLAP=0: on the ingest's connection, in turn)
-OVERLAP = os.environ.get("STALLSCAN_OVERLAP", "1") != "0"
 
 
 def _longest(raw: pa.ChunkedArray) -> int:
@@ -91,41 +86,22 @@ def run_batches(
     con.execute("BEGIN TRANSACTION")
     try:
         tx = txn.start(con)
-
-        def written(nbytes: int, nrows: int) -> None:
-            """A batch is written: commit when the transaction holds enough, say how far the run is."""
-            nonlocal done, tx_bytes, tx_rows, tx
-            done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
-            if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
-                tx = txn.flush(con, tx)
-                with sql.timed("COMMIT"):
-                    con.execute("COMMIT")
-                failpoint.hit()
-                con.execute("BEGIN TRANSACTION")
-                tx_rows = tx_bytes = 0
-            if progress:
-                progress(done, total)
-
-        def current() -> txn.Tx:
-            return tx
-
         while plans:
             continued: list[FilePlan] = []
-            batches = list(_batches(plans, batch_bytes))
             # (closed on a failed batch: the read under way ends before the rollback)
-            with contextlib.closing(ReadAhead(con, arenas, batches, batch_bytes)) as read:
-                if OVERLAP and not small and eligible(batches):
-                    run_pass(
-                        Parser(con, Held(con), _Stage()),
-                        read,
-                        functools.partial(_prepare, res, continued),
-                        lambda parsed: _write_parsed(con, parsed, res, touched, current()),
-                        current,
-                        written,
-                    )
-                else:
-                    for reads in read:
-                        written(*_ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next, hold))
+            with contextlib.closing(ReadAhead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
+                for reads in read:
+                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next, hold)
+                    done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
+                    if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
+                        tx = txn.flush(con, tx)
+                        with sql.timed("COMMIT"):
+                            con.execute("COMMIT")
+                        failpoint.hit()
+                        con.execute("BEGIN TRANSACTION")
+                        tx_rows = tx_bytes = 0
+                    if progress:
+                        progress(done, total)
             tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
@@ -141,19 +117,6 @@ def run_batches(
             con.unregister("stage_raw")
         held.close()
     return not small
-
-
-def _write_parsed(
-    con: duckdb.DuckDBPyConnection,
-    parsed: tuple[list[FilePlan], list[ReadState], int, Staged],
-    res: IngestResult,
-    touched: set[str],
-    tx: txn.Tx,
-) -> int:
-    """Write a batch parsed on the second connection (its outputs on con already: overlap.Parser.result)."""
-    batch, states, nbytes, staged = parsed
-    _batch_files(con, staged.files)
-    return _write(con, batch, states, nbytes, res, touched, tx)
 
 
 def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]]:
@@ -209,69 +172,6 @@ def _as_text(staged: pa.Table) -> pa.Table | None:
     return staged.set_column(staged.schema.get_field_index("raw"), "raw", text)
 
 
-def _prepare(
-    res: IngestResult, continued: list[FilePlan], reads: list[Read], fid0: int
-) -> tuple[list[FilePlan], list[ReadState], int, Staged | None]:
-    """A batch as read (ingest/read_ahead.py): its readable files, their states, the bytes read and its lines
-    staged for the parse (None when no file was readable); its files' fids from fid0."""
-    tables: list[pa.Table] = []
-    states: list[ReadState] = []
-    nbytes = 0
-    readable: list[FilePlan] = []
-    for r in reads:
-        if r.unreadable is not None:
-            res.unreadable.append((str(r.plan.path), r.unreadable))
-            continue
-        fid = fid0 + len(readable)  # (unique across the batches tx gathers)
-        tables.extend(block.table(fid) for block in r.blocks)
-        readable.append(r.plan)
-        states.append(r.state)
-        nbytes += r.state.consumed_bytes - r.plan.start_offset
-        res.pending += 1 if r.state.pending_bytes else 0
-        if r.state.more:
-            continued.append(r.plan)
-    if not readable:
-        return readable, states, nbytes, None
-    batch = readable
-    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = pa.concat_tables(tables) if tables else _Stage().empty
-    text = _as_text(staged)
-    lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
-    files = arrow.table(
-        {
-            "fid": arrow.from_numpy(np.arange(fid0, fid0 + len(batch), dtype=np.int32)),
-            "file": arrow.strings([str(p.path) for p in batch]),
-            "stem": arrow.strings([file_stem(p.path) for p in batch]),
-            "fmt": arrow.strings([p.fmt for p in batch]),
-            "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
-            "ctx_session": arrow.strings([p.ctx_session for p in batch]),
-            "ctx_model": arrow.strings([p.ctx_model for p in batch]),
-            "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
-            "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
-            "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
-        }
-    )
-    return (
-        batch,
-        states,
-        nbytes,
-        Staged(
-            pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema),
-            files,
-            batch[0].fmt,
-            _longest(staged.column("raw")),
-            text is not None,
-        ),
-    )
-
-
-def _batch_files(con: duckdb.DuckDBPyConnection, files: pa.Table) -> None:
-    con.register("_batch_files", files)
-    con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
-    con.unregister("_batch_files")
-    con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
-
-
 def _ingest_batch(
     con: duckdb.DuckDBPyConnection,
     stage: _Stage,
@@ -286,30 +186,53 @@ def _ingest_batch(
     """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
     inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `parsed` is called after
     its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
-    batch, states, nbytes, staged = _prepare(res, continued, reads, tx.next_fid())
-    if staged is None:
+    tables: list[pa.Table] = []
+    states: list[ReadState] = []
+    nbytes = 0
+    readable: list[FilePlan] = []
+    for r in reads:
+        if r.unreadable is not None:
+            res.unreadable.append((str(r.plan.path), r.unreadable))
+            continue
+        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
+        tables.extend(block.table(fid) for block in r.blocks)
+        readable.append(r.plan)
+        states.append(r.state)
+        nbytes += r.state.consumed_bytes - r.plan.start_offset
+        res.pending += 1 if r.state.pending_bytes else 0
+        if r.state.more:
+            continued.append(r.plan)
+    if not readable:
         return nbytes, 0
-    stage.table = staged.lines
-    _batch_files(con, staged.files)
-    parse_batch(con, staged.fmt, staged.longest, held, text=staged.text)
+    batch = readable
+    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
+    staged = pa.concat_tables(tables) if tables else stage.empty
+    text = _as_text(staged)
+    lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
+    stage.table = pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema)
+    con.register(
+        "_batch_files",
+        arrow.table(
+            {
+                "fid": arrow.from_numpy(np.arange(len(tx.plans), len(tx.plans) + len(batch), dtype=np.int32)),
+                "file": arrow.strings([str(p.path) for p in batch]),
+                "stem": arrow.strings([file_stem(p.path) for p in batch]),
+                "fmt": arrow.strings([p.fmt for p in batch]),
+                "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
+                "ctx_session": arrow.strings([p.ctx_session for p in batch]),
+                "ctx_model": arrow.strings([p.ctx_model for p in batch]),
+                "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
+                "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
+                "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
+            }
+        ),
+    )
+    con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
+    con.unregister("_batch_files")
+    con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
+    longest = _longest(staged.column("raw"))
+    parse_batch(con, batch[0].fmt, longest, held, text=text is not None)
     parsed()  # (the next batch's read starts: the steps from here keep fewer CPUs busy)
-    n = _write(con, batch, states, nbytes, res, touched, tx)
-    con.execute("DROP VIEW IF EXISTS stage_lines")
-    stage.table = stage.empty
-    return nbytes, n
-
-
-def _write(
-    con: duckdb.DuckDBPyConnection,
-    batch: list[FilePlan],
-    states: list[ReadState],
-    nbytes: int,
-    res: IngestResult,
-    touched: set[str],
-    tx: txn.Tx,
-) -> int:
-    """Write a parsed batch (its parse outputs and `batch_files` on con) inside the open transaction; its files'
-    bookkeeping is left to the flush (`tx`). Returns the events written."""
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")
@@ -346,7 +269,9 @@ def _write(
     touched.update(r[0] for r in written if r[1] is not None)
     tx.add(batch, states, list(dict.fromkeys(r[0] for r in written)))
     res.bytes += nbytes
-    return sum(r[1] or 0 for r in written)
+    con.execute("DROP VIEW IF EXISTS stage_lines")
+    stage.table = stage.empty
+    return nbytes, sum(r[1] or 0 for r in written)
 
 
 def _book_damage(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:

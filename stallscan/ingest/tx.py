@@ -38,16 +38,9 @@ class Tx:
     changed_k: list[int] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     continued: list[FilePlan] = field(default_factory=list)
-    # the fid of its first file: a run's fids go on from one transaction to the next (ingest/overlap.py stages a
-    # batch, its fids with it, before the batch before it is written and maybe committed)
-    fid0: int = 0
-
-    def next_fid(self) -> int:
-        """The fid of the next batch's first file."""
-        return self.fid0 + len(self.plans)
 
     def add(self, plans: list[FilePlan], states: list[ReadState], sessions: list[str]) -> None:
-        """Book one written batch: its readable files (fids next_fid()..) and the sessions it changed."""
+        """Book one written batch: its readable files (fids len(self.plans)..) and the sessions it changed."""
         self.batches += 1
         self.plans.extend(plans)
         self.states.extend(states)
@@ -57,9 +50,9 @@ class Tx:
         self.continued.extend(p for p, st in zip(plans, states) if st.more)
 
 
-def start(con: duckdb.DuckDBPyConnection, fid0: int = 0) -> Tx:
+def start(con: duckdb.DuckDBPyConnection) -> Tx:
     sql.run(con, "ingest/tx_tables")
-    return Tx(fid0=fid0)
+    return Tx()
 
 
 def flush(con: duckdb.DuckDBPyConnection, tx: Tx, more: bool = True) -> Tx:
@@ -72,7 +65,7 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx, more: bool = True) -> Tx:
         "_tx_files",
         arrow.table(
             {
-                "fid": arrow.column(list(range(tx.fid0, tx.next_fid())), pa.int32()),
+                "fid": arrow.column(list(range(len(tx.plans))), pa.int32()),
                 "file": arrow.strings([str(p.path) for p in tx.plans]),
                 "start_line": arrow.column([p.start_line for p in tx.plans], pa.int32()),
                 "bno": arrow.column(tx.bnos, pa.int32()),
@@ -107,7 +100,7 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx, more: bool = True) -> Tx:
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
         plan.skip_leading_newline = False
         plan.known = True
-    return start(con, tx.next_fid()) if more else Tx(fid0=tx.next_fid())
+    return start(con) if more else Tx()
 
 
 def checkpoint_on_commit(con: duckdb.DuckDBPyConnection, tx_bytes: int) -> bool:
