@@ -134,3 +134,30 @@ def test_an_error_in_a_batch_read_ahead_stops_the_ingest_with_nothing_written(tm
         _ingest(db, [str(logs)])
     rows = _rows(db)
     assert rows["events"] == [] and rows["files"] == []  # (the transaction rolled back)
+
+
+def test_the_next_batch_is_read_from_the_start_of_the_parse_before(tmp_path, logs, monkeypatch):
+    """The read of a pass's next batch starts before the parse of the batch before, not after it (started after
+    it, the ingest waited for the read once the steps after the parse were done)."""
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 3000)
+    steps: list[str] = []
+
+    class Logged(read_ahead._Reading):
+        def __init__(self, *args) -> None:
+            steps.append("read ahead")
+            super().__init__(*args)
+
+    parse = ingest_batch.parse_batch
+
+    def logged_parse(*args, **kwargs):
+        steps.append("parse")
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(read_ahead, "_Reading", Logged)
+    monkeypatch.setattr(ingest_batch, "parse_batch", logged_parse)
+    _ingest(str(tmp_path / "a.duckdb"), [str(logs)])
+    assert steps[:2] == ["read ahead", "parse"], steps  # (the second batch's read, then the first batch's parse)
+    assert steps.count("read ahead") >= 3
+    for i, step in enumerate(steps[1:], 1):  # (each read ahead is started just before a parse)
+        if steps[i - 1] == "read ahead":
+            assert step == "parse", steps
