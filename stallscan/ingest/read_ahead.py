@@ -102,13 +102,14 @@ class _Reading:
 
 
 class ReadAhead:
-    """A pass's batches as read. The first is read in its turn; each next one on a worker thread from the moment
-    the batch before starts its parse (`start_next`; started after the parse, the read was often not done when
-    the steps after it were, and the ingest waited: docs/benchmarks.md, "first24"). Two arenas take turns: a batch's lines stay staged until its last statement while the next batch is
-    read into the other (a batch read in its turn reuses the arena of the batch before: no second arena). A
-    batch with a file that may be one JSON array is read in its turn (`read_array` runs on the connection). Only
-    within a pass: a big file's next chunk starts where the flush after the pass leaves its `files` row. `close`
-    waits for a read under way (a failed batch: its arena must not go while read)."""
+    """A pass's batches as read. The first is read in its turn, the second meanwhile on a worker thread, and each
+    next one on the worker from the moment the batch before starts its parse (`start_next`; started after the
+    parse, the read was often not done when the steps after it were, and the ingest waited with a CPU idle:
+    docs/benchmarks.md, "first24"). Two arenas take turns: a batch's lines stay staged until its last statement
+    while the next batch is read into the other (a batch read in its turn reuses the arena of the batch before:
+    no second arena). A batch with a file that may be one JSON array is read in its turn (`read_array` runs on
+    the connection). Only within a pass: a big file's next chunk starts where the flush after the pass leaves its
+    `files` row. `close` waits for a read under way (a failed batch: its arena must not go while read)."""
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], size: int
@@ -126,6 +127,8 @@ class ReadAhead:
                 if ahead is not None:
                     reads, self.k = ahead.result(), 1 - self.k
                 else:
+                    if i == 0:  # (the second batch read on the worker while the first is read here)
+                        self.start_next()
                     reads = read_batch(self.con, self.arenas[self.k], batch, self.size)
             yield reads
 
