@@ -180,12 +180,12 @@ def _ingest_batch(
     touched: set[str],
     continued: list[FilePlan],
     tx: txn.Tx,
-    parsed: Callable[[], None],
+    read_next: Callable[[], None],
     held: Held | None = None,
 ) -> tuple[int, int]:
     """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
-    inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `parsed` is called after
-    its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
+    inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `read_next` is called just
+    before its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
@@ -231,8 +231,11 @@ def _ingest_batch(
     con.unregister("_batch_files")
     con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     longest = _longest(staged.column("raw"))
+    # the next batch's read starts before the parse, not after it: started after it, the read was often not done
+    # when the steps after the parse (the replies' GROUP BY, the INSERT, the bookkeeping) were, and the ingest
+    # waited for it with a CPU idle (0.2-0.3 s of the 311 MB tree's second batch; docs/benchmarks.md, "first24")
+    read_next()
     parse_batch(con, batch[0].fmt, longest, held, text=text is not None)
-    parsed()  # (the next batch's read starts: the steps from here keep fewer CPUs busy)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")

@@ -5,8 +5,8 @@ The ingest's main thread is its critical path on two CPUs (docs/benchmarks.md, "
 of the ingest's CPU): the read and newline scan of a batch (Python and numpy, about 0.07 CPU s per 128 MB
 batch of small files) and each file's head / tail hashes for its `files` row (an open and 68 KB of md5 a file)
 ran there while the second CPU was idle. The file I/O, numpy's scan and md5 let go of the GIL, so on a worker
-they run beside the batch's statements after its parse (the replies' GROUP BY, the INSERT, the bookkeeping),
-which keep fewer than two CPUs busy. Nothing changes in what is read: the same blocks, states and hashes as a
+they run beside the batch before's statements: its parse, then the replies' GROUP BY, the INSERT and the
+bookkeeping, which keep fewer than two CPUs busy. Nothing changes in what is read: the same blocks, states and hashes as a
 read in turn (tests/unit/test_read_ahead.py).
 """
 
@@ -102,13 +102,14 @@ class _Reading:
 
 
 class ReadAhead:
-    """A pass's batches as read. The first is read in its turn; each next one on a worker thread from the moment
-    the batch before has been parsed (`start_next`: the parse statement keeps both CPUs busy, the steps after it
-    fewer). Two arenas take turns: a batch's lines stay staged until its last statement while the next batch is
-    read into the other (a batch read in its turn reuses the arena of the batch before: no second arena). A
-    batch with a file that may be one JSON array is read in its turn (`read_array` runs on the connection). Only
-    within a pass: a big file's next chunk starts where the flush after the pass leaves its `files` row. `close`
-    waits for a read under way (a failed batch: its arena must not go while read)."""
+    """A pass's batches as read. The first is read in its turn, the second meanwhile on a worker thread, and each
+    next one on the worker from the moment the batch before starts its parse (`start_next`; started after the
+    parse, the read was often not done when the steps after it were, and the ingest waited with a CPU idle:
+    docs/benchmarks.md, "first24"). Two arenas take turns: a batch's lines stay staged until its last statement
+    while the next batch is read into the other (a batch read in its turn reuses the arena of the batch before:
+    no second arena). A batch with a file that may be one JSON array is read in its turn (`read_array` runs on
+    the connection). Only within a pass: a big file's next chunk starts where the flush after the pass leaves its
+    `files` row. `close` waits for a read under way (a failed batch: its arena must not go while read)."""
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, arenas: tuple[Arena, Arena], batches: list[list[FilePlan]], size: int
@@ -126,6 +127,8 @@ class ReadAhead:
                 if ahead is not None:
                     reads, self.k = ahead.result(), 1 - self.k
                 else:
+                    if i == 0:  # (the second batch read on the worker while the first is read here)
+                        self.start_next()
                     reads = read_batch(self.con, self.arenas[self.k], batch, self.size)
             yield reads
 

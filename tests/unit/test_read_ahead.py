@@ -13,6 +13,7 @@ import pytest
 from stallscan.ingest import batch as ingest_batch
 from stallscan.ingest import read_ahead
 from stallscan.ingest import run as ingest_run
+from stallscan.ingest.parse_batch import parse_batch as real_parse
 from stallscan.ingest.plan import file_hashes
 from stallscan.ingest.plan import plan as real_plan
 from stallscan.ingest.run import ingest_paths
@@ -134,3 +135,40 @@ def test_an_error_in_a_batch_read_ahead_stops_the_ingest_with_nothing_written(tm
         _ingest(db, [str(logs)])
     rows = _rows(db)
     assert rows["events"] == [] and rows["files"] == []  # (the transaction rolled back)
+
+
+def test_the_next_batch_is_read_from_the_start_of_the_parse_before(tmp_path, logs, monkeypatch):
+    """The read of a pass's second batch starts with the first's, and each next one before the parse of the batch
+    before, not after it (started after it, the ingest waited for the read once the steps after the parse were
+    done)."""
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 3000)
+    steps: list[str] = []
+
+    class Logged(read_ahead._Reading):
+        def __init__(self, *args) -> None:
+            steps.append("read ahead")
+            super().__init__(*args)
+
+    parse = real_parse
+
+    def logged_parse(*args, **kwargs):
+        steps.append("parse")
+        return parse(*args, **kwargs)
+
+    read = read_ahead.read_batch
+
+    def logged_read(*args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            steps.append("read")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(read_ahead, "_Reading", Logged)
+    monkeypatch.setattr(read_ahead, "read_batch", logged_read)
+    monkeypatch.setattr(ingest_batch, "parse_batch", logged_parse)
+    _ingest(str(tmp_path / "a.duckdb"), [str(logs)])
+    # the second batch's read beside the first's, then the first batch's parse
+    assert steps[:3] == ["read ahead", "read", "parse"], steps
+    assert steps.count("read ahead") >= 3
+    for i, step in enumerate(steps[1:], 1):  # (each later one just before a parse, or beside a next pass's first read)
+        if steps[i - 1] == "read ahead":
+            assert step in ("parse", "read"), steps
