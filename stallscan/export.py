@@ -177,7 +177,7 @@ def _stage_tables(
         else:
             target.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({select}) TO '{_q(str(target / 'data.parquet'))}' (FORMAT parquet, COMPRESSION zstd)")
-        rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}{where}").fetchone())[0]
+        rows = cast("tuple[int]", con.execute(f"SELECT count(*) FROM {table}{where}").fetchall()[0])[0]
         split: int | None = None
         if "session_id" in cols:
             split = 0

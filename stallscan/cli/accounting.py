@@ -110,9 +110,9 @@ def in_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> int:
 
     params = {"since": opts.since, "until": opts.until, "harness": opts.harness or None, "model": opts.model or None}
     if all(v is None for v in params.values()):  # no filter: every event
-        row = sql.query(con, "report/scope_count_all").fetchone()
+        row = sql.query(con, "report/scope_count_all").fetchall()[0]
     else:
-        row = sql.query(con, "report/scope_count", params).fetchone()
+        row = sql.query(con, "report/scope_count", params).fetchall()[0]
     return int(row[0]) if row else 0
 
 
@@ -120,7 +120,7 @@ def check_scope(con: duckdb.DuckDBPyConnection, opts: ReportOptions, where: str)
     """No event in scope is no report (exit 2): an empty database, or filters that leave nothing."""
     if in_scope(con, opts):
         return
-    row = con.execute("SELECT count(*), min(ts), max(ts_end) FROM events").fetchone()
+    row = con.execute("SELECT count(*), min(ts), max(ts_end) FROM events").fetchall()[0]
     n, first, last = row if row else (0, None, None)
     if not n:
         raise StallscanError(

@@ -60,7 +60,7 @@ def boundaries(
     counts = dict(
         zip(
             ("records", "misread", "prompts", "tool_results"),
-            sql.query(con, "report/misread_counts").fetchone() or (0, 0, 0, 0),
+            sql.first(sql.query(con, "report/misread_counts")) or (0, 0, 0, 0),
         )
     )
     refs = session_refs(con, [r["session_id"] for r in rows])

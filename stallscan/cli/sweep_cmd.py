@@ -95,7 +95,7 @@ def sweep(
     counts = dict(
         zip(
             ("records", "misread", "prompts", "tool_results"),
-            sql.query(con, "report/misread_counts").fetchone() or (0, 0, 0, 0),
+            sql.first(sql.query(con, "report/misread_counts")) or (0, 0, 0, 0),
         )
     )
     con.close()

@@ -257,7 +257,7 @@ def _ingest_batch(
     if replaces:
         sql.run(con, "ingest/replace_rows")
     sql.run(con, "ingest/ingest_commit")
-    if cast("tuple[bool]", con.execute("SELECT EXISTS (FROM seq_fix)").fetchone())[0]:
+    if cast("tuple[bool]", con.execute("SELECT EXISTS (FROM seq_fix)").fetchall()[0])[0]:
         sql.run(con, "ingest/renumber_seq")  # (planning its UPDATE costs more than asking first)
     _book_damage(con, batch, states)
     if batch[0].fmt == "openai_chat":
@@ -301,7 +301,7 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
     res.events, res.lines, res.files_with_events, res.rejects = cast(
-        "tuple[int, int, int, int]", sql.query(con, "ingest/run_tally").fetchone()
+        "tuple[int, int, int, int]", sql.query(con, "ingest/run_tally").fetchall()[0]
     )
     for kind, n in con.execute(
         "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "

@@ -10,7 +10,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import cast
 
 import duckdb
 import pyarrow as pa
@@ -71,9 +71,7 @@ def parse_batch(
     go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text)."""
     with _room_for_long_lines(con, longest):
         sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")
-        views, parsed = cast(
-            "tuple[Any, ...]", con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchone()
-        )
+        views, parsed = con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchall()[0]
         if views != fmt:
             _drop_outputs(con, parsed is not None)
         if SPECS[fmt].whole_file:
@@ -95,9 +93,7 @@ def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterat
     if longest <= LONG_LINE:
         yield
         return
-    limit, threads = cast(
-        "tuple[Any, ...]", con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
-    )
+    limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
     con.execute(f"SET memory_limit = '{max(64 * longest, 1 << 30) // (1 << 20)}MB'")
     con.execute("SET threads = 1")
     try:
@@ -126,7 +122,7 @@ def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = Non
 
 def _views_of(con: duckdb.DuckDBPyConnection) -> str | None:
     """The format whose parse views this connection holds (None after _drop_outputs)."""
-    return cast("str | None", cast("tuple[Any, ...]", con.execute("SELECT getvariable('parse_views')").fetchone())[0])
+    return cast("str | None", con.execute("SELECT getvariable('parse_views')").fetchall()[0][0])
 
 
 def _defines_only(stmt: str) -> bool:

@@ -202,7 +202,11 @@ def _record_unrecognized(
     con.execute("BEGIN TRANSACTION")
     try:
         removed = sum(
-            int(cast("tuple[int]", con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchone())[0])
+            int(
+                cast("tuple[int]", con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchall()[0])[
+                    0
+                ]
+            )
             for t in ("events", "skipped", "rejects")
         )
         sql.run(con, "ingest/remove_file", {"file": str(path)})

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Any, cast
 
 import duckdb
 
@@ -78,13 +77,10 @@ def ingest_paths(
     total = sum(p.size - p.start_offset for p in plans)
     run_files = {str(p.path): p.start_line for p in plans}
     touched: set[str] = set()
-    saved = cast(
-        "tuple[Any, ...]",
-        con.execute(
-            "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
-            "current_setting('checkpoint_threshold')"
-        ).fetchone(),
-    )
+    saved = con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
+        "current_setting('checkpoint_threshold')"
+    ).fetchall()[0]
     # a small run (a new session or two) keeps the connection's memory limit and checkpoint threshold: it holds
     # far less than either, and the two SETs and their restores cost about 4 CPU ms (memory_limit's most)
     small = total < SMALL_RUN_BYTES

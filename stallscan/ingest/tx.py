@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -88,13 +87,10 @@ def flush(con: duckdb.DuckDBPyConnection, tx: Tx, more: bool = True) -> Tx:
         finally:
             con.unregister("_tx_changed")
     for plan in tx.continued:
-        row = cast(
-            "tuple[Any, ...]",
-            con.execute(
-                "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
-                [str(plan.path)],
-            ).fetchone(),
-        )
+        row = con.execute(
+            "SELECT resume_line, resume_offset, ctx_session, ctx_model, ctx_turn FROM files WHERE path = ?",
+            [str(plan.path)],
+        ).fetchall()[0]
         if row[1] <= plan.start_offset:  # one open event fills the chunk: read the rest in one pass
             plan.chunked = False
         plan.start_line, plan.start_offset, plan.ctx_session, plan.ctx_model, plan.ctx_turn = row
@@ -110,7 +106,7 @@ def checkpoint_on_commit(con: duckdb.DuckDBPyConnection, tx_bytes: int) -> bool:
     the blocks it wrote) where a failed WAL write gives the space back, so only when the disk holds twice the
     bytes this transaction read and the WAL so far, plus 64 MB: about what the WAL write alone would need
     before the final CHECKPOINT writes the same rows again. Not for a database in memory."""
-    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    row = sql.first(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()"))
     path = row[0] if row else None
     if not path:
         return False

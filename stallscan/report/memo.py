@@ -76,7 +76,7 @@ def _data_state(con: duckdb.DuckDBPyConnection) -> list[Any] | None:
     _, ev, n = stamps.with_state(con)
     if ev is None:
         return None
-    files = con.execute("SELECT count(*), max(ingested_at)::VARCHAR FROM main.files").fetchone()
+    files = con.execute("SELECT count(*), max(ingested_at)::VARCHAR FROM main.files").fetchall()[0]
     return [ev, n, *(files or ())]
 
 
@@ -101,7 +101,7 @@ def get(con: duckdb.DuckDBPyConnection, memo_key: str | None) -> dict[str, Any] 
     """The memoised report data for this key, or None. Writes nothing."""
     if memo_key is None or not sql.has_table(con, TABLE, temporary=None):
         return None
-    row = sql.query(con, "report/memo_get", {"key": memo_key}).fetchone()
+    row = sql.first(sql.query(con, "report/memo_get", {"key": memo_key}))
     return None if row is None else dict(json.loads(row[0]))
 
 

@@ -239,7 +239,7 @@ def peek(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection | None:
     except duckdb.Error:
         return None
     try:
-        row = con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'").fetchone()
+        row = sql.first(con.execute("SELECT value FROM stallscan_meta WHERE key = 'schema_version'"))
         if row is None or row[0] != str(SCHEMA_VERSION):
             con.close()
             return None

@@ -115,6 +115,15 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
     return con.execute(stmt, used) if used else con.execute(stmt)
 
 
+def first(res: duckdb.DuckDBPyConnection) -> tuple[Any, ...] | None:
+    """The first row of an executed query (None when it has none), its whole result read. `fetchone()` leaves the
+    result open on the connection: a `register()` after it is refused, and a CHECKPOINT on another cursor can be
+    refused while it is (docs/benchmarks.md, "lead23"). For a query that always returns one row:
+    `.fetchall()[0]`."""
+    rows = res.fetchall()
+    return rows[0] if rows else None
+
+
 def union_all(con: duckdb.DuckDBPyConnection, into: str, name: str, params: list[dict[str, Any]]) -> None:
     """Append to table `into` the rows of queries/<name>.sql's one SELECT run once per parameter set of
     `params`, in one INSERT: the copies joined by UNION ALL, copy i's parameters renamed $<param>_i. Each copy
@@ -192,7 +201,7 @@ def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
         "AND schema_name = current_schema() AND table_name = $n",
         {"n": name},
-    ).fetchone()
+    ).fetchall()[0]
     if stored and stored[0]:
         con.execute(f"DROP TABLE {name}")
 

@@ -27,10 +27,11 @@ import weakref
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import duckdb
 
+from stallscan.store import sql
 from stallscan.store.version import __version__
 
 VERSION_KEY = "events_version"
@@ -57,8 +58,7 @@ def rules_hash() -> str:
 
 def one(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
     """The first column of the first row of a query that always returns one row."""
-    row = con.execute(query, params).fetchone() if params is not None else con.execute(query).fetchone()
-    return cast("tuple[Any, ...]", row)[0]
+    return (con.execute(query, params) if params is not None else con.execute(query)).fetchall()[0][0]
 
 
 def key_of(inputs: dict[str, Any]) -> str:
@@ -90,7 +90,7 @@ def events_version(con: duckdb.DuckDBPyConnection, known: set[str] | None = None
     main _existing found, when the caller looked them up already."""
     if "stallscan_meta" not in (known if known is not None else _existing(con, ["stallscan_meta"])):
         return None
-    row = con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]).fetchone()
+    row = sql.first(con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]))
     return int(row[0]) if row else None
 
 
@@ -121,7 +121,7 @@ def get(con: duckdb.DuckDBPyConnection, name: str, known: set[str] | None = None
     if STAMPS not in (known if known is not None else _existing(con, [STAMPS])):
         return None
     cur = con.execute(f"SELECT * FROM main.{STAMPS} WHERE name = ?", [name])
-    row = cur.fetchone()
+    row = sql.first(cur)
     if row is None:
         return None
     out = dict(zip([d[0] for d in cur.description], row))
@@ -166,7 +166,7 @@ def with_state(
         + (f", s.* FROM (SELECT 1) one LEFT JOIN main.{STAMPS} s ON s.name = $name" if stamp else ""),
         ({"vk": VERSION_KEY} if "stallscan_meta" in known else {}) | ({"name": name} if stamp else {}),
     )
-    row = cast("tuple[Any, ...]", cur.fetchone())
+    row = cur.fetchall()[0]
     st = None
     if stamp and row[2] is not None:  # (name is the stamp's primary key: NULL only when there is no row)
         st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
@@ -215,15 +215,12 @@ def plan(
         if sample_rows > 0 and "events" in known
         else "NULL"
     )
-    row = cast(
-        "tuple[Any, ...]",
-        con.execute(
-            f"SELECT v.ev, s.key, s.events_version, s.n_events, {n}, {logged}, {some} "
-            "FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk) AS ev) v "
-            f"LEFT JOIN main.{STAMPS} s ON s.name = $name",
-            {"vk": VERSION_KEY, "name": name},
-        ).fetchone(),
-    )
+    row = con.execute(
+        f"SELECT v.ev, s.key, s.events_version, s.n_events, {n}, {logged}, {some} "
+        "FROM (SELECT (SELECT value FROM main.stallscan_meta WHERE key = $vk) AS ev) v "
+        f"LEFT JOIN main.{STAMPS} s ON s.name = $name",
+        {"vk": VERSION_KEY, "name": name},
+    ).fetchall()[0]
     ev = int(row[0]) if row[0] is not None else None
     st_key, since, st_n = row[1], row[2], row[3]
     if state is not None and ev is not None and row[4] is not None:
@@ -300,7 +297,7 @@ def put(
         f"UPDATE main.{STAMPS} SET key = $key, inputs = $inputs, events_version = {ev}, n_events = {n}, "
         f"mode = $mode, {counts}, n_sessions = $n::INTEGER, updated_at = now() WHERE name = $name",
         params,
-    ).fetchone()
+    ).fetchall()[0]
     if updated and updated[0]:
         return known
     con.execute(

@@ -53,7 +53,7 @@ def _fresh(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _one(con: duckdb.DuckDBPyConnection, query: str) -> Any:
-    row = con.execute(query).fetchone()
+    row = sql.first(con.execute(query))
     return row[0] if row else None
 
 

@@ -31,7 +31,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     cur = sql.query(con, "ingest/unknown_shapes", {"files": None, "start_lines": None})  # the whole database
     shape_cols = [d[0] for d in cur.description]
     unknown_shapes = [dict(zip(shape_cols, r)) for r in cur.fetchall()]
-    row = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchone()
+    row = con.execute("SELECT count(*) FROM files WHERE pending_bytes > 0").fetchall()[0]
     pending = row[0] if row else 0
     totals = {
         k: sum(h[k] or 0 for h in harnesses)
@@ -39,7 +39,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     }
     # a session is counted once, though its events may come from two harnesses' files (a Cline task's API
     # history and its UI messages): the by-harness rows each count it, the total does not add them up
-    totals["sessions"] = cast("tuple[int]", con.execute("SELECT count(*) FROM scope_sessions").fetchone())[0]
+    totals["sessions"] = cast("tuple[int]", con.execute("SELECT count(*) FROM scope_sessions").fetchall()[0])[0]
     filtered = bool(opts.since or opts.until or opts.harness or opts.model)
     # the populations each count is over (issue 23): totals.files = files holding a reported event; the
     # database's files, skipped and rejected lines are every file's unless the report is filtered, then the
@@ -49,7 +49,7 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "tuple[int, int]",
         con.execute(
             f"SELECT (SELECT count(*) FROM skipped WHERE {in_scope}), (SELECT count(*) FROM rejects WHERE {in_scope})"
-        ).fetchone(),
+        ).fetchall()[0],
     )
     return {
         "totals": totals,

@@ -24,7 +24,7 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
-    present = cast("tuple[bool]", sql.query(con, "report/guard_present").fetchone())[0]  # (else: no guard row)
+    present = cast("tuple[bool]", sql.query(con, "report/guard_present").fetchall()[0])[0]  # (else: no guard row)
     summary = _rows(sql.query(con, "report/guard_summary")) if present else []
     after = _rows(sql.query(con, "report/guard_after_block", {"window": FALSE_BLOCK_WINDOW_S})) if present else []
     decisions: dict[str, int] = {}
