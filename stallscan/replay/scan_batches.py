@@ -179,7 +179,7 @@ def scan_into(
     sides: also (re)create each of these temp tables from the columns `step` returns under its name (a dict of
     columns of any length: rows of its own, e.g. one per segment of the walk or one per reply), written batch by
     batch."""
-    end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchall()[0])[0])
+    end = int(cast("tuple[int]", con.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {source}").fetchone())[0])
     outs = (*((out,) if out else ()), *sides)
 
     def part(w: Walk) -> tuple[pa.Table, ...]:

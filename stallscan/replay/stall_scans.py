@@ -217,5 +217,5 @@ def walk(con: duckdb.DuckDBPyConnection) -> None:
         return {k: w.to_storage(v) for k, v in cols.items()}
 
     with sql.timed("scan stall walk"):
-        rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchall()[0])[0]
+        rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchone())[0]
         scan_batches.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan_batches.batch_rows()))

@@ -96,7 +96,7 @@ def replay_stalls(
         con.execute(
             "SELECT (SELECT count(*) FROM rounds_core), (SELECT count(*) FROM stalls), (SELECT count(*) FROM turns_core), "
             "(SELECT any_value(data_version) FROM stall_replay_info)"
-        ).fetchall()[0],
+        ).fetchone(),
     )
     version = counts[3] or stall_data.load().version  # (reused tables: no need to parse the rule files)
     return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
@@ -155,7 +155,7 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     # whose max_chars every tail's shortest reply exceeds (stall_sig_match.sql's own skips, asked once)
     n_tails, all_ascii, shortest = cast(
         "tuple[int, bool | None, int | None]",
-        con.execute("SELECT count(*), bool_and(ascii), min(min_chars) FROM stall_tails").fetchall()[0],
+        con.execute("SELECT count(*), bool_and(ascii), min(min_chars) FROM stall_tails").fetchone(),
     )
     match_signatures(
         con,

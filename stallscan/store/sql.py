@@ -119,7 +119,8 @@ def first(res: duckdb.DuckDBPyConnection) -> tuple[Any, ...] | None:
     """The first row of an executed query (None when it has none), its whole result read. `fetchone()` leaves the
     result open on the connection: a `register()` after it is refused, and a CHECKPOINT on another cursor can be
     refused while it is (docs/benchmarks.md, "lead23"). For a query that always returns one row:
-    `.fetchall()[0]`."""
+    `.fetchall()[0]`. (stallscan/replay/ keeps four fetchone() calls: its modules are in the rules hash, so an edit
+    there replays every database once; its scans complete any open result before they fetch: replay/scan.py.)"""
     rows = res.fetchall()
     return rows[0] if rows else None
 
