@@ -13,7 +13,7 @@ import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -202,11 +202,7 @@ def _record_unrecognized(
     con.execute("BEGIN TRANSACTION")
     try:
         removed = sum(
-            int(
-                cast("tuple[int]", con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchall()[0])[
-                    0
-                ]
-            )
+            int(con.execute(f"SELECT count(*) FROM {t} WHERE file = ?", [str(path)]).fetchall()[0][0])
             for t in ("events", "skipped", "rejects")
         )
         sql.run(con, "ingest/remove_file", {"file": str(path)})
