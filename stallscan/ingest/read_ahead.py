@@ -12,7 +12,6 @@ read in turn (tests/unit/test_read_ahead.py).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -23,6 +22,7 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.plan import FilePlan, file_hashes, read_errors, why_unreadable
 from stallscan.ingest.reader import Arena, LineBlock, ReadState, iter_lines, read_array, read_whole
 from stallscan.store import sql
+from stallscan.store.beside import Beside
 
 # a big file's chunk (bytes read a pass) stays 64 MB while a batch of files holds up to `batch_bytes` (128 MB): on
 # one 1 GB file 128 MB chunks took more CPU (bench_ingest.py, fastest of 2: 14.15 s against 13.66; docs/benchmarks.md
@@ -78,27 +78,11 @@ def read_batch(
     return out
 
 
-class _Reading:
-    """A batch read on a thread of its own (not concurrent.futures: its import, with logging's, would cost a small
-    run's start-up milliseconds though a small run never reads ahead)."""
+class _Reading(Beside):
+    """A batch read on a thread of its own (read_batch's arguments)."""
 
     def __init__(self, *args: Any) -> None:
-        self.out: list[Read] = []
-        self.exc: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=args, name="stallscan-read")
-        self.thread.start()
-
-    def _run(self, *args: Any) -> None:
-        try:
-            self.out = read_batch(*args)
-        except BaseException as exc:  # re-raised in the ingest's thread by result()
-            self.exc = exc
-
-    def result(self) -> list[Read]:
-        self.thread.join()
-        if self.exc is not None:
-            raise self.exc
-        return self.out
+        super().__init__(read_batch, *args, name="stallscan-read")
 
 
 class ReadAhead:
@@ -140,4 +124,4 @@ class ReadAhead:
 
     def close(self) -> None:
         if self.ahead is not None:  # (its error, if any, is not the one to report: the batch's that stopped us is)
-            self.ahead.thread.join()
+            self.ahead.join()

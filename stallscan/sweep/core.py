@@ -18,7 +18,6 @@ the truth this tool measures against), reported with how many events no marker d
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from stallscan.replay import registry
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
 from stallscan.store import sql
+from stallscan.store.beside import Beside
 from stallscan.store.errors import StallscanError
 from stallscan.sweep import bootstrap as boot
 from stallscan.sweep.bootstrap import Parts, Sums
@@ -163,7 +163,9 @@ def run_sweep(
     # The tool results left out are DuckDB's work, the sweep from here numpy's: the count runs on its own thread
     # meanwhile (DuckDB and numpy release the GIL), filling the CPU the sweep's serial steps leave idle. Nothing
     # else uses the connection until it is done.
-    left_out = _Beside(tool_results_left_out, con, by, cost_auto_as_human, cost_human_as_auto, counted)
+    left_out = Beside(
+        tool_results_left_out, con, by, cost_auto_as_human, cost_human_as_auto, counted, name="stallscan-left-out"
+    )
     try:
         res = sweep_from_cells(
             cells, t, cost_auto_as_human, cost_human_as_auto, by, policies, bootstrap, seed, current, sums, n_sess
@@ -179,33 +181,6 @@ def run_sweep(
     if sums and set(sums) != known and bins.writable(con):  # computed here: kept for the next report
         stored_sums.store(con, bootstrap, seed, sums)
     return res
-
-
-class _Beside:
-    """fn(*args) on a thread of its own; result() hands back its value or raises its error. What a one-worker
-    ThreadPoolExecutor did here, without importing concurrent.futures (and logging with it, some 2.5 CPU ms of
-    the report after one new session)."""
-
-    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._out: Any = None
-        self._err: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        try:
-            self._out = fn(*args)
-        except BaseException as e:  # (handed to the caller by result())
-            self._err = e
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._err is not None:
-            raise self._err
-        return self._out
 
 
 def tool_results_left_out(

@@ -1,4 +1,5 @@
-"""sweep.core._Beside: the tool results left out counted on a thread of their own, as a one-worker pool did."""
+"""store.beside.Beside: a call on a thread of its own (the ingest's read ahead, the sweep's count of tool results left
+out), its value or its error handed to the caller, as a one-worker pool did."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 
 import pytest
 
-from stallscan.sweep.core import _Beside
+from stallscan.store.beside import Beside
 
 
 def test_the_value_comes_back_from_the_thread() -> None:
@@ -16,7 +17,7 @@ def test_the_value_comes_back_from_the_thread() -> None:
         seen.append(threading.current_thread().name)
         return a + b
 
-    beside = _Beside(work, 2, 3)
+    beside = Beside(work, 2, 3)
     assert beside.result() == 5
     assert beside.result() == 5  # (again: the value is kept)
     assert seen and seen[0] != threading.current_thread().name
@@ -29,7 +30,7 @@ def test_the_error_is_raised_by_result_and_join_waits_without_raising() -> None:
         release.wait(5)
         raise ValueError("count failed")
 
-    beside = _Beside(work)
+    beside = Beside(work)
     release.set()
     beside.join()  # (the caller's own failure path: waits, raises nothing)
     with pytest.raises(ValueError, match="count failed"):
