@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import weakref
@@ -148,8 +149,6 @@ def _open(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     name = catalog_name(target)
     if read_only or target == ":memory:" or size == _DUCKDB_ROW_GROUP_SIZE or name.lower() in _RESERVED_CATALOGS:
         return duckdb.connect(target, read_only=read_only)
-    import hashlib  # (only here: the default path opens the file plainly)
-
     key = hashlib.sha1(str(Path(target).resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
     con = duckdb.connect(f":memory:stallscan_{key}")
     quoted = '"' + name.replace('"', '""') + '"'
