@@ -19,7 +19,7 @@ import duckdb
 
 from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
-from stallscan.store.db import SCRATCH_NAMES, plain_cursor
+from stallscan.store.db import SCRATCH_NAMES
 
 __all__ = [
     "REPORT_VERSION",
@@ -123,7 +123,7 @@ def _checkpoint_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
     def work() -> None:
         try:
-            with plain_cursor(con) as cur:  # (a CHECKPOINT needs none of a report cursor's set-up)
+            with con.cursor() as cur:  # (made here: a CHECKPOINT needs none of a report cursor's set-up)
                 cur.execute(CHECKPOINT)
         except duckdb.TransactionException:
             pass

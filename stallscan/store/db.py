@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,7 +85,7 @@ def connect(
             hint="rename the file (e.g. stallscan.duckdb) or pass another --db",
         )
     try:
-        con = _open(target, read_only)
+        con = duckdb.connect(target, read_only=read_only)
     except duckdb.IOException as exc:  # lock held by another process, or unreadable file
         raise _io_error(target, exc) from None
     except duckdb.Error as exc:
@@ -122,58 +120,6 @@ def connect(
             sql.rollback(con)
             raise
     return con
-
-
-ROW_GROUP_SIZE = 122_880  # rows a row group of a database written here holds ($STALLSCAN_ROW_GROUP_SIZE overrides)
-_DUCKDB_ROW_GROUP_SIZE = 122_880  # DuckDB's own: a database of this size is opened as DuckDB opens it
-_RESERVED_CATALOGS = ("memory", "temp", "system")
-# a write connection's catalog when it is a database file attached to an in-memory one (_open): its cursors select it
-_CATALOG: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, str] = weakref.WeakKeyDictionary()
-
-
-def row_group_size() -> int:
-    """Rows per row group of the tables written: $STALLSCAN_ROW_GROUP_SIZE when set (an integer of at least 2,048
-    rows), else ROW_GROUP_SIZE."""
-    env = os.environ.get("STALLSCAN_ROW_GROUP_SIZE", "").strip()
-    return int(env) if env.isdigit() and int(env) >= 2048 else ROW_GROUP_SIZE
-
-
-def _open(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """DuckDB's connection to the file. A write connection with row groups other than DuckDB's own is a database file
-    attached to an in-memory database (DuckDB sets a row group's size only by ATTACH ... (ROW_GROUP_SIZE n), and the
-    file does not keep it) under the name DuckDB gives the file's catalog, and selected (USE): every statement sees
-    the catalog a plain connection sees. The in-memory database is named after the file's path, so this process's
-    connections to one file share it and the attached file (as DuckDB shares a plainly opened file's), and close
-    the file when the last of them closes. A read-only connection writes no row group: opened plainly."""
-    size = row_group_size()
-    name = catalog_name(target)
-    if read_only or target == ":memory:" or size == _DUCKDB_ROW_GROUP_SIZE or name.lower() in _RESERVED_CATALOGS:
-        return duckdb.connect(target, read_only=read_only)
-    key = hashlib.sha1(str(Path(target).resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
-    con = duckdb.connect(f":memory:stallscan_{key}")
-    quoted = '"' + name.replace('"', '""') + '"'
-    try:
-        con.execute(f"ATTACH IF NOT EXISTS $p AS {quoted} (ROW_GROUP_SIZE {size})", {"p": target})
-        con.execute(f"USE {quoted}")
-    except BaseException:
-        con.close()
-        raise
-    _CATALOG[con] = quoted
-    return con
-
-
-def plain_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """con.cursor() in con's catalog (a cursor of a connection opened by _open starts in the in-memory one)."""
-    cur = con.cursor()
-    quoted = _CATALOG.get(con)
-    if quoted is not None:
-        try:
-            cur.execute(f"USE {quoted}")
-        except BaseException:
-            cur.close()
-            raise
-        _CATALOG[cur] = quoted
-    return cur
 
 
 def catalog_name(target: str) -> str:
@@ -219,7 +165,7 @@ def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection to con's database (its own transactions, temp tables and macros), set up as
     connect() sets up a connection. The database's own settings (memory_limit, threads) are not set again:
     they are the database's, which con's set-up set (a cursor's SET memory_limit cost up to 2 CPU ms)."""
-    cur = plain_cursor(con)
+    cur = con.cursor()
     _session(cur, shared=True)
     return cur
 
