@@ -71,18 +71,45 @@ def key_of(inputs: dict[str, Any]) -> str:
 # 30 of them, 19 asking only for these)
 STABLE = frozenset(("stallscan_meta", STAMPS, CHANGES, "events"))
 _FOUND: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref.WeakKeyDictionary()
+# inside kept_tables() (one report's labels and build: stallscan.cli.report_cmd), per connection, every table and
+# view of main a look-up found, not only STABLE: the plans of the report's derived groups (stamps.plan asks for
+# each group's outputs) are answered from the first look-up of the connection. Nothing the report runs drops a
+# table of main that a plan or get asks for: a full replay writes its outputs by CREATE OR REPLACE, a table that
+# became a view is dropped and made again as the view in one step (sql.drop_stored_table, user_labels_encode.sql),
+# the incremental runs write to their scratch and to main's tables by DELETE / INSERT; what drops tables of main
+# (--rebuild, store.db._drop_all; sweep.boot.drop's sweep_boot, which no plan asks for) runs before the block or is
+# not looked up here. A table found missing is looked up again each time (it may be made meanwhile). Outside the
+# block (the notebook API: a user's own SQL may drop a table between two calls) only STABLE is kept.
+_KEPT: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] | None] = [None]
+
+
+@contextlib.contextmanager
+def kept_tables() -> Iterator[None]:
+    """The tables of main a catalog look-up of _existing found kept for the block (see _KEPT); blocks nest."""
+    if _KEPT[0] is not None:
+        yield
+        return
+    _KEPT[0] = weakref.WeakKeyDictionary()
+    try:
+        yield
+    finally:
+        _KEPT[0] = None
 
 
 def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
     """Which of `tables` exist in main (one catalog query for several _has)."""
-    from stallscan.store.sql import existing
+    from stallscan.store.db import SCRATCH_NAMES
 
     seen = _FOUND.get(con)
-    if seen is not None and seen.issuperset(tables):
+    kept = _KEPT[0]
+    more = kept.get(con) if kept is not None else None
+    if seen is not None and seen.union(more or ()).issuperset(tables):
         return set(tables)
-    found = existing(con, tables)
-    _FOUND.setdefault(con, set()).update(found & STABLE)
-    return found
+    here, names = sql.main_tables(con)
+    _FOUND.setdefault(con, set()).update(names & STABLE)
+    if kept is not None and here not in SCRATCH_NAMES:  # (not what an incremental run's scratch holds)
+        kept.setdefault(con, set()).update(names)
+    return names & set(tables)
 
 
 def events_version(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> int | None:
