@@ -83,7 +83,9 @@ def _count(secs: float, text: str = "", start: float = 0.0) -> None:
         SITES[site][1] += secs
     if LISTED is not None:
         where = f"{own[-1].filename.split('/stallscan/')[-1]}:{own[-1].lineno}" if own else "?"
-        LISTED.append((start - T0, threading.current_thread().name, secs, labels[0], where, " ".join(text.split())[:110]))
+        LISTED.append(
+            (start - T0, threading.current_thread().name, secs, labels[0], where, " ".join(text.split())[:110])
+        )
 
 
 class _Counted:

@@ -290,8 +290,9 @@ def _build(
         _say_ingested(res)  # (an empty report says only why it is empty)
     # after a few new sessions every derive is incremental over their rows: many short statements, on one DuckDB
     # worker thread (the report's lanes are the second thread; store.db.one_thread)
-    # (the tables of main each connection's first catalog look-up found kept for the plans after it: store.stamps)
-    with stamps.kept_tables():
+    # (the tables of main each connection's first catalog look-up found kept for the plans after it, and the
+    # change log pruned once after the labels and the build, not after each stamp: store.stamps)
+    with stamps.kept_tables(), stamps.pruned_after(con):
         few = few_changes(con, opts)
         with one_thread(con, few):
             label_events(con, opts._config)  # the labels of this config (reused when they are already)

@@ -81,19 +81,43 @@ _FOUND: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref
 # not looked up here. A table found missing is looked up again each time (it may be made meanwhile). Outside the
 # block (the notebook API: a user's own SQL may drop a table between two calls) only STABLE is kept.
 _KEPT: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] | None] = [None]
+# inside kept_tables(), the events change counter and the events' count once a look-up read them: nothing in a
+# report's labels and build writes events or the counter (its ingest ran before the block), so later asks of
+# them (with_state(con), events_version: the memo's key and put, the session refs) need no statement
+_STATE: list[tuple[int | None, int] | None] = [None]
+# inside kept_tables(), per connection, what a caller noted as done on it in the block (noted())
+_NOTES: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]] | None] = [None]
 
 
 @contextlib.contextmanager
 def kept_tables() -> Iterator[None]:
-    """The tables of main a catalog look-up of _existing found kept for the block (see _KEPT); blocks nest."""
+    """The tables of main a catalog look-up of _existing found kept for the block (see _KEPT), and the events'
+    counter and count once read (_STATE); blocks nest."""
     if _KEPT[0] is not None:
         yield
         return
-    _KEPT[0] = weakref.WeakKeyDictionary()
+    _KEPT[0], _NOTES[0] = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
     try:
         yield
     finally:
-        _KEPT[0] = None
+        _KEPT[0] = _NOTES[0] = None
+        _STATE[0] = None
+
+
+def noted(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    """Inside kept_tables(): a dict of the block for `con`, where a caller notes what it did on the connection
+    (stallscan.report.summary_cells: the boundary cells refreshed); None outside the block."""
+    notes = _NOTES[0]
+    return None if notes is None else notes.setdefault(con, {})
+
+
+def kept_for(cur: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> None:
+    """Inside kept_tables(): a cursor `cur` of `con` (the same database) starts with what con's look-ups kept."""
+    kept = _KEPT[0]
+    if kept is not None and con in kept:
+        kept[cur] = set(kept[con])
+    if con in _FOUND:
+        _FOUND[cur] = set(_FOUND[con])
 
 
 def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
@@ -115,6 +139,8 @@ def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
 def events_version(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> int | None:
     """The events change counter, or None when events were never written by ingest. known: the tables of
     main _existing found, when the caller looked them up already."""
+    if _KEPT[0] is not None and _STATE[0] is not None:
+        return _STATE[0][0]
     if "stallscan_meta" not in (known if known is not None else _existing(con, ["stallscan_meta"])):
         return None
     row = sql.first(con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]))
@@ -184,6 +210,8 @@ def with_state(
     """(the stamp of `name` as get() returns it, or None; the events change counter as events_version()
     returns it; count(*) of events, 0 with no events table) in two statements: the catalog look-up and one query, where get(),
     events_version() and n_events() take five."""
+    if name is None and _KEPT[0] is not None and _STATE[0] is not None:
+        return None, _STATE[0][0], _STATE[0][1]
     known = _existing(con, ["stallscan_meta", STAMPS, "events"])
     ev = "(SELECT value FROM main.stallscan_meta WHERE key = $vk)" if "stallscan_meta" in known else "NULL"
     n = "(SELECT count(*) FROM main.events)" if "events" in known else "0"
@@ -198,7 +226,10 @@ def with_state(
     if stamp and row[2] is not None:  # (name is the stamp's primary key: NULL only when there is no row)
         st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
         st["inputs"] = json.loads(st["inputs"])
-    return st, (int(row[0]) if row[0] is not None else None), int(row[1])
+    state = (int(row[0]) if row[0] is not None else None), int(row[1])
+    if _KEPT[0] is not None:
+        _STATE[0] = state
+    return st, state[0], state[1]
 
 
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
@@ -250,6 +281,8 @@ def plan(
     ).fetchall()[0]
     ev = int(row[0]) if row[0] is not None else None
     st_key, since, st_n = row[1], row[2], row[3]
+    if _KEPT[0] is not None and row[4] is not None:
+        _STATE[0] = (ev, int(row[4]))
     if state is not None and ev is not None and row[4] is not None:
         state.update(ev=ev, n=int(row[4]), sample=None if row[6] is None else int(row[6]))
     if ev is None or st_key is None or st_key != key or since is None:

@@ -101,3 +101,34 @@ def test_each_connection_keeps_its_own(con: duckdb.DuckDBPyConnection, looked: l
         assert stamps.plan(other, "g", "k", ("out_a",)) == ("reused", 3)
         assert len(looked) == n + 1
     other.close()
+
+
+def test_a_cursor_starts_with_what_its_connection_kept(con: duckdb.DuckDBPyConnection, looked: list[int]) -> None:
+    with stamps.kept_tables():
+        stamps.plan(con, "g", "k", ("out_a",))
+        other = con.cursor()
+        stamps.kept_for(other, con)
+        n = len(looked)
+        assert stamps.plan(other, "g", "k", ("out_a", "out_b")) == ("reused", 3)
+        assert len(looked) == n
+    other.close()
+
+
+def test_the_events_state_is_read_once_inside_the_block(con: duckdb.DuckDBPyConnection) -> None:
+    with stamps.kept_tables():
+        assert stamps.with_state(con) == (None, 3, 2)
+        con.execute("INSERT INTO events VALUES ('c')")  # (nothing in a report's block writes events: unseen here)
+        con.execute("UPDATE stallscan_meta SET value = '4' WHERE key = 'events_version'")
+        assert stamps.with_state(con) == (None, 3, 2)
+        assert stamps.events_version(con) == 3
+        assert stamps.with_state(con, "g")[1:] == (4, 3)  # (a stamp's row is read, and the state with it)
+    assert stamps.with_state(con) == (None, 4, 3)  # (outside the block: read each time)
+    assert stamps.events_version(con) == 4
+
+
+def test_the_plan_keeps_the_events_state(con: duckdb.DuckDBPyConnection) -> None:
+    with stamps.kept_tables():
+        assert stamps.plan(con, "g", "k", ("out_a",)) == ("reused", 3)
+        con.execute("INSERT INTO events VALUES ('c')")  # (unseen: the plan's read answers)
+        assert stamps.with_state(con) == (None, 3, 2)
+        assert stamps.events_version(con) == 3
