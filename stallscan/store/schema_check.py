@@ -118,7 +118,7 @@ def _kept_columns() -> dict[str, list[tuple[str, str]]] | None:
     """stallscan.store.schema_columns' columns when they were kept for this schema file and DuckDB version."""
     from stallscan.store import schema_columns
 
-    if schema_columns.SCHEMA_SHA != schema_sha() or schema_columns.DUCKDB != duckdb.__version__:
+    if schema_sha() != schema_columns.SCHEMA_SHA or duckdb.__version__ != schema_columns.DUCKDB:
         return None
     return {t: list(cols) for t, cols in schema_columns.COLUMNS.items()}
 

@@ -12,12 +12,12 @@ from stallscan.store import schema_check, schema_columns
 
 def test_the_kept_columns_are_for_this_schema_file() -> None:
     found = schema_check._expected_apart()
-    assert schema_columns.SCHEMA_SHA == schema_check.schema_sha(), (
+    assert schema_check.schema_sha() == schema_columns.SCHEMA_SHA, (
         "queries/store/schema.sql changed: write stallscan/store/schema_columns.py anew with "
         f"SCHEMA_SHA = {schema_check.schema_sha()!r}, DUCKDB = {duckdb.__version__!r}, COLUMNS = {found!r}"
     )
-    if schema_columns.DUCKDB == duckdb.__version__:
-        assert schema_columns.COLUMNS == found
+    if duckdb.__version__ == schema_columns.DUCKDB:
+        assert found == schema_columns.COLUMNS
         assert schema_check._kept_columns() == found
 
 
