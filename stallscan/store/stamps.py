@@ -86,7 +86,14 @@ _KEPT: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] | Non
 # them (with_state(con), events_version: the memo's key and put, the session refs) need no statement
 _STATE: list[tuple[int | None, int] | None] = [None]
 # inside kept_tables(), per connection, what a caller noted as done on it in the block (noted())
-_NOTES: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]] | None] = [None]
+_NOTES: list[weakref.WeakKeyDictionary[Any, dict[str, Any]] | None] = [None]
+
+
+class _Block:
+    """The key of noted(None)'s dict (a WeakKeyDictionary key: this module holds the object)."""
+
+
+_BLOCK = _Block()
 
 
 @contextlib.contextmanager
@@ -104,11 +111,13 @@ def kept_tables() -> Iterator[None]:
         _STATE[0] = None
 
 
-def noted(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+def noted(con: duckdb.DuckDBPyConnection | None) -> dict[str, Any] | None:
     """Inside kept_tables(): a dict of the block for `con`, where a caller notes what it did on the connection
-    (stallscan.report.summary_cells: the boundary cells refreshed); None outside the block."""
+    (stallscan.report.summary_cells: the boundary cells refreshed and their macro made), or with con None one for
+    the whole block (its connections are one report's, on one database: the session cells refreshed); None
+    outside the block."""
     notes = _NOTES[0]
-    return None if notes is None else notes.setdefault(con, {})
+    return None if notes is None else notes.setdefault(con if con is not None else _BLOCK, {})
 
 
 def kept_for(cur: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> None:

@@ -61,3 +61,23 @@ def test_what_still_refreshes(calls: dict[str, Any]) -> None:
     summary_cells.refresh_boundaries(con, scoped=True)  # (outside the block: each call)
     summary_cells.refresh_boundaries(con, scoped=True)
     assert (calls["refresh"], calls["macro"]) == (8, 7)
+
+
+def test_the_session_cells_once_a_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def refresh(con: duckdb.DuckDBPyConnection, entry: Any, inputs: dict[str, Any]) -> str:
+        seen.append(entry.name)
+        return "incremental"
+
+    monkeypatch.setattr(summary_cells, "_refresh", refresh)
+    con = duckdb.connect()
+    cur = con.cursor()
+    with stamps.kept_tables():
+        assert summary_cells.refresh_sessions(con) == "incremental"
+        assert summary_cells.refresh_sessions(cur) == "reused"  # (another connection of the block: the same data)
+    assert summary_cells.refresh_sessions(cur) == "incremental"  # (outside the block: each call)
+    with stamps.kept_tables():
+        assert summary_cells.refresh_sessions(cur) == "incremental"
+    assert seen == ["session_cells"] * 3
+    cur.close()
