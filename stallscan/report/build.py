@@ -294,6 +294,7 @@ def _two_lanes(
     def other() -> None:
         try:
             curs.append(cur := cursor(con))
+            stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, in the report's block)
             if failures:
                 return
             with scratch_named(BESIDE_SCRATCH):

@@ -165,11 +165,8 @@ def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection to con's database (its own transactions, temp tables and macros), set up as
     connect() sets up a connection. The database's own settings (memory_limit, threads) are not set again:
     they are the database's, which con's set-up set (a cursor's SET memory_limit cost up to 2 CPU ms)."""
-    from stallscan.store import stamps
-
     cur = con.cursor()
     _session(cur, shared=True)
-    stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, inside a report's block)
     return cur
 
 
