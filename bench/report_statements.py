@@ -7,9 +7,14 @@ below; "connections and the rest" otherwise). Printed to stderr after the comman
     python bench/report_statements.py report NEW --format json --db COPY_OF_DB > /dev/null
     python bench/report_statements.py --sites 15 report NEW --format json --db COPY_OF_DB > /dev/null
 
-`--sites N` also prints the N costliest calling lines of the package. It runs the stallscan the
-interpreter imports (another checkout's: PYTHONPATH=DIR). CPU is time.process_time around each call
-(DuckDB's worker threads included); the proxy's own bookkeeping is outside the figures.
+`--sites N` also prints the N costliest calling lines of the package; `--list` every statement in the order
+run: its start (s after this script's start), thread (the second lane's cursor, the sweep's thread), CPU ms,
+phase, calling line and text; `--thread` takes each statement's CPU as time.thread_time of its calling thread
+(else time.process_time: DuckDB's worker threads and the other lane included). Cursors made by a counted
+connection are counted too. It runs the stallscan the interpreter imports (another checkout's: PYTHONPATH=DIR,
+or that checkout's interpreter). The proxy's own bookkeeping is outside the figures, not outside the wall.
+
+    python bench/report_statements.py --thread --list report NEW --format json --db COPY_OF_DB > /dev/null
 """
 
 from __future__ import annotations
