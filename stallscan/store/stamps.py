@@ -242,6 +242,9 @@ def with_state(
 
 
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
+    """count(*) of events (inside kept_tables(), once read there: _STATE)."""
+    if _KEPT[0] is not None and _STATE[0] is not None:
+        return _STATE[0][1]
     return int(one(con, "SELECT count(*) FROM main.events"))
 
 

@@ -132,3 +132,12 @@ def test_the_plan_keeps_the_events_state(con: duckdb.DuckDBPyConnection) -> None
         con.execute("INSERT INTO events VALUES ('c')")  # (unseen: the plan's read answers)
         assert stamps.with_state(con) == (None, 3, 2)
         assert stamps.events_version(con) == 3
+
+
+def test_the_events_count_once_read_inside_the_block(con: duckdb.DuckDBPyConnection) -> None:
+    with stamps.kept_tables():
+        assert stamps.n_events(con) == 2  # (nothing read yet: counted)
+        stamps.plan(con, "g", "k", ("out_a",))
+        con.execute("INSERT INTO events VALUES ('c')")
+        assert stamps.n_events(con) == 2  # (the plan's count)
+    assert stamps.n_events(con) == 3
