@@ -7,9 +7,14 @@ below; "connections and the rest" otherwise). Printed to stderr after the comman
     python bench/report_statements.py report NEW --format json --db COPY_OF_DB > /dev/null
     python bench/report_statements.py --sites 15 report NEW --format json --db COPY_OF_DB > /dev/null
 
-`--sites N` also prints the N costliest calling lines of the package. It runs the stallscan the
-interpreter imports (another checkout's: PYTHONPATH=DIR). CPU is time.process_time around each call
-(DuckDB's worker threads included); the proxy's own bookkeeping is outside the figures.
+`--sites N` also prints the N costliest calling lines of the package; `--list` every statement in the order
+run: its start (s after this script's start), thread (the second lane's cursor, the sweep's thread), CPU ms,
+phase, calling line and text; `--thread` takes each statement's CPU as time.thread_time of its calling thread
+(else time.process_time: DuckDB's worker threads and the other lane included). Cursors made by a counted
+connection are counted too. It runs the stallscan the interpreter imports (another checkout's: PYTHONPATH=DIR,
+or that checkout's interpreter). The proxy's own bookkeeping is outside the figures, not outside the wall.
+
+    python bench/report_statements.py --thread --list report NEW --format json --db COPY_OF_DB > /dev/null
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import atexit
 import collections
 import runpy
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -51,6 +57,9 @@ PARTS = [
 COUNTS: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
 SITES: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
 _CONNECT = duckdb.connect
+CLOCK = time.process_time  # --thread: time.thread_time (the calling thread's CPU only)
+LISTED: list[tuple[float, str, float, str, str, str]] | None = None  # --list: every statement in order
+T0 = time.perf_counter()
 
 
 def _match(frames: list[traceback.FrameSummary], table: list[tuple[str, str | None, str]]) -> list[str]:
@@ -61,7 +70,7 @@ def _match(frames: list[traceback.FrameSummary], table: list[tuple[str, str | No
     return out
 
 
-def _count(secs: float) -> None:
+def _count(secs: float, text: str = "", start: float = 0.0) -> None:
     frames = traceback.extract_stack()[:-3]
     inner = None  # the innermost phase: the one whose frame is deepest
     for depth, f in enumerate(frames):
@@ -77,6 +86,11 @@ def _count(secs: float) -> None:
         site = f"{own[-1].filename.split('/stallscan/')[-1]}:{own[-1].lineno} {own[-1].name}"
         SITES[site][0] += 1
         SITES[site][1] += secs
+    if LISTED is not None:
+        where = f"{own[-1].filename.split('/stallscan/')[-1]}:{own[-1].lineno}" if own else "?"
+        LISTED.append(
+            (start - T0, threading.current_thread().name, secs, labels[0], where, " ".join(text.split())[:110])
+        )
 
 
 class _Counted:
@@ -87,6 +101,8 @@ class _Counted:
 
     def __getattr__(self, name: str) -> Any:
         got = getattr(self._con, name)
+        if name == "cursor":
+            return lambda *a, **kw: _Counted(got(*a, **kw))
         if name not in ("execute", "sql", "query", "executemany"):
             return got
 
@@ -97,11 +113,11 @@ class _Counted:
             for k, v in sys._getframe(1).f_locals.items():
                 if k.startswith("_") and k in text:
                     globals()[k] = v
-            t0 = time.process_time()
+            t0, w0 = CLOCK(), time.perf_counter()
             try:
                 return got(*args, **kw)
             finally:
-                _count(time.process_time() - t0)
+                _count(CLOCK() - t0, text, w0)
 
         return run
 
@@ -128,13 +144,22 @@ def _print(sites: int) -> None:
         sys.stderr.write(f"{int(c):5d} {s:7.3f}  {label}\n")
     for site, (c, s) in sorted(SITES.items(), key=lambda kv: -kv[1][1])[:sites]:
         sys.stderr.write(f"{int(c):5d} {s:7.3f}  {site}\n")
+    for i, (at, thread, s, phase, where, text) in enumerate(LISTED or []):
+        line = f"{i:4d} {at:6.3f} s {thread[-6:]:6s} {s * 1000:6.2f} ms  {phase[:24]:24s} {where:34s} {text}"
+        sys.stderr.write(line + "\n")
 
 
 def main() -> None:
     args = sys.argv[1:]
     sites = 0
-    if args[:1] == ["--sites"]:
-        sites, args = int(args[1]), args[2:]
+    global CLOCK, LISTED
+    while args[:1] in (["--sites"], ["--thread"], ["--list"]):
+        if args[0] == "--thread":
+            CLOCK, args = time.thread_time, args[1:]
+        elif args[0] == "--list":
+            LISTED, args = [], args[1:]
+        else:
+            sites, args = int(args[1]), args[2:]
     duckdb.connect = _connect
     atexit.register(_print, sites)
     sys.argv = ["stallscan", *args]

@@ -268,6 +268,7 @@ def _build(
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report, few_changes
+    from stallscan.store import stamps
     from stallscan.store.db import one_thread
 
     try:
@@ -289,12 +290,15 @@ def _build(
         _say_ingested(res)  # (an empty report says only why it is empty)
     # after a few new sessions every derive is incremental over their rows: many short statements, on one DuckDB
     # worker thread (the report's lanes are the second thread; store.db.one_thread)
-    few = few_changes(con, opts)
-    with one_thread(con, few):
-        label_events(con, opts._config)  # the labels of this config (reused when they are already)
-        key = memo.key(con, opts)
-        text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb, few=few)))
-        memo.put(con, key, text)
+    # (the tables of main each connection's first catalog look-up found kept for the plans after it, and the
+    # change log pruned once after the labels and the build, not after each stamp: store.stamps)
+    with stamps.kept_tables(), stamps.pruned_after(con):
+        few = few_changes(con, opts)
+        with one_thread(con, few):
+            label_events(con, opts._config)  # the labels of this config (reused when they are already)
+            key = memo.key(con, opts)
+            text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb, few=few)))
+            memo.put(con, key, text)
     STORED.clear()
     if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)
         from stallscan.ingest.plan import STATS_COLUMNS

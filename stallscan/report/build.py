@@ -187,7 +187,9 @@ AFTER_TURNS = frozenset({"boundaries"})
 
 def _big(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the database holds more than BESIDE_MAX_EVENTS events (fetchall: no result left open)."""
-    return int(con.execute("SELECT count(*) FROM main.events").fetchall()[0][0]) > BESIDE_MAX_EVENTS
+    from stallscan.store import stamps
+
+    return stamps.n_events(con) > BESIDE_MAX_EVENTS  # (in a report's block, the count its plans read)
 
 
 def _beside(
@@ -294,6 +296,7 @@ def _two_lanes(
     def other() -> None:
         try:
             curs.append(cur := cursor(con))
+            stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, in the report's block)
             if failures:
                 return
             with scratch_named(BESIDE_SCRATCH):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Collection
+from functools import cache
 from typing import cast
 
 import duckdb
@@ -31,11 +32,22 @@ SCHEMA_STAMP_KEY = "schema_stamp"
 _STAMP: list[str] = []
 
 
+@cache
+def _schema_text() -> bytes:
+    return (sql.queries_dir() / "store" / "schema.sql").read_bytes()
+
+
+def schema_sha() -> str:
+    """The start of queries/store/schema.sql's sha256 (stallscan.store.schema_columns.SCHEMA_SHA names the file its
+    columns are kept for)."""
+    return hashlib.sha256(_schema_text()).hexdigest()[:16]
+
+
 def schema_stamp() -> str:
     """A checksum of queries/store/schema.sql and the versions: a write connection runs that file (14 statements
     and a commit, about 9 CPU ms) only when the database's stamp differs or a base table or the view is missing."""
     if not _STAMP:
-        text = (sql.queries_dir() / "store" / "schema.sql").read_bytes()
+        text = _schema_text()
         _STAMP.append(hashlib.sha256(text + f"\0{__version__}\0{SCHEMA_VERSION}".encode()).hexdigest()[:16])
     return _STAMP[0]
 
@@ -98,8 +110,17 @@ def _expected_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[st
     second, in-memory database for them cost 0.03-0.045 CPU s to open; a schema statement of another shape
     still runs there."""
     if not _EXPECTED:
-        _EXPECTED.append(_expected_here(con) or _expected_apart())
+        _EXPECTED.append(_kept_columns() or _expected_here(con) or _expected_apart())
     return _EXPECTED[0]
+
+
+def _kept_columns() -> dict[str, list[tuple[str, str]]] | None:
+    """stallscan.store.schema_columns' columns when they were kept for this schema file and DuckDB version."""
+    from stallscan.store import schema_columns
+
+    if schema_sha() != schema_columns.SCHEMA_SHA or duckdb.__version__ != schema_columns.DUCKDB:
+        return None
+    return {t: list(cols) for t, cols in schema_columns.COLUMNS.items()}
 
 
 def _expected_here(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]] | None:

@@ -188,11 +188,15 @@ def anywhere(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {t for _d, _s, _tmp, t, _here in _catalog(con)}
 
 
-def existing(con: duckdb.DuckDBPyConnection, names: list[str], schema: str = "main") -> set[str]:
-    """Which of `names` are stored tables (or views) in `schema` of the current database: has_table for
-    several names in one catalog query (each costs a few ms: the catalog functions describe every table)."""
-    wanted = set(names)
-    return {t for d, s, tmp, t, here in _catalog(con) if t in wanted and s == schema and d == here and not tmp}
+def main_tables(con: duckdb.DuckDBPyConnection) -> tuple[str, set[str]]:
+    """The current database's name and the names of every stored table and view in its schema main (one catalog
+    query: each costs a few ms, the catalog functions describe every table); stallscan.store.stamps keeps them."""
+    here, names = "", set()
+    for d, s, tmp, t, cur in _catalog(con):
+        here = cur
+        if s == "main" and d == cur and not tmp:
+            names.add(t)
+    return here, names
 
 
 def drop_stored_table(con: duckdb.DuckDBPyConnection, name: str) -> None:

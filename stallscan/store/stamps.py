@@ -71,23 +71,85 @@ def key_of(inputs: dict[str, Any]) -> str:
 # 30 of them, 19 asking only for these)
 STABLE = frozenset(("stallscan_meta", STAMPS, CHANGES, "events"))
 _FOUND: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = weakref.WeakKeyDictionary()
+# inside kept_tables() (one report's labels and build: stallscan.cli.report_cmd), per connection, every table and
+# view of main a look-up found, not only STABLE: the plans of the report's derived groups (stamps.plan asks for
+# each group's outputs) are answered from the first look-up of the connection. Nothing the report runs drops a
+# table of main that a plan or get asks for: a full replay writes its outputs by CREATE OR REPLACE, a table that
+# became a view is dropped and made again as the view in one step (sql.drop_stored_table, user_labels_encode.sql),
+# the incremental runs write to their scratch and to main's tables by DELETE / INSERT; what drops tables of main
+# (--rebuild, store.db._drop_all; sweep.boot.drop's sweep_boot, which no plan asks for) runs before the block or is
+# not looked up here. A table found missing is looked up again each time (it may be made meanwhile). Outside the
+# block (the notebook API: a user's own SQL may drop a table between two calls) only STABLE is kept.
+_KEPT: list[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] | None] = [None]
+# inside kept_tables(), the events change counter and the events' count once a look-up read them: nothing in a
+# report's labels and build writes events or the counter (its ingest ran before the block), so later asks of
+# them (with_state(con), events_version: the memo's key and put, the session refs) need no statement
+_STATE: list[tuple[int | None, int] | None] = [None]
+# inside kept_tables(), per connection, what a caller noted as done on it in the block (noted())
+_NOTES: list[weakref.WeakKeyDictionary[Any, dict[str, Any]] | None] = [None]
+
+
+class _Block:
+    """The key of noted(None)'s dict (a WeakKeyDictionary key: this module holds the object)."""
+
+
+_BLOCK = _Block()
+
+
+@contextlib.contextmanager
+def kept_tables() -> Iterator[None]:
+    """The tables of main a catalog look-up of _existing found kept for the block (see _KEPT), and the events'
+    counter and count once read (_STATE); blocks nest."""
+    if _KEPT[0] is not None:
+        yield
+        return
+    _KEPT[0], _NOTES[0] = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
+    try:
+        yield
+    finally:
+        _KEPT[0] = _NOTES[0] = None
+        _STATE[0] = None
+
+
+def noted(con: duckdb.DuckDBPyConnection | None) -> dict[str, Any] | None:
+    """Inside kept_tables(): a dict of the block for `con`, where a caller notes what it did on the connection
+    (stallscan.report.summary_cells: the boundary cells refreshed and their macro made), or with con None one for
+    the whole block (its connections are one report's, on one database: the session cells refreshed); None
+    outside the block."""
+    notes = _NOTES[0]
+    return None if notes is None else notes.setdefault(con if con is not None else _BLOCK, {})
+
+
+def kept_for(cur: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> None:
+    """Inside kept_tables(): a cursor `cur` of `con` (the same database) starts with what con's look-ups kept."""
+    kept = _KEPT[0]
+    if kept is not None and con in kept:
+        kept[cur] = set(kept[con])
+    if con in _FOUND:
+        _FOUND[cur] = set(_FOUND[con])
 
 
 def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
     """Which of `tables` exist in main (one catalog query for several _has)."""
-    from stallscan.store.sql import existing
+    from stallscan.store.db import SCRATCH_NAMES
 
     seen = _FOUND.get(con)
-    if seen is not None and seen.issuperset(tables):
+    kept = _KEPT[0]
+    more = kept.get(con) if kept is not None else None
+    if seen is not None and seen.union(more or ()).issuperset(tables):
         return set(tables)
-    found = existing(con, tables)
-    _FOUND.setdefault(con, set()).update(found & STABLE)
-    return found
+    here, names = sql.main_tables(con)
+    _FOUND.setdefault(con, set()).update(names & STABLE)
+    if kept is not None and here not in SCRATCH_NAMES:  # (not what an incremental run's scratch holds)
+        kept.setdefault(con, set()).update(names)
+    return names & set(tables)
 
 
 def events_version(con: duckdb.DuckDBPyConnection, known: set[str] | None = None) -> int | None:
     """The events change counter, or None when events were never written by ingest. known: the tables of
     main _existing found, when the caller looked them up already."""
+    if _KEPT[0] is not None and _STATE[0] is not None:
+        return _STATE[0][0]
     if "stallscan_meta" not in (known if known is not None else _existing(con, ["stallscan_meta"])):
         return None
     row = sql.first(con.execute("SELECT value FROM main.stallscan_meta WHERE key = ?", [VERSION_KEY]))
@@ -157,6 +219,8 @@ def with_state(
     """(the stamp of `name` as get() returns it, or None; the events change counter as events_version()
     returns it; count(*) of events, 0 with no events table) in two statements: the catalog look-up and one query, where get(),
     events_version() and n_events() take five."""
+    if name is None and _KEPT[0] is not None and _STATE[0] is not None:
+        return None, _STATE[0][0], _STATE[0][1]
     known = _existing(con, ["stallscan_meta", STAMPS, "events"])
     ev = "(SELECT value FROM main.stallscan_meta WHERE key = $vk)" if "stallscan_meta" in known else "NULL"
     n = "(SELECT count(*) FROM main.events)" if "events" in known else "0"
@@ -171,10 +235,16 @@ def with_state(
     if stamp and row[2] is not None:  # (name is the stamp's primary key: NULL only when there is no row)
         st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
         st["inputs"] = json.loads(st["inputs"])
-    return st, (int(row[0]) if row[0] is not None else None), int(row[1])
+    state = (int(row[0]) if row[0] is not None else None), int(row[1])
+    if _KEPT[0] is not None:
+        _STATE[0] = state
+    return st, state[0], state[1]
 
 
 def n_events(con: duckdb.DuckDBPyConnection) -> int:
+    """count(*) of events (inside kept_tables(), once read there: _STATE)."""
+    if _KEPT[0] is not None and _STATE[0] is not None:
+        return _STATE[0][1]
     return int(one(con, "SELECT count(*) FROM main.events"))
 
 
@@ -223,6 +293,8 @@ def plan(
     ).fetchall()[0]
     ev = int(row[0]) if row[0] is not None else None
     st_key, since, st_n = row[1], row[2], row[3]
+    if _KEPT[0] is not None and row[4] is not None:
+        _STATE[0] = (ev, int(row[4]))
     if state is not None and ev is not None and row[4] is not None:
         state.update(ev=ev, n=int(row[4]), sample=None if row[6] is None else int(row[6]))
     if ev is None or st_key is None or st_key != key or since is None:

@@ -1,0 +1,70 @@
+"""The columns queries/store/schema.sql gives the base tables, as DuckDB names their types: what
+stallscan.store.schema_check finds by making those tables as temp tables of the checked connection and reading
+the catalog (11 statements, about 5 CPU ms on the first connection of each command). Kept here for the schema
+file whose sha256 starts with SCHEMA_SHA, under the DuckDB version DUCKDB; with another file or version the check
+finds them as before. tests/unit/test_schema_columns.py holds them equal to what it finds (and prints them anew
+when queries/store/schema.sql changed)."""
+
+SCHEMA_SHA = "7511a28bbffd1be1"
+DUCKDB = "2.0.1"
+COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "events": [
+        ("event_id", "VARCHAR"),
+        ("source_format", "VARCHAR"),
+        ("file", "VARCHAR"),
+        ("line", "INTEGER"),
+        ("last_line", "INTEGER"),
+        ("part", "INTEGER"),
+        ("n_records", "INTEGER"),
+        ("session_id", "VARCHAR"),
+        ("seq", "INTEGER"),
+        ("ts", "TIMESTAMP WITH TIME ZONE"),
+        ("ts_end", "TIMESTAMP WITH TIME ZONE"),
+        ("ts_quality", "VARCHAR"),
+        ("role", "VARCHAR"),
+        ("kind", "VARCHAR"),
+        ("text", "VARCHAR"),
+        ("tool_calls", 'STRUCT(id VARCHAR, "name" VARCHAR, arguments VARCHAR)[]'),
+        ("n_tool_calls", "INTEGER"),
+        ("tool_call_id", "VARCHAR"),
+        ("finish_reason", "VARCHAR"),
+        ("finish_norm", "VARCHAR"),
+        ("initiator", "VARCHAR"),
+        ("message_id", "VARCHAR"),
+        ("record_id", "VARCHAR"),
+        ("parent_id", "VARCHAR"),
+        ("turn_id", "VARCHAR"),
+        ("model", "VARCHAR"),
+        ("is_sidechain", "BOOLEAN"),
+        ("tokens_in", "BIGINT"),
+        ("tokens_out", "BIGINT"),
+        ("meta", "JSON"),
+    ],
+    "files": [
+        ("path", "VARCHAR"),
+        ("source_format", "VARCHAR"),
+        ("compression", "VARCHAR"),
+        ("size", "BIGINT"),
+        ("mtime", "DOUBLE"),
+        ("head_hash", "VARCHAR"),
+        ("tail_hash", "VARCHAR"),
+        ("consumed_bytes", "BIGINT"),
+        ("consumed_lines", "INTEGER"),
+        ("ends_newline", "BOOLEAN"),
+        ("pending_bytes", "BIGINT"),
+        ("resume_line", "INTEGER"),
+        ("resume_offset", "BIGINT"),
+        ("ctx_session", "VARCHAR"),
+        ("ctx_model", "VARCHAR"),
+        ("ctx_turn", "VARCHAR"),
+        ("n_lines", "INTEGER"),
+        ("n_event_lines", "INTEGER"),
+        ("n_skipped", "INTEGER"),
+        ("n_rejects", "INTEGER"),
+        ("n_events", "INTEGER"),
+        ("status", "VARCHAR"),
+        ("ingested_at", "TIMESTAMP WITH TIME ZONE"),
+    ],
+    "rejects": [("file", "VARCHAR"), ("line", "INTEGER"), ("reason", "VARCHAR"), ("excerpt", "VARCHAR")],
+    "skipped": [("file", "VARCHAR"), ("line", "INTEGER"), ("kind", "VARCHAR")],
+}
