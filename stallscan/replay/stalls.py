@@ -31,6 +31,10 @@ OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_an
 # at most this many distinct tails: the signatures matched in one statement over the (tail, signature) pairs, each
 # regex compiled per pair (queries/replay/stall_sig_match_rows.sql), else one UNION ALL copy per signature
 ROW_MATCH_MAX_TAILS = 3
+# at most this many tool calls a [[background]] entry's tool regex matched (stall_calls): the entries matched in one
+# statement over the (call, entry) pairs, each regex compiled per pair (queries/replay/stall_background_match_rows.sql),
+# else one statement per entry, its regexes constants
+BG_ROW_MATCH_MAX_CALLS = 16
 # the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
 # stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
 ROUND_TABLES = ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence")
@@ -156,12 +160,16 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
             "SELECT count(*), bool_and(ascii), min(min_chars), (SELECT count(*) FROM stall_calls) FROM stall_tails"
         ).fetchone(),
     )
-    for i, bg in enumerate(data.background if n_calls else ()):  # one statement per entry: its regexes compiled once
-        sql.run(
-            con,
-            "replay/stall_background_match",
-            {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
-        )
+    if n_calls and n_calls <= BG_ROW_MATCH_MAX_CALLS:  # every entry in one statement over the (call, entry) pairs
+        sql.run(con, "replay/stall_background_match_rows")
+    else:
+        # one statement per entry, its regexes compiled once (none when no call matched)
+        for i, bg in enumerate(data.background if n_calls else ()):
+            sql.run(
+                con,
+                "replay/stall_background_match",
+                {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
+            )
     sql.run(con, "replay/stall_turn_evidence")
     match_signatures(
         con,
