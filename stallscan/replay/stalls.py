@@ -140,6 +140,8 @@ def _rounds_views(con: duckdb.DuckDBPyConnection, replaced: bool) -> None:
 
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
     """(Re)create the ROUND_TABLES, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    from stallscan.replay import derive
+
     data = stall_data.install(con)
     if used == "labels":
         sql.run(con, "replay/stall_turn_starts_labels")
@@ -191,21 +193,27 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         sql.after_failure(con, "RESET SESSION preserve_insertion_order", True)
         raise
     sql.run(con, "replay/stall_rounds_side")
-    con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
+    # an incremental run (derive.in_scratch: a few sessions) frees its scans' tables with the rest at its end, a
+    # full replay as soon as they are read (before the walk, after the stall rows)
+    few = derive.in_scratch()
+    if not few:
+        con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
     stall_scans.walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
-    con.execute("DROP TABLE stall_walk_scan")
+    if not few:
+        con.execute("DROP TABLE stall_walk_scan")
     sql.run(con, "replay/stall_turns")
-    con.execute(
-        "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
-        "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
-        {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
-    )
+    if not few:  # (an incremental run's scratch copy would go with the scratch: the database's stays the full one's)
+        con.execute(
+            "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
+            "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+            {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
+        )
     # the temp tables and variables left (stall_rounds_prep.sql's limits, key lengths and contains sentinels,
-    # stall_rounds.sql's part size): nothing left on the connection; one call for the 23 statements
-    con.execute(
-        "; ".join([f"DROP TABLE IF EXISTS {t}" for t in _TEMP_TABLES] + [f"RESET VARIABLE {v}" for v in _VARIABLES])
-    )
+    # stall_rounds.sql's part size): nothing left on the connection; one call for the 23 statements (26 after an
+    # incremental run)
+    temp = _TEMP_TABLES + (("stall_scan", "stall_replies", "stall_walk_scan") if few else ())
+    con.execute("; ".join([f"DROP TABLE IF EXISTS {t}" for t in temp] + [f"RESET VARIABLE {v}" for v in _VARIABLES]))
 
 
 # what _compute leaves on the connection, dropped / reset at its end
