@@ -31,9 +31,20 @@ OUTCOME_ALIASES = {"silent": "silent_plan_as_answer", "plan": "silent_plan_as_an
 # at most this many distinct tails: the signatures matched in one statement over the (tail, signature) pairs, each
 # regex compiled per pair (queries/replay/stall_sig_match_rows.sql), else one UNION ALL copy per signature
 ROW_MATCH_MAX_TAILS = 3
+# at most this many tool calls a [[background]] entry's tool regex matched (stall_calls): the entries matched in one
+# statement over the (call, entry) pairs, each regex compiled per pair (queries/replay/stall_background_match_rows.sql),
+# else one statement per entry, its regexes constants
+BG_ROW_MATCH_MAX_CALLS = 16
 # the stored tables of the rounds: every reply's row (rounds_core) and its columns that are empty on most replies,
 # stored only where set (queries/replay/stall_rounds.sql, stall_rounds_side.sql); the view rounds_narrow joins them
 ROUND_TABLES = ("rounds_core", "rounds_hits", "rounds_nudges", "rounds_evidence")
+# the views over them (and turns_core), in the order they are made: each reads the one before
+VIEWS = (
+    ("rounds_narrow", "replay/stall_rounds_narrow_view"),
+    ("rounds", "replay/stall_rounds_view"),
+    ("turns_by_seq", "replay/stall_turns_by_seq_view"),
+    ("turns", "replay/stall_turns_view"),
+)
 
 
 @dataclass
@@ -90,7 +101,7 @@ def replay_stalls(
         ROUND_TABLES + ("stalls", "turns_core"),
         upstream=upstream,
     )
-    _rounds_views(con, mode != "reused")
+    _rounds_views(con, mode == "full")
     counts = cast(
         "tuple[int, int, int, str | None]",
         con.execute(
@@ -102,38 +113,35 @@ def replay_stalls(
     return ReplayInfo(retry_bound, narrated_bound, used, version, counts[0], counts[1], counts[2])
 
 
-def _rounds_views(con: duckdb.DuckDBPyConnection, replayed: bool) -> None:
+def _rounds_views(con: duckdb.DuckDBPyConnection, replaced: bool) -> None:
     """The views `rounds_narrow` (queries/replay/stall_rounds_narrow_view.sql), `rounds`
     (queries/replay/stall_rounds_view.sql), `turns_by_seq` (queries/replay/stall_turns_by_seq_view.sql) and `turns`
     (queries/replay/stall_turns_view.sql) in the current schema,
-    made anew after a replay wrote the tables and else only when missing: a database written before a view holds a
-    table of its name (rounds, rounds_narrow, turns), dropped first. Nothing written when a reused replay finds
-    every view (it leaves the database as it was)."""
-    for name, query in (
-        ("rounds_narrow", "replay/stall_rounds_narrow_view"),
-        ("rounds", "replay/stall_rounds_view"),
-        ("turns_by_seq", "replay/stall_turns_by_seq_view"),
-        ("turns", "replay/stall_turns_view"),
-    ):
-        kinds = {
-            r[0]
-            for r in con.execute(
-                "SELECT 'table' FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND schema_name = current_schema() AND table_name = $n UNION ALL "
-                "SELECT 'view' FROM duckdb_views() WHERE database_name = current_database() "
-                "AND schema_name = current_schema() AND view_name = $n",
-                {"n": name},
-            ).fetchall()
-        }
-        if "view" in kinds and not replayed:
+    made anew after a full replay replaced the tables and else only when missing: a database written before a view
+    holds a table of its name (rounds, rounds_narrow, turns), dropped first. An incremental run (its DELETE / INSERT
+    keep every table and its columns) or a reused replay that finds every view writes nothing; the four names are
+    looked up in one catalog query."""
+    kinds: dict[str, set[str]] = {name: set() for name, _ in VIEWS}
+    for name, kind in con.execute(
+        "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND list_contains($n::VARCHAR[], table_name) UNION ALL "
+        "SELECT view_name, 'view' FROM duckdb_views() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND list_contains($n::VARCHAR[], view_name)",
+        {"n": [name for name, _ in VIEWS]},
+    ).fetchall():
+        kinds[name].add(kind)
+    for name, query in VIEWS:
+        if "view" in kinds[name] and not replaced:
             continue
-        if "table" in kinds:
+        if "table" in kinds[name]:
             sql.drop_stored_table(con, name)
         sql.run(con, query)
 
 
 def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: int, used: str) -> None:
     """(Re)create the ROUND_TABLES, `stalls`, `turns` (in the schema the search path names) from `events`."""
+    from stallscan.replay import derive
+
     data = stall_data.install(con)
     if used == "labels":
         sql.run(con, "replay/stall_turn_starts_labels")
@@ -143,20 +151,28 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     sql.run(con, "replay/stall_lookups", {"bg_tools": tools})
     stall_scans.turn_numbers(con)
     sql.run(con, "replay/stall_rounds_prep")
-    for i, bg in enumerate(data.background):  # one statement per entry: its regexes are compiled once
-        sql.run(
-            con,
-            "replay/stall_background_match",
-            {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
-        )
-    sql.run(con, "replay/stall_turn_evidence")
     # a signature that can match no tail is not run (its statement would append nothing): none when there is no
     # tail (an append of a session without a text-only reply), the non-ASCII ones when every tail is ASCII, those
-    # whose max_chars every tail's shortest reply exceeds (stall_sig_match.sql's own skips, asked once)
-    n_tails, all_ascii, shortest = cast(
-        "tuple[int, bool | None, int | None]",
-        con.execute("SELECT count(*), bool_and(ascii), min(min_chars) FROM stall_tails").fetchone(),
+    # whose max_chars every tail's shortest reply exceeds (stall_sig_match.sql's own skips, asked once); and no
+    # [[background]] entry is matched when no tool call's name matched any entry's tool (stall_calls empty: each
+    # entry's statement would insert nothing), asked in the same statement
+    n_tails, all_ascii, shortest, n_calls = cast(
+        "tuple[int, bool | None, int | None, int]",
+        con.execute(
+            "SELECT count(*), bool_and(ascii), min(min_chars), (SELECT count(*) FROM stall_calls) FROM stall_tails"
+        ).fetchone(),
     )
+    if n_calls and n_calls <= BG_ROW_MATCH_MAX_CALLS:  # every entry in one statement over the (call, entry) pairs
+        sql.run(con, "replay/stall_background_match_rows")
+    else:
+        # one statement per entry, its regexes compiled once (none when no call matched)
+        for i, bg in enumerate(data.background if n_calls else ()):
+            sql.run(
+                con,
+                "replay/stall_background_match",
+                {"ord": i, "id": bg.id, "tool": bg.tool, "arguments": bg.arguments},
+            )
+    sql.run(con, "replay/stall_turn_evidence")
     match_signatures(
         con,
         [
@@ -168,56 +184,66 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
         ],
         by_row=n_tails <= ROW_MATCH_MAX_TAILS,
     )
-    failed = True
     try:
         sql.run(con, "replay/stall_rounds")
-        failed = False
-    finally:  # the file turns an optimizer rule and the insertion order off around its rounds statement: back on
-        # when that one fails (in a transaction: sql.rollback resets them)
-        sql.after_failure(con, "RESET disabled_optimizers", failed)
-        sql.after_failure(con, "RESET SESSION preserve_insertion_order", failed)
+    except BaseException:  # the file turns an optimizer rule and the insertion order off around its rounds
+        # statement and back on after it: back on here when that one fails (in a transaction: sql.rollback resets
+        # them); after a success the file's own RESETs ran
+        sql.after_failure(con, "RESET disabled_optimizers", True)
+        sql.after_failure(con, "RESET SESSION preserve_insertion_order", True)
+        raise
     sql.run(con, "replay/stall_rounds_side")
-    con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
+    # an incremental run (derive.in_scratch: a few sessions) frees its scans' tables with the rest at its end, a
+    # full replay as soon as they are read (before the walk, after the stall rows)
+    few = derive.in_scratch()
+    if not few:
+        con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
     stall_scans.walk(con)
     sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
-    con.execute("DROP TABLE stall_walk_scan")
+    if not few:
+        con.execute("DROP TABLE stall_walk_scan")
     sql.run(con, "replay/stall_turns")
-    con.execute(
-        "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
-        "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
-        {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
-    )
-    for t in (
-        "stall_nudges",
-        "stall_prompt_hits",
-        "stall_turn_span",
-        "stall_turn_evidence",
-        "stall_sentinel_keys",
-        "stall_tail_caps",
-        "stall_tails",
-        "stall_tail_matches",
-        "stall_sig_hits",
-        "stall_model_provider",
-        "stall_walk",
-        "stall_turn_starts",
-        "stall_calls",
-        "stall_bg_hits",
-        "stall_nudge_events",
-        "stall_call_hits",
-        "stall_mode_hits",
-    ):
-        con.execute(f"DROP TABLE IF EXISTS {t}")
-    # (stall_rounds_prep.sql's limits, key lengths and contains sentinels, stall_rounds.sql's part size: nothing left
-    # on the connection)
-    for v in (
-        "stall_tail_chars",
-        "stall_cap",
-        "stall_prompt_key",
-        "stall_sentinel_key",
-        "stall_sentinel_any",
-        "stall_reply_part",
-    ):
-        con.execute(f"RESET VARIABLE {v}")
+    if not few:  # (an incremental run's scratch copy would go with the scratch: the database's stays the full one's)
+        con.execute(
+            "CREATE OR REPLACE TABLE stall_replay_info AS SELECT $r::INTEGER AS retry_bound, "
+            "$n::INTEGER AS narrated_bound, $s AS segmentation, $v AS data_version, now() AS replayed_at",
+            {"r": retry_bound, "n": narrated_bound, "s": used, "v": data.version},
+        )
+    # the temp tables and variables left (stall_rounds_prep.sql's limits, key lengths and contains sentinels,
+    # stall_rounds.sql's part size): nothing left on the connection; one call for the 23 statements (26 after an
+    # incremental run)
+    temp = _TEMP_TABLES + (("stall_scan", "stall_replies", "stall_walk_scan") if few else ())
+    con.execute("; ".join([f"DROP TABLE IF EXISTS {t}" for t in temp] + [f"RESET VARIABLE {v}" for v in _VARIABLES]))
+
+
+# what _compute leaves on the connection, dropped / reset at its end
+_TEMP_TABLES = (
+    "stall_nudges",
+    "stall_prompt_hits",
+    "stall_turn_span",
+    "stall_turn_evidence",
+    "stall_sentinel_keys",
+    "stall_tail_caps",
+    "stall_tails",
+    "stall_tail_matches",
+    "stall_sig_hits",
+    "stall_model_provider",
+    "stall_walk",
+    "stall_turn_starts",
+    "stall_calls",
+    "stall_bg_hits",
+    "stall_nudge_events",
+    "stall_call_hits",
+    "stall_mode_hits",
+)
+_VARIABLES = (
+    "stall_tail_chars",
+    "stall_cap",
+    "stall_prompt_key",
+    "stall_sentinel_key",
+    "stall_sentinel_any",
+    "stall_reply_part",
+)
 
 
 def match_signatures(
