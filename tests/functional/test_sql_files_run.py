@@ -18,6 +18,7 @@ import stallscan.ingest.run as ingest_run
 from stallscan import api
 from stallscan.cli import app
 from stallscan.guard import log as guard_log
+from stallscan.replay import stalls
 from stallscan.replay.stalls import replay_stalls, signature_hits, silent_rates, summary_counts
 from stallscan.store import sql
 from stallscan.store.db import connect
@@ -97,6 +98,9 @@ def test_every_query_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         "QUALIFY seq = max(seq) OVER () LIMIT 1"
     )
     monkeypatch.setenv("STALLSCAN_SCAN_BATCH_ROWS", "8")
+    # the [[background]] entries one statement each, as a replay matching more than BG_ROW_MATCH_MAX_CALLS calls
+    # does (replay/stall_background_match; the sample's few calls go the rows path)
+    monkeypatch.setattr(stalls, "BG_ROW_MATCH_MAX_CALLS", 0)
     replay_stalls(con, segmentation="fallback")  # turns without the boundary labels (API only)
     # the row-level stall figures (library functions; the report reads per-session cells instead, and
     # tests/functional/test_report_cells.py holds the two equal)
