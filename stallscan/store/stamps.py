@@ -236,8 +236,8 @@ def with_state(
         st = dict(zip([d[0] for d in cur.description[2:]], row[2:]))
         st["inputs"] = json.loads(st["inputs"])
     state = (int(row[0]) if row[0] is not None else None), int(row[1])
-    if _KEPT[0] is not None:
-        _STATE[0] = state
+    if _KEPT[0] is not None and state[0] is not None:  # (kept only as read from the database's own stallscan_meta:
+        _STATE[0] = state  # an incremental run's scratch has none, and its events are the changed sessions' copy)
     return st, state[0], state[1]
 
 
@@ -293,7 +293,7 @@ def plan(
     ).fetchall()[0]
     ev = int(row[0]) if row[0] is not None else None
     st_key, since, st_n = row[1], row[2], row[3]
-    if _KEPT[0] is not None and row[4] is not None:
+    if _KEPT[0] is not None and ev is not None and row[4] is not None:  # (as in with_state)
         _STATE[0] = (ev, int(row[4]))
     if state is not None and ev is not None and row[4] is not None:
         state.update(ev=ev, n=int(row[4]), sample=None if row[6] is None else int(row[6]))

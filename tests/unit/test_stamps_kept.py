@@ -141,3 +141,17 @@ def test_the_events_count_once_read_inside_the_block(con: duckdb.DuckDBPyConnect
         con.execute("INSERT INTO events VALUES ('c')")
         assert stamps.n_events(con) == 2  # (the plan's count)
     assert stamps.n_events(con) == 3
+
+
+def test_the_events_state_read_from_a_scratch_is_not_kept(con: duckdb.DuckDBPyConnection) -> None:
+    # an incremental run's in-memory scratch holds a copy of the changed sessions' events and no stallscan_meta:
+    # what with_state reads there (no counter, the copy's count) must not answer for the database afterwards
+    s = SCRATCH_NAMES[0]
+    con.execute(f"ATTACH ':memory:' AS {s}")
+    con.execute(f"CREATE TABLE {s}.events AS SELECT * FROM events WHERE session_id = 'a'")
+    with stamps.kept_tables():
+        con.execute(f"SET search_path = '{s}.main'")
+        assert stamps.with_state(con)[1:] == (None, 1)  # (the scratch's own answer)
+        con.execute("RESET search_path")
+        assert stamps.with_state(con)[1:] == (3, 2)
+        assert stamps.n_events(con) == 2
