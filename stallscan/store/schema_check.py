@@ -4,6 +4,8 @@ columns against queries/store/schema.sql, and the stamp that lets a write connec
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 from collections.abc import Collection
 from functools import cache
@@ -38,8 +40,7 @@ def _schema_text() -> bytes:
 
 
 def schema_sha() -> str:
-    """The start of queries/store/schema.sql's sha256 (stallscan.store.schema_columns.SCHEMA_SHA names the file its
-    columns are kept for)."""
+    """The start of queries/store/schema.sql's sha256 (the name of the columns kept for it: _kept_path)."""
     return hashlib.sha256(_schema_text()).hexdigest()[:16]
 
 
@@ -110,17 +111,47 @@ def _expected_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[st
     second, in-memory database for them cost 0.03-0.045 CPU s to open; a schema statement of another shape
     still runs there."""
     if not _EXPECTED:
-        _EXPECTED.append(_kept_columns() or _expected_here(con) or _expected_apart())
+        cols = _kept_columns()
+        if cols is None:
+            cols = _expected_here(con) or _expected_apart()
+            _keep_columns(cols)
+        _EXPECTED.append(cols)
     return _EXPECTED[0]
 
 
-def _kept_columns() -> dict[str, list[tuple[str, str]]] | None:
-    """stallscan.store.schema_columns' columns when they were kept for this schema file and DuckDB version."""
-    from stallscan.store import schema_columns
+def _kept_path() -> str:
+    """<cache>/schema-columns-<schema.sql's sha256>-<DuckDB version>.json (the cache of stallscan.store.toml_cache):
+    the columns depend on the schema file and on how this DuckDB names types, nothing else."""
+    from stallscan.store.toml_cache import cache_dir
 
-    if schema_sha() != schema_columns.SCHEMA_SHA or duckdb.__version__ != schema_columns.DUCKDB:
+    return os.path.join(cache_dir(), f"schema-columns-{schema_sha()}-{duckdb.__version__}.json")
+
+
+def _kept_columns() -> dict[str, list[tuple[str, str]]] | None:
+    """The columns an earlier command found for this schema file and DuckDB version (the temp tables' 11 statements,
+    about 5 CPU ms on a command's first connection, not run again); None when none were kept or the copy is not
+    one (the columns are then found as before and kept anew)."""
+    try:
+        with open(_kept_path(), encoding="utf-8") as fh:
+            doc = json.load(fh)
+        cols = {str(t): [(str(c), str(ty)) for c, ty in v] for t, v in doc.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
         return None
-    return {t: list(cols) for t, cols in schema_columns.COLUMNS.items()}
+    return cols if set(cols) == set(BASE_TABLES) and all(cols.values()) else None
+
+
+def _keep_columns(cols: dict[str, list[tuple[str, str]]]) -> None:
+    """Write the columns found for _kept_columns (written whole, then renamed: a reader never sees half); an
+    unwritable cache only means finding them again next time."""
+    path = _kept_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(cols, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _expected_here(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]] | None:

@@ -15,7 +15,8 @@ import zlib
 from typing import Any
 
 
-def _cache_dir() -> str:
+def cache_dir() -> str:
+    """Where stallscan keeps its JSON copies (also stallscan.store.schema_check's kept columns)."""
     env = os.environ.get("STALLSCAN_CACHE")
     if env:
         return env
@@ -27,7 +28,7 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     path = os.path.abspath(os.fspath(path))
     st = os.stat(path)
     key = f"{zlib.crc32(path.encode()):08x}-{st.st_mtime_ns:x}-{st.st_size:x}"
-    cached = os.path.join(_cache_dir(), f"{os.path.basename(path)}-{key}.json")
+    cached = os.path.join(cache_dir(), f"{os.path.basename(path)}-{key}.json")
     try:
         with open(cached, encoding="utf-8") as fh:
             cached_doc: dict[str, Any] = json.load(fh)
