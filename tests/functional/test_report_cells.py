@@ -18,7 +18,7 @@ from stallscan.replay import stalls as replay_stalls_mod
 from stallscan.report import summary_cells as cells
 from stallscan.report.build import build_report, public
 from stallscan.report.section import ReportOptions
-from stallscan.report.sections import boundaries
+from stallscan.report.sections import boundaries, stalls
 from stallscan.store import stamps
 from stallscan.store.db import connect
 from stallscan.sweep.core import tool_results_left_out
@@ -84,7 +84,18 @@ def test_incremental_report_equals_a_full_report(tmp_path: Path, monkeypatch: py
     sessions = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
     _change(tree, what)
     ingest_paths(con, [str(tree)])
+    asked: list[tuple[str, bool]] = []  # the signature cells' check (SKIPPED_WHEN_NONE) and its answers
+    real_any = cells._any
+
+    def any_noted(c: duckdb.DuckDBPyConnection, q: str) -> bool:
+        asked.append((q, real_any(c, q)))
+        return asked[-1][1]
+
+    monkeypatch.setattr(cells, "_any", any_noted)
     got = _report(con)
+    # the changed Claude Code session has signature rows (the check answers true: DELETE and INSERT run); the codex
+    # sessions added or removed have none (false: both skipped); either way the cells equal a full build's below
+    assert asked == [("signatures_any", what.startswith("change"))]
     for name in ("session_cells", "boundary_cells", "stall_cells"):
         assert stamps.get(con, name)["mode"] == "incremental", name  # replaced per changed session
     after = con.execute("SELECT count(DISTINCT session_id) FROM events").fetchone()
@@ -152,19 +163,38 @@ def test_cells_count_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     con.close()
 
 
-@pytest.mark.parametrize("harness", [None, ["claude_code", "codex"]])
+@pytest.mark.parametrize(
+    ("harness", "stall_rows"),
+    [(None, "plan endings"), (["claude_code", "codex"], "none"), (["gemini_cli", "litellm"], "no plan ending")],
+)
 def test_stall_figures_equal_the_row_queries(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path, harness: list[str] | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path, harness: list[str] | None, stall_rows: str
 ) -> None:
+    """The section's figures equal the row-level queries, also where it does not run them: no stall row in scope
+    (the endings' list, the recovery and the bound sweep answered without a statement), stall rows but no plan
+    ending (the list not run)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
     shutil.copy(sample_db_file, tmp_path / "d.duckdb")
     con = connect(str(tmp_path / "d.duckdb"))
-    data = build_report(con, ReportOptions(bootstrap=0, harness=harness or []))
+    opts = ReportOptions(bootstrap=0, harness=harness or [])
+    data = build_report(con, opts)
     assert data["stalls"]["counts"] == replay_stalls_mod.summary_counts(con, scoped=True)
     assert data["stalls"]["rates"] == replay_stalls_mod.silent_rates(con, scoped=True)
     assert data["stalls"]["signatures"] == replay_stalls_mod.signature_hits(con, scoped=True)
     assert data["stalls"]["counts"]  # not vacuous
+    rows = replay_stalls_mod.list_stalls(con, outcome=list(stalls.PLAN_ENDINGS), scoped=True, limit=opts.limit)
+    listed = [(r["session_id"], r["seq"]) for r in rows if r["delivered"]]
+    assert [(r["session_id"], r["seq"]) for r in data["stalls"]["silent_endings"]] == listed
+    assert data["stalls"]["recovery"] == replay_stalls_mod.recovery(con, scoped=True)
+    bounds = sorted(set(stalls.SWEEP_BOUNDS + [opts.retry_bound]))
+    assert data["stalls"]["bound_sweep"] == replay_stalls_mod.bound_sweep(con, bounds, scoped=True)
+    in_scope = [n for c in data["stalls"]["counts"].values() for n in c.get("stall_outcome", {}).values()]
+    assert (bool(listed), bool(in_scope)) == {"plan endings": (True, True), "none": (False, False)}.get(
+        stall_rows, (False, True)
+    )
+    if stall_rows == "none":
+        assert data["stalls"]["bound_sweep"] == stalls.no_bound_sweep(bounds)
     con.close()
 
 
@@ -217,4 +247,31 @@ def test_each_sessions_worst_misread(tmp_path: Path, monkeypatch: pytest.MonkeyP
         ).fetchall()
     }
     assert got == want
+    con.close()
+
+
+def test_signature_cells_skip_answers_for_every_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_db_file: Path
+) -> None:
+    """report/cells_signatures_any.sql, asked per session as the only changed one: false only for a session with no
+    stored signature_cells row and none the cells' query would add (so an incremental refresh that skips its DELETE
+    and INSERT leaves the table as they would); true for some sessions and false for others (not vacuous)."""
+    from stallscan.store import sql
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    shutil.copy(sample_db_file, tmp_path / "d.duckdb")
+    con = connect(str(tmp_path / "d.duckdb"))
+    _report(con)
+    stmt = sql.load("report/cells_signatures")[-1]
+    answers = set()
+    for (sid,) in con.execute("SELECT DISTINCT session_id FROM events").fetchall():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {cells.CHANGED} AS SELECT ?::VARCHAR AS session_id", [sid])
+        row = sql.first(sql.query(con, "report/cells_signatures_any"))
+        assert row is not None
+        answers.add(row[0])
+        if not row[0]:
+            assert con.execute("SELECT count(*) FROM signature_cells WHERE session_id = ?", [sid]).fetchone() == (0,)
+            assert con.execute(f"SELECT count(*) FROM ({stmt})", {"all": False}).fetchone() == (0,), sid
+    assert answers == {True, False}
     con.close()

@@ -23,6 +23,13 @@ from stallscan.report.summary_cells import refresh_stalls, signature_hits, stall
 from stallscan.report.timeline import session_refs
 
 SWEEP_BOUNDS = [0, 1, 2, 3, 4, 5]
+PLAN_ENDINGS = ("silent_plan_as_answer", "exhausted")  # the outcomes of the listed endings (worst first)
+
+
+def no_bound_sweep(bounds: list[int]) -> list[dict[str, Any]]:
+    """What stallscan.replay.stalls.bound_sweep answers over no stall row (queries/replay/stall_bounds.sql: a row per
+    bound, in order, every count 0)."""
+    return [{"bound": b, "would_reprompt": 0, "would_deliver": 0, "plan_endings": 0} for b in sorted(bounds)]
 
 
 def _iso(v: Any) -> Any:
@@ -38,22 +45,29 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     else:
         info = replay_stalls(con, retry_bound=opts.retry_bound, config=opts._config)
     refresh_stalls(con)  # the per-session counts of rounds, turns and signature hits read below
-    worst = list_stalls(con, outcome=["silent_plan_as_answer", "exhausted"], scoped=True, limit=opts.limit)
+    counts = stall_counts(con)
+    # the stall rows in scope by outcome, from the counts just read: the queries below read only stall rows in scope
+    # (the plan endings, every episode), so with none of their rows they are not run (their planning is their cost:
+    # 5-12 CPU ms each) and their answer for no rows is given as they give it
+    outcomes = [(key, n) for c in counts.values() for key, n in c.get("stall_outcome", {}).items()]
+    plan_endings = sum(n for key, n in outcomes if key in PLAN_ENDINGS)
+    worst = list_stalls(con, outcome=list(PLAN_ENDINGS), scoped=True, limit=opts.limit) if plan_endings else []
     worst = [{**{k: _iso(v) for k, v in r.items()}} for r in worst if r["delivered"]]
     refs = session_refs(con, [r["session_id"] for r in worst])
     for r in worst:
         r["ref"] = refs[r["session_id"]]
     bounds = sorted(set(SWEEP_BOUNDS + [opts.retry_bound]))
+    any_stall = any(n for _, n in outcomes)
     return {
         "retry_bound": info.retry_bound,
         "narrated_bound": info.narrated_bound,
         "segmentation": info.segmentation,
         "data_version": info.data_version,
-        "counts": stall_counts(con),
+        "counts": counts,
         "silent_endings": worst,
         "rates": stall_rates(con),
-        "recovery": recovery(con, scoped=True),
-        "bound_sweep": bound_sweep(con, bounds, scoped=True),
+        "recovery": recovery(con, scoped=True) if any_stall else {},
+        "bound_sweep": bound_sweep(con, bounds, scoped=True) if any_stall else no_bound_sweep(bounds),
         "signatures": signature_hits(con),
         "precision": measured_precision(),
     }
