@@ -179,12 +179,12 @@ def _cumsum_from(x: Any, first: Any) -> Any:
     return c - (c[first] - x[first]) if len(c) else c
 
 
-def walk(con: duckdb.DuckDBPyConnection) -> None:
+def walk(con: duckdb.DuckDBPyConnection, skip_empty: bool = False) -> int:
     """The temp table `stall_walk_scan`: the bounded re-prompt walk over the rounds of each turn that holds a
     stall, in seq order, as segmented scans over shares of the sessions (queries/replay/stall_replay.sql
     states the rules), one row per walked round (rid: its rowid in `rounds_core`). An episode runs to a breaker (a tool round or a final, which
     belongs to the episode it ends); the dropped counter restarts with each episode, the narrated counter
-    only with the turn."""
+    only with the turn. Returns the number of rounds walked; skip_empty: with none, the table is not made."""
     import numpy as np
 
     from stallscan.replay import scan, scan_batches
@@ -218,4 +218,8 @@ def walk(con: duckdb.DuckDBPyConnection) -> None:
 
     with sql.timed("scan stall walk"):
         rows = cast("tuple[int]", sql.query(con, "replay/scan_stall_walk_rows").fetchone())[0]
-        scan_batches.scan_parts(con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan_batches.batch_rows()))
+        if rows or not skip_empty:
+            scan_batches.scan_parts(
+                con, "scan_stall_walk", "stall_walk_scan", step, -(-rows // scan_batches.batch_rows())
+            )
+    return rows

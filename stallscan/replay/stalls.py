@@ -198,8 +198,12 @@ def _compute(con: duckdb.DuckDBPyConnection, retry_bound: int, narrated_bound: i
     few = derive.in_scratch()
     if not few:
         con.execute("DROP TABLE stall_scan; DROP TABLE stall_replies")  # (freed before the walk)
-    stall_scans.walk(con)
-    sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
+    if stall_scans.walk(con, skip_empty=few) or not few:
+        sql.run(con, "replay/stall_replay", {"retry_bound": retry_bound, "narrated_bound": narrated_bound})
+    else:  # no turn of the changed sessions holds a stall: stall_walk made empty, its statement not planned
+        sql.run(con, "replay/stall_replay_none")
+        with sql.timed("replay/stall_replay#1"):  # (stalls from it: empty, its columns as always)
+            con.execute(sql.load("replay/stall_replay")[-1])
     if not few:
         con.execute("DROP TABLE stall_walk_scan")
     sql.run(con, "replay/stall_turns")
