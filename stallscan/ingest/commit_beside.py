@@ -30,10 +30,11 @@ class CommitBeside:
 
     def start(self, con: duckdb.DuckDBPyConnection, threshold: str) -> None:
         """COMMIT `con`'s open transaction on a thread, then set `checkpoint_threshold` back to `threshold` and
-        CHECKPOINT (nothing to do after a COMMIT that checkpointed). Returns once another connection sees the
+        CHECKPOINT (nothing to do after a COMMIT that checkpointed); the threshold is set back as soon as the rows
+        are seen too. Returns once another connection sees the
         transaction's count of events, or once the COMMIT ended when that count is the one committed before or
-        the COMMIT failed (its error is raised by `join`). (The count, not the events version of stallscan_meta:
-        that row is updated in the transaction, and a read of it waited for the checkpoint's end in 6 of 6 runs.)"""
+        the COMMIT failed (its error is raised by `join`). (The count, not the events version in stallscan_meta,
+        a row the transaction updates: that was seen only at the COMMIT's end in 6 of 6 traced runs.)"""
         look = con.cursor()  # (made before the thread starts: `con` is the thread's from then on)
         try:
             new = _count(con)  # (this transaction's own)
@@ -42,8 +43,9 @@ class CommitBeside:
             self._thread.start()
             while new != old and self._thread.is_alive():
                 time.sleep(POLL_SECONDS)
-                if _count(look) == new:
-                    return
+                if _count(look) == new:  # (past the COMMIT's checkpoint decision: the threshold is read no more)
+                    look.execute(f"SET checkpoint_threshold = '{threshold}'")  # (a global setting: before the
+                    return  # caller's next COMMIT, which would else checkpoint too)
             self.wait()
         finally:
             look.close()

@@ -40,12 +40,15 @@ def large(monkeypatch):
 
 def _ingest(path: Path, beside: CommitBeside | None) -> dict:
     con = connect(str(path), macros=False)
+    threshold = con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
     try:
         res = ingest_paths(con, [str(SAMPLES)], beside=beside)
         if beside is not None:
             look = duckdb.connect(str(path))  # (the same database instance: another connection)
             try:  # the rows are visible to another connection when the ingest returns
                 assert look.execute("SELECT count(*) FROM events").fetchall()[0][0] == res.events > 0
+                # (the threshold the run set for its COMMIT is set back: the caller's commits checkpoint no more)
+                assert look.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] == threshold
             finally:
                 look.close()
             beside.join()
