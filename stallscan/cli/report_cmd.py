@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import duckdb
     from rich.console import Console as RichConsole
 
+    from stallscan.ingest.commit_beside import CommitBeside
     from stallscan.ingest.result import IngestResult
     from stallscan.report.registry import ReportOptions
 
@@ -222,15 +223,20 @@ def _memoised(
         finally:
             ro.close()
     held = None  # the ingest's connection, open until the build's opens (one database, its schema checked)
+    beside = None  # its last COMMIT's checkpoint, on a thread until the labels are written (ingest/commit_beside.py)
     if not paths and not existed:
         ingested = _discover_and_ingest(path, err())
     elif paths and ingested is None:
+        from stallscan.ingest.commit_beside import CommitBeside
         from stallscan.ingest.run import ingest_paths
 
         con = connect(path, macros=False)  # (it only ingests: the build's connection has the report's macros)
+        beside = CommitBeside() if path != ":memory:" else None
         try:
-            ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb))
+            ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb, beside=beside))
         except BaseException:
+            if beside is not None:
+                beside.wait()
             con.close()
             if not existed:
                 _drop_empty(path)
@@ -240,12 +246,16 @@ def _memoised(
         else:
             held = con
     try:
-        return _build(db, opts, err, ingested if paths else None, paths, held), ingested
+        return _build(db, opts, err, ingested if paths else None, paths, held, beside), ingested
     except (StallscanError, typer.Exit):
+        if beside is not None:
+            beside.wait()
         if not existed:
             _drop_empty(path)  # an empty report, or nothing readable: it creates nothing
         raise
     finally:
+        if beside is not None:
+            beside.wait()
         if held is not None:
             held.close()
 
@@ -261,10 +271,13 @@ def _build(
     res: IngestResult | None = None,
     paths: list[str] | None = None,
     held: duckdb.DuckDBPyConnection | None = None,
+    beside: CommitBeside | None = None,
 ) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it.
     held: the ingest's write connection to the same database, still open: the build's connection shares
-    its database (no second open of the file, no second schema check); closed once that one is open."""
+    its database (no second open of the file, no second schema check); closed once that one is open.
+    beside: held's last COMMIT, checkpointing on a thread: the labels read beside it (their writes wait for it in
+    DuckDB), joined after them, its error raised here; held is closed by the caller then."""
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report, few_changes
@@ -274,7 +287,7 @@ def _build(
     try:
         con = open_db(db, checked=held is not None)
     finally:
-        if held is not None:
+        if held is not None and beside is None:
             held.close()
     try:
         if res is not None and nothing_read(res):
@@ -296,6 +309,8 @@ def _build(
         few = few_changes(con, opts)
         with one_thread(con, few):
             label_events(con, opts._config)  # the labels of this config (reused when they are already)
+            if beside is not None:
+                beside.join()
             key = memo.key(con, opts)
             text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb, few=few)))
             memo.put(con, key, text)

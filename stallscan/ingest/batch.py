@@ -61,7 +61,8 @@ def run_batches(
     total: int,
     batch_bytes: int,
     small: bool = False,
-) -> bool:
+    open_last: bool = False,
+) -> bool | None:
     """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and read_ahead.CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
@@ -69,7 +70,8 @@ def run_batches(
     batches at once before its COMMIT, and at the end of each pass: ingest/tx.py), so a kill loses whole
     transactions only. Returns whether the caller should CHECKPOINT after the run: not for a `small` one (the
     caller's SMALL_RUN_BYTES: its COMMIT is no checkpoint either, its rows stay in the WAL until the database
-    closes)."""
+    closes). open_last: when the last COMMIT would be a checkpoint (and no failpoint is set), leave the transaction
+    open for the caller to commit (ingest/commit_beside.py) and return None."""
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()
@@ -106,6 +108,8 @@ def run_batches(
             plans = continued  # big files go on from where their last chunk stopped
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
             con.execute("SET checkpoint_threshold = '0KB'")
+            if open_last and not failpoint.at:
+                return None
         with sql.timed("COMMIT"):
             con.execute("COMMIT")
         failpoint.hit()

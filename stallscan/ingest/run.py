@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from stallscan.ingest.commit_beside import CommitBeside
 from stallscan.ingest.detect import FORMATS
 from stallscan.ingest.discover import discover
 from stallscan.ingest.plan import all_unchanged
@@ -47,6 +48,7 @@ def ingest_paths(
     progress: Callable[[int, int], None] | None = None,
     naive_tz: str | None = None,
     conversation_attr: str | None = None,
+    beside: CommitBeside | None = None,
 ) -> IngestResult:
     """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file).
 
@@ -94,33 +96,43 @@ def ingest_paths(
     # transaction, which spans batches
     con.execute("SET VARIABLE lenient_json = true")
     failed = True
-    checkpoint = False
+    checkpoint: bool | None = False  # None: the last COMMIT left to `beside`, the transaction still open
     try:
         if plans:  # (numpy / pyarrow load only when there is something to read)
             from stallscan.ingest.batch import run_batches
             from stallscan.store.db import one_thread
 
             with one_thread(con, total < ONE_THREAD_BYTES):
-                checkpoint = run_batches(con, plans, res, touched, progress, total, BATCH_BYTES, small)
+                checkpoint = run_batches(
+                    con, plans, res, touched, progress, total, BATCH_BYTES, small, open_last=beside is not None
+                )
         failed = False
     finally:  # (after a failed write these may fail too: the first error is the one to report)
         sql.after_failure(con, "RESET VARIABLE lenient_json", failed)
         if not small:
             sql.after_failure(con, f"SET memory_limit = '{saved[0]}'", failed)
         sql.after_failure(con, f"SET preserve_insertion_order = {saved[1]}", failed)
-        if not small:
+        if not small and checkpoint is not None:  # (else set back after the COMMIT: commit_beside.py)
             sql.after_failure(con, f"SET checkpoint_threshold = '{saved[2]}'", failed)
     if checkpoint:  # (not after a small run: SMALL_RUN_BYTES)
         with sql.timed("final CHECKPOINT"):
             con.execute("CHECKPOINT")  # leave a compact file: the next open has no WAL to replay
     unread = {u[0] for u in res.unreadable}
     run_files = {f: line for f, line in run_files.items() if f not in unread}
-    if run_files:
-        from stallscan.ingest.batch import tally
+    try:  # (before a COMMIT left to `beside`: inside the transaction, which sees its own rows)
+        if run_files:
+            from stallscan.ingest.batch import tally
 
-        tally(con, res, run_files)
-        if fmt != "auto":  # a forced format that matched nothing in a file is said, not skipped silently
-            res.forced_no_events = [r[0] for r in sql.query(con, "ingest/run_no_events").fetchall()]
+            tally(con, res, run_files)
+            if fmt != "auto":  # a forced format that matched nothing in a file is said, not skipped silently
+                res.forced_no_events = [r[0] for r in sql.query(con, "ingest/run_no_events").fetchall()]
+    except BaseException:
+        if checkpoint is None:
+            sql.rollback(con)
+            sql.after_failure(con, f"SET checkpoint_threshold = '{saved[2]}'", True)
+        raise
+    if checkpoint is None and beside is not None:
+        beside.start(con, saved[2])  # returns once the rows are visible; the checkpoint goes on beside
     res.ingested = len(run_files)
     res.sessions = len(touched)
     res.seconds = time.perf_counter() - t0
