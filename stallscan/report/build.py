@@ -78,10 +78,11 @@ def build_report(
         if progress:
             progress("Replaying", 0, total)
         big = _big(con)  # (once: the events do not change while the report builds)
-        after = lambda: _beside(con, opts, steps, early, big)  # (asked only when both replays run)
+        tail = lambda c, d: _tail(c, opts, d, late)
+        after = lambda: _beside(con, opts, steps, early, big, tail)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early, big, lambda c, d: _tail(c, opts, d, late), few)
+            _lanes(con, opts, steps, early, big, tail, few)
         # a first report up to BESIDE_MAX_EVENTS events checkpoints beside its last reads (_checkpoint_beside); above,
         # its close does, as before (measured at 311 MB only; at 10M the pairs were 0.2-1.2 s slower with it)
         first = ran is not None and not big
@@ -170,11 +171,9 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, data: dict[str, Any
 # report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
 # and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
-# the sections a first report (up to BESIDE_MAX_EVENTS events) collects on whichever replay's cursor is free first
-# (_beside), not on the caller's connection after both replays, where the other CPU idles: the turn boundaries'
-# section (it reads that replay's tables: AFTER_TURNS, only on its lane), the corpus and the guard sections (the
-# events and the ingest's tables). The stall replay's lane ends last on the 311 MB tree most often (docs/benchmarks.md,
-# "first23"); what neither lane takes is collected after both, as before
+# the sections a first report (up to BESIDE_MAX_EVENTS events) may collect on either replay's lane (_beside, a
+# stallscan.report.lanes.Queue): the turn boundaries' section (it reads that replay's tables: AFTER_TURNS, only on
+# its lane), the corpus and the guard sections (the events and the ingest's tables); above, after both replays
 SPARE = ("boundaries", "corpus", "guard")
 AFTER_TURNS = frozenset({"boundaries"})
 
@@ -187,45 +186,67 @@ def _big(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _beside(
-    con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any], big: bool
+    con: duckdb.DuckDBPyConnection,
+    opts: ReportOptions,
+    steps: list[Section],
+    early: dict[str, Any],
+    big: bool,
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None = None,
 ) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
-    """What runs after each replay on its cursor (replay_together's `after`): the data of the sections that
-    read that replay's tables only (kept in `early`: the loop takes it as the section's), the threshold
-    section's sweep after the turn boundaries, the stalls section after the stall replay (above
-    BESIDE_MAX_EVENTS events the threshold section's only: the stall replay is the longer). Each brings its
-    replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
-    connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection. Up to
-    BESIDE_MAX_EVENTS events, each lane then takes the SPARE sections it may collect, one at a time, until none
-    is left: the lane that ends its own work first collects them (the stall lane none of AFTER_TURNS). big: _big(con),
-    asked once by build_report."""
-    import threading
+    """What runs after each replay on its cursor (replay_together's `after`), the sections' data kept in `early`
+    (the loop takes it as the section's). Up to BESIDE_MAX_EVENTS events: the two replays' cursors are the lanes
+    of one work queue (stallscan.report.lanes, as _lanes after one new session: the turn boundary replay's lane
+    holds the boundaries and threshold sections, the stall replay's the stall section's first part), and `tail`
+    (the listed sessions' refs and timelines) runs there too once TAIL_NEEDS are in, on whichever lane is free;
+    each lane makes the scope on its cursor first (the cursor has no temp tables). Above: the threshold section
+    only (its sweep after the turn boundaries; the stall replay is the longer), the others after both replays.
+    Each section brings its replay's summaries up to date first (stallscan.report.summary_cells) as it does on the
+    caller's connection. big: _big(con), asked once by build_report."""
+    from stallscan.report import lanes
 
     by_name = {s.name: s for s in steps}
-    spare = [n for n in SPARE if n in by_name] if not big else []  # (taken by the lane that is free first)
-    taking = threading.Lock()
+    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
 
-    def sections(*names: str, may: frozenset[str] = frozenset()) -> Callable[[duckdb.DuckDBPyConnection], object]:
+        def threshold(c: duckdb.DuckDBPyConnection) -> None:
+            if "threshold" in by_name:
+                scope(c, opts)
+                early["threshold"] = by_name["threshold"].collect(c, opts)
+
+        return {"boundaries": threshold}
+    firsts: dict[str, Any] = {}
+    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    if tail is not None:
+        tasks.append(_tail_task(tail, by_name, early, firsts))
+    q = lanes.Queue(tasks)
+
+    def lane(n: int) -> Callable[[duckdb.DuckDBPyConnection], object]:
         def run(c: duckdb.DuckDBPyConnection) -> None:
-            scope(c, opts)
-            for name in names:
-                if name in by_name:
-                    early[name] = by_name[name].collect(c, opts)
-            while True:
-                with taking:
-                    name = next((n for n in spare if n in may), "")
-                    if not name:
-                        return
-                    spare.remove(name)
-                early[name] = by_name[name].collect(c, opts)
+            try:
+                scope(c, opts)
+            except BaseException as exc:
+                q.fail(exc)
+                raise
+            q.work(n, c)
 
         return run
 
-    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
-        return {"boundaries": sections("threshold")}
-    return {
-        "boundaries": sections("threshold", may=frozenset(SPARE)),
-        "stalls": sections("stalls", may=frozenset(SPARE) - AFTER_TURNS),
-    }
+    return {"boundaries": lane(lanes.HERE), "stalls": lane(lanes.BESIDE)}
+
+
+def _tail_task(
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None],
+    by_name: dict[str, Section],
+    early: dict[str, Any],
+    firsts: dict[str, Any],
+) -> Any:
+    """The lanes' task that runs `tail` on the TAIL_NEEDS sections' data (a section's first part's when it has
+    parts) once they are in."""
+    from stallscan.report import lanes
+
+    def run(c: duckdb.DuckDBPyConnection) -> None:
+        tail(c, {n: firsts[n] if n in firsts else early[n] for n in lanes.TAIL_NEEDS if n in by_name})
+
+    return lanes.Task("tail", run, lanes.TAIL_NEEDS)
 
 
 def _lanes(
@@ -274,8 +295,7 @@ def _two_lanes(
     firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
     tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
     if tail is not None:
-        run = lambda c: tail(c, {n: firsts[n] if n in firsts else early[n] for n in lanes.TAIL_NEEDS if n in by_name})
-        tasks.append(lanes.Task("tail", run, lanes.TAIL_NEEDS))
+        tasks.append(_tail_task(tail, by_name, early, firsts))
     with stamps.pruned_after(con):
         lanes.run_lanes(con, tasks, lambda c: _beside_cursor(c, opts))
 

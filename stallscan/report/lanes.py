@@ -84,75 +84,113 @@ def _rest(
     return run
 
 
+class Queue:
+    """The tasks of two lanes: each lane, once it works (`work`), takes the first task in its `order` (the tasks
+    it does not name after those it does) that is its own or either lane's and whose needs are done, and waits
+    while one such task's needs are under way. It leaves when no task left may be its, or none it may take can
+    become ready: a need held to a lane that has not started yet (that lane, when it starts, takes what is
+    left), or after a failure in any lane (`fail`; `work` records its own and re-raises it). Needs name tasks
+    of the list (others are left out: never waited for)."""
+
+    def __init__(self, tasks: list[Task], order: Sequence[Sequence[str]] = ORDER) -> None:
+        names = {t.name for t in tasks}
+        self.pending = [Task(t.name, t.run, tuple(n for n in t.needs if n in names), t.lane) for t in tasks]
+        self.done: set[str] = set()
+        self.running: set[str] = set()
+        self.started: set[int] = set()
+        self.failures: list[BaseException] = []  # the first one is raised (another lane's is its interruption)
+        self.turn = threading.Condition()
+        self.ranked = [{n: i for i, n in enumerate(o)} for o in order]
+
+    def _stuck(self, name: str) -> bool:
+        """Whether task `name` cannot be done until a lane not started yet starts (under self.turn)."""
+        if name in self.done or name in self.running:
+            return False
+        task = next(t for t in self.pending if t.name == name)
+        held = task.lane is not None and task.lane not in self.started
+        return held or any(self._stuck(n) for n in task.needs)
+
+    def take(self, lane: int) -> Task | None:
+        """The next task for `lane` (None: leave), waiting while one it may take is under way."""
+        rank = self.ranked[lane]
+        with self.turn:
+            self.started.add(lane)
+            self.turn.notify_all()
+            while not self.failures:
+                mine = [t for t in self.pending if t.lane in (None, lane) and not self._stuck(t.name)]
+                if not mine:
+                    return None
+                ready = [t for t in mine if all(n in self.done for n in t.needs)]
+                if ready:
+                    task = min(ready, key=lambda t: rank.get(t.name, len(rank)))
+                    self.pending.remove(task)
+                    self.running.add(task.name)
+                    return task
+                self.turn.wait()
+            return None
+
+    def fail(self, exc: BaseException, interrupt: Callable[[], Sequence[duckdb.DuckDBPyConnection]] = tuple) -> None:
+        """Record a failure: every lane leaves after its current task; `interrupt()`'s connections are
+        interrupted (under the queue's lock: a lane takes its connection out of that list under it before
+        closing it)."""
+        with self.turn:
+            self.failures.append(exc)
+            self.turn.notify_all()
+            for c in interrupt():
+                c.interrupt()
+
+    def work(
+        self,
+        lane: int,
+        c: duckdb.DuckDBPyConnection,
+        interrupt: Callable[[], Sequence[duckdb.DuckDBPyConnection]] = tuple,
+    ) -> None:
+        """Take and run tasks on `c` until none is left for `lane`; a failure is recorded (fail) and re-raised."""
+        try:
+            while (task := self.take(lane)) is not None:
+                task.run(c)
+                with self.turn:
+                    self.running.discard(task.name)
+                    self.done.add(task.name)
+                    self.turn.notify_all()
+        except BaseException as exc:
+            self.fail(exc, interrupt)
+            raise
+
+
 def run_lanes(
     con: duckdb.DuckDBPyConnection,
     tasks: list[Task],
     beside: Callable[[duckdb.DuckDBPyConnection], AbstractContextManager[duckdb.DuckDBPyConnection]],
     order: Sequence[Sequence[str]] = ORDER,
 ) -> None:
-    """Run `tasks` in two lanes: the caller's thread on `con`, a thread on the connection `beside(con)` gives
-    (entered on that thread, so its set-up is beside the caller's first task; it closes the connection on exit).
-    Each lane takes the first task in its `order` (the tasks it does not name after those it does) whose needs
-    are done and whose lane is its own or either; it stops when no task left may ever be its, or once a task
-    failed. Needs name tasks of the list (others are left out: never waited for)."""
-    names = {t.name for t in tasks}
-    pending = [Task(t.name, t.run, tuple(n for n in t.needs if n in names), t.lane) for t in tasks]
-    done: set[str] = set()
-    failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
+    """Run `tasks` (a Queue) in two lanes: the caller's thread on `con`, a thread on the connection `beside(con)`
+    gives (entered on that thread, so its set-up is beside the caller's first task; it closes the connection on
+    exit). A failure interrupts the other lane's statement; the first one is raised once both lanes stopped."""
+    q = Queue(tasks, order)
     curs: list[duckdb.DuckDBPyConnection] = []  # the cursor while its lane works (interrupted on a failure)
-    turn = threading.Condition()
-    ranked = [{n: i for i, n in enumerate(o)} for o in order]
-
-    def take(lane: int) -> Task | None:
-        """The next task for `lane` (None: stop), waiting while one it may take is pending but not ready."""
-        rank = ranked[lane]
-        with turn:
-            while not failures:
-                mine = [t for t in pending if t.lane in (None, lane)]
-                if not mine:
-                    return None
-                ready = [t for t in mine if all(n in done for n in t.needs)]
-                if ready:
-                    task = min(ready, key=lambda t: rank.get(t.name, len(rank)))
-                    pending.remove(task)
-                    return task
-                turn.wait()
-            return None
-
-    def failed(exc: BaseException, others: Callable[[], list[duckdb.DuckDBPyConnection]]) -> None:
-        with turn:  # (the cursor is taken out of `curs` under this lock before it is closed)
-            failures.append(exc)
-            turn.notify_all()
-            for o in others():
-                o.interrupt()
-
-    def work(lane: int, c: duckdb.DuckDBPyConnection) -> None:
-        while (task := take(lane)) is not None:
-            task.run(c)
-            with turn:
-                done.add(task.name)
-                turn.notify_all()
 
     def other() -> None:
         try:
             with beside(con) as cur:
-                with turn:
+                with q.turn:
                     curs.append(cur)
                 try:
-                    work(BESIDE, cur)
+                    q.work(BESIDE, cur, lambda: [con])
                 finally:
-                    with turn:
+                    with q.turn:
                         curs.clear()
-        except BaseException as exc:  # re-raised in the caller's thread below
-            failed(exc, lambda: [con])
+        except BaseException as exc:  # (recorded by q.work, or the cursor's set-up failed)
+            if exc not in q.failures:
+                q.fail(exc, lambda: [con])
 
     t = threading.Thread(target=other, name="stallscan-lane")
     t.start()
     try:
-        work(HERE, con)
-    except BaseException as exc:
-        failed(exc, lambda: curs)
+        q.work(HERE, con, lambda: curs)
+    except BaseException:  # (recorded by q.work, raised below)
+        pass
     finally:
         t.join()
-    if failures:
-        raise failures[0]
+    if q.failures:
+        raise q.failures[0]
