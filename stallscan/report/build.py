@@ -13,12 +13,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
+
+if TYPE_CHECKING:
+    from stallscan.report.lanes import Task
 
 __all__ = [
     "REPORT_VERSION",
@@ -238,7 +241,7 @@ def _tail_task(
     by_name: dict[str, Section],
     early: dict[str, Any],
     firsts: dict[str, Any],
-) -> Any:
+) -> Task:
     """The lanes' task that runs `tail` on the TAIL_NEEDS sections' data (a section's first part's when it has
     parts) once they are in."""
     from stallscan.report import lanes
