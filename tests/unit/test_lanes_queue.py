@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import duckdb
 import pytest
@@ -109,3 +109,40 @@ def test_a_failure_making_the_second_connection_is_raised_and_nothing_waits() ->
     with pytest.raises(RuntimeError, match="no cursor"):
         run_lanes(con, tasks, broken)
     assert ran == [] and not _lane_threads()
+
+
+def test_a_lane_that_starts_late_takes_what_is_left() -> None:
+    """The caller's lane does not wait for a task held to a lane that has not started (nor for one needing it):
+    it takes what it may and leaves; the second lane, once started, takes the rest. No task runs twice."""
+    con = duckdb.connect()
+    gate = threading.Event()
+    ran: list[tuple[str, bool]] = []
+    lock = threading.Lock()
+
+    def task(name: str, after: threading.Event | None = None) -> Callable[[duckdb.DuckDBPyConnection], None]:
+        def run(c: duckdb.DuckDBPyConnection) -> None:
+            with lock:
+                ran.append((name, c is con))
+            if after is not None:
+                after.set()
+
+        return run
+
+    @contextlib.contextmanager
+    def late(c: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+        assert gate.wait(60)  # (a safeguard against a hang, not a timing check)
+        with _cursor(c) as cur:
+            yield cur
+
+    tasks = [
+        Task("a", task("a", gate), (), HERE),
+        Task("b", task("b"), (), BESIDE),
+        Task("b.rest", task("b.rest"), ("b",)),
+        Task("x", task("x")),
+    ]
+    run_lanes(con, tasks, late)
+    names = [n for n, _ in ran]
+    assert sorted(names) == ["a", "b", "b.rest", "x"]
+    assert names.index("b") < names.index("b.rest")
+    assert dict(ran)["a"] and not dict(ran)["b"]
+    assert not _lane_threads()
