@@ -37,6 +37,8 @@ PHASES = [
     ("stallscan.report.sections.corpus", "collect", "section corpus"),
     ("stallscan.report.sections.boundaries", "collect", "section boundaries"),
     ("stallscan.report.sections.stalls", "collect", "section stalls"),
+    ("stallscan.report.sections.stalls", "first", "section stalls: first part"),
+    ("stallscan.report.sections.stalls", "rest", "section stalls: rest"),
     ("stallscan.report.sections.threshold", "collect", "section threshold (sweep)"),
     ("stallscan.report.sections.guard", "collect", "section guard"),
     ("stallscan.report.timeline", "session_refs", "session refs"),

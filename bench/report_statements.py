@@ -39,6 +39,8 @@ PHASES = [
     ("stallscan/report/sections/corpus.py", "collect", "section corpus"),
     ("stallscan/report/sections/boundaries.py", "collect", "section boundaries"),
     ("stallscan/report/sections/stalls.py", "collect", "section stalls"),
+    ("stallscan/report/sections/stalls.py", "first", "section stalls"),
+    ("stallscan/report/sections/stalls.py", "rest", "section stalls (rest)"),
     ("stallscan/report/sections/threshold.py", "collect", "section threshold (sweep)"),
     ("stallscan/report/sections/guard.py", "collect", "section guard"),
     ("stallscan/report/timeline.py", "session_refs", "session refs"),

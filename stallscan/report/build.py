@@ -13,13 +13,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, Section, register, sections
 from stallscan.store import sql
-from stallscan.store.db import SCRATCH_NAMES
+
+if TYPE_CHECKING:
+    from stallscan.report.lanes import Task
 
 __all__ = [
     "REPORT_VERSION",
@@ -79,10 +81,11 @@ def build_report(
         if progress:
             progress("Replaying", 0, total)
         big = _big(con)  # (once: the events do not change while the report builds)
-        after = lambda: _beside(con, opts, steps, early, big)  # (asked only when both replays run)
+        tail = lambda c, d: _tail(c, opts, d, late)
+        after = lambda: _beside(con, opts, steps, early, big, tail)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early, big, lambda c: _tail(c, opts, early, late), few)
+            _lanes(con, opts, steps, early, big, tail, few)
         # a first report up to BESIDE_MAX_EVENTS events checkpoints beside its last reads (_checkpoint_beside); above,
         # its close does, as before (measured at 311 MB only; at 10M the pairs were 0.2-1.2 s slower with it)
         first = ran is not None and not big
@@ -151,19 +154,14 @@ def _listed(data: dict[str, Any]) -> list[str]:
     return listed
 
 
-# the sections the listed sessions come from (_listed): the lanes' second one reads the timelines once both are in
-TAIL_NEEDS = ("boundaries", "stalls")
-
-
-def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, early: dict[str, Any], late: dict[str, Any]) -> None:
-    """The listed sessions' refs and timelines (as build_report reads them after the sections) on the lanes'
-    second connection, once the sections they are listed from are collected: after one new session its lane
-    ends first (the tree's database: the stall lane 0.34 s, the boundary lane 0.39 s), so the timelines (0.05 s)
-    are read beside the threshold section instead of after it. They read the events and the replays' tables,
-    which the threshold section does not write."""
+def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, data: dict[str, Any], late: dict[str, Any]) -> None:
+    """The listed sessions' refs and timelines (as build_report reads them after the sections) on whichever lane
+    is free once the sections they are listed from (`data`: their data, or a section's first part's,
+    stallscan.report.section.Parts) are in, beside the sections still running. They read the events and the
+    replays' tables, which the threshold section and the stall section's rest do not write."""
     from stallscan.report.timeline import session_refs, timeline_windows
 
-    listed = _listed(early)
+    listed = _listed(data)
     late["session_refs"] = session_refs(c, listed)
     if opts.timelines:
         late["timelines"] = timeline_windows(c, listed)
@@ -176,11 +174,9 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, early: dict[str, An
 # report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
 # and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
-# the sections a first report (up to BESIDE_MAX_EVENTS events) collects on whichever replay's cursor is free first
-# (_beside), not on the caller's connection after both replays, where the other CPU idles: the turn boundaries'
-# section (it reads that replay's tables: AFTER_TURNS, only on its lane), the corpus and the guard sections (the
-# events and the ingest's tables). The stall replay's lane ends last on the 311 MB tree most often (docs/benchmarks.md,
-# "first23"); what neither lane takes is collected after both, as before
+# the sections a first report (up to BESIDE_MAX_EVENTS events) may collect on either replay's lane (_beside, a
+# stallscan.report.lanes.Queue): the turn boundaries' section (it reads that replay's tables: AFTER_TURNS, only on
+# its lane), the corpus and the guard sections (the events and the ingest's tables); above, after both replays
 SPARE = ("boundaries", "corpus", "guard")
 AFTER_TURNS = frozenset({"boundaries"})
 
@@ -193,52 +189,67 @@ def _big(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _beside(
-    con: duckdb.DuckDBPyConnection, opts: ReportOptions, steps: list[Section], early: dict[str, Any], big: bool
+    con: duckdb.DuckDBPyConnection,
+    opts: ReportOptions,
+    steps: list[Section],
+    early: dict[str, Any],
+    big: bool,
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None = None,
 ) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
-    """What runs after each replay on its cursor (replay_together's `after`): the data of the sections that
-    read that replay's tables only (kept in `early`: the loop takes it as the section's), the threshold
-    section's sweep after the turn boundaries, the stalls section after the stall replay (above
-    BESIDE_MAX_EVENTS events the threshold section's only: the stall replay is the longer). Each brings its
-    replay's summaries up to date first (stallscan.report.summary_cells) as it does on the caller's
-    connection; the cursor has no temp tables, so the scope is made on it as on the caller's connection. Up to
-    BESIDE_MAX_EVENTS events, each lane then takes the SPARE sections it may collect, one at a time, until none
-    is left: the lane that ends its own work first collects them (the stall lane none of AFTER_TURNS). big: _big(con),
-    asked once by build_report."""
-    import threading
+    """What runs after each replay on its cursor (replay_together's `after`), the sections' data kept in `early`
+    (the loop takes it as the section's). Up to BESIDE_MAX_EVENTS events: the two replays' cursors are the lanes
+    of one work queue (stallscan.report.lanes, as _lanes after one new session: the turn boundary replay's lane
+    holds the boundaries and threshold sections, the stall replay's the stall section's first part), and `tail`
+    (the listed sessions' refs and timelines) runs there too once TAIL_NEEDS are in, on whichever lane is free;
+    each lane makes the scope on its cursor first (the cursor has no temp tables). Above: the threshold section
+    only (its sweep after the turn boundaries; the stall replay is the longer), the others after both replays.
+    Each section brings its replay's summaries up to date first (stallscan.report.summary_cells) as it does on the
+    caller's connection. big: _big(con), asked once by build_report."""
+    from stallscan.report import lanes
 
     by_name = {s.name: s for s in steps}
-    spare = [n for n in SPARE if n in by_name] if not big else []  # (taken by the lane that is free first)
-    taking = threading.Lock()
+    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
 
-    def sections(*names: str, may: frozenset[str] = frozenset()) -> Callable[[duckdb.DuckDBPyConnection], object]:
+        def threshold(c: duckdb.DuckDBPyConnection) -> None:
+            if "threshold" in by_name:
+                scope(c, opts)
+                early["threshold"] = by_name["threshold"].collect(c, opts)
+
+        return {"boundaries": threshold}
+    firsts: dict[str, Any] = {}
+    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    if tail is not None:
+        tasks.append(_tail_task(tail, by_name, early, firsts))
+    q = lanes.Queue(tasks)
+
+    def lane(n: int) -> Callable[[duckdb.DuckDBPyConnection], object]:
         def run(c: duckdb.DuckDBPyConnection) -> None:
-            scope(c, opts)
-            for name in names:
-                if name in by_name:
-                    early[name] = by_name[name].collect(c, opts)
-            while True:
-                with taking:
-                    name = next((n for n in spare if n in may), "")
-                    if not name:
-                        return
-                    spare.remove(name)
-                early[name] = by_name[name].collect(c, opts)
+            try:
+                scope(c, opts)
+            except BaseException as exc:
+                q.fail(exc)
+                raise
+            q.work(n, c)
 
         return run
 
-    if big:  # (the threshold section only: the stall replay's tail outlasts the boundaries')
-        return {"boundaries": sections("threshold")}
-    return {
-        "boundaries": sections("threshold", may=frozenset(SPARE)),
-        "stalls": sections("stalls", may=frozenset(SPARE) - AFTER_TURNS),
-    }
+    return {"boundaries": lane(lanes.HERE), "stalls": lane(lanes.BESIDE)}
 
 
-# the sections collected at once in two lanes by a report whose replays have stamps (_lanes): those reading the
-# turn-boundary replay's tables on the caller's connection, those reading the stall replay's (and the cheap ones,
-# the shorter lane: one new session into the 1M-event database 0.29 against 0.32 CPU s) on a cursor beside it
-LANES = (("boundaries", "threshold"), ("stalls", "corpus", "guard"))
-BESIDE_SCRATCH = SCRATCH_NAMES[1]  # the scratch schema of the cursor's incremental runs
+def _tail_task(
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None],
+    by_name: dict[str, Section],
+    early: dict[str, Any],
+    firsts: dict[str, Any],
+) -> Task:
+    """The lanes' task that runs `tail` on the TAIL_NEEDS sections' data (a section's first part's when it has
+    parts) once they are in."""
+    from stallscan.report import lanes
+
+    def run(c: duckdb.DuckDBPyConnection) -> None:
+        tail(c, {n: firsts[n] if n in firsts else early[n] for n in lanes.TAIL_NEEDS if n in by_name})
+
+    return lanes.Task("tail", run, lanes.TAIL_NEEDS)
 
 
 def _lanes(
@@ -247,7 +258,7 @@ def _lanes(
     steps: list[Section],
     early: dict[str, Any],
     big: bool,
-    tail: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None = None,
     few: bool | None = None,
 ) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
@@ -257,9 +268,9 @@ def _lanes(
     is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
     BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (few_changes, or `few`
     when the caller asked it). Those runs are many short statements over a few sessions' rows, on two threads
-    already (the lanes): DuckDB runs them on one worker thread (store.db.one_thread). `tail`
-    runs on the second lane's cursor after its sections, once the caller's lane has collected the TAIL_NEEDS
-    sections it holds (not when either lane failed). big: _big(con), asked once by build_report."""
+    already (the lanes): DuckDB runs them on one worker thread (store.db.one_thread). `tail(c, data)` runs on
+    whichever lane is free once the TAIL_NEEDS sections' data (or their first parts') are in (stallscan.report.lanes;
+    not when a lane failed). big: _big(con), asked once by build_report."""
     from stallscan.store.db import one_thread, threads
 
     by_name = {s.name: s for s in steps}
@@ -277,59 +288,39 @@ def _two_lanes(
     opts: ReportOptions,
     by_name: dict[str, Section],
     early: dict[str, Any],
-    tail: Callable[[duckdb.DuckDBPyConnection], None] | None,
+    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None,
 ) -> None:
-    import threading
+    """The sections, and `tail` once TAIL_NEEDS are in, on the lanes' work queue (stallscan.report.lanes); the
+    change log pruned once both lanes are done."""
+    from stallscan.report import lanes
+    from stallscan.store import stamps
 
+    firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
+    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    if tail is not None:
+        tasks.append(_tail_task(tail, by_name, early, firsts))
+    with stamps.pruned_after(con):
+        lanes.run_lanes(con, tasks, lambda c: _beside_cursor(c, opts))
+
+
+@contextlib.contextmanager
+def _beside_cursor(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The lanes' second connection: a cursor of con's, made on the lane's thread (its set-up, 5-7 CPU ms of
+    macros, beside the caller's first task), with the report's scope and the second scratch schema for its
+    incremental runs (stallscan.replay.derive.scratch_named); closed after."""
     from stallscan.replay.derive import scratch_named
+    from stallscan.report.lanes import BESIDE_SCRATCH
     from stallscan.store import stamps
     from stallscan.store.db import cursor
 
-    here, beside = ([n for n in names if n in by_name] for names in LANES)
-    failures: list[BaseException] = []  # the first one is raised (the other lane's is its interruption)
-    # the second lane's cursor, made on its thread (its set-up, 5-7 CPU ms of macros, no longer delays the
-    # caller's lane); the caller interrupts it when it fails, or the lane sees the failure once it has made it
-    curs: list[duckdb.DuckDBPyConnection] = []
-    ready = threading.Event()  # set once the caller's lane holds what `tail` reads (or has failed)
-    wanted = [n for n in TAIL_NEEDS if n in here]
-
-    def other() -> None:
-        try:
-            curs.append(cur := cursor(con))
-            stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, in the report's block)
-            if failures:
-                return
-            with scratch_named(BESIDE_SCRATCH):
-                scope(cur, opts)
-                for name in beside:
-                    early[name] = by_name[name].collect(cur, opts)
-                if tail is not None:
-                    ready.wait()
-                    if not failures:
-                        tail(cur)
-        except BaseException as exc:  # re-raised in the caller's thread below
-            failures.append(exc)
-            con.interrupt()
-
-    with stamps.pruned_after(con):
-        t = threading.Thread(target=other, name="stallscan-lane")
-        t.start()
-        try:
-            for name in here:
-                early[name] = by_name[name].collect(con, opts)
-                if all(n in early for n in wanted):
-                    ready.set()
-        except BaseException as exc:
-            failures.append(exc)
-            for c in curs:
-                c.interrupt()
-        finally:
-            ready.set()
-            t.join()
-            for c in curs:
-                c.close()
-        if failures:
-            raise failures[0]
+    cur = cursor(con)
+    try:
+        stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, in the report's block)
+        with scratch_named(BESIDE_SCRATCH):
+            scope(cur, opts)
+            yield cur
+    finally:
+        cur.close()
 
 
 # above BESIDE_MAX_EVENTS events, the lanes run only when the replays' runs will be incremental over at most

@@ -40,6 +40,21 @@ class ReportOptions:
 # blocks(section data, the whole report data, full) -> the section's blocks: the full form (--full,
 # --section, markdown, HTML) or the short one the default terminal report shows ([]: left out there)
 BlockBuilder = Callable[[dict[str, Any], dict[str, Any], bool], list[Block]]
+Collect = Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
+# a section's second part (Parts.rest): its connection, the options and the first part's data
+Rest = Callable[[duckdb.DuckDBPyConnection, ReportOptions, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A section's collect in two parts, each on a connection of its own when the report's lanes have one free
+    (stallscan.report.lanes): `first` (what must run first: its replay, and what other steps list from it),
+    `rest` (reads what `first` wrote and committed; given first's data too), and `join(first's data, rest's data)`, the section's data
+    as its collect returns it (the same keys in the same order)."""
+
+    first: Collect
+    rest: Rest
+    join: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 @dataclass
@@ -49,5 +64,6 @@ class Section:
 
     name: str
     title: str
-    collect: Callable[[duckdb.DuckDBPyConnection, ReportOptions], dict[str, Any]]
+    collect: Collect
     blocks: BlockBuilder | None = None
+    parts: Parts | None = None  # (the lanes' split of collect; None: collect is one step)

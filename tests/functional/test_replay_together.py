@@ -104,13 +104,13 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
     ingested = request.getfixturevalue("sample_ingested_file" if corpus == "sample" else "real_ingested_file")
     one, two = _pair(tmp_path, ingested)
     collected: list[tuple[str, str]] = []
-    for s in sections():  # which thread collects each section
+    for s in sections():  # which thread collects each section (a section with parts: its first part's)
 
         def on(c, o, collect=s.collect, name=s.name):
             collected.append((name, threading.current_thread().name))
             return collect(c, o)
 
-        monkeypatch.setattr(s, "collect", on)
+        _spy(monkeypatch, s, on)
     with monkeypatch.context() as m:
         m.setattr(build, "_beside", lambda *a: None)
         after = build.build_report(one, ReportOptions(bootstrap=50))
@@ -169,12 +169,24 @@ def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypat
                 done.set()
             return out
 
-        monkeypatch.setattr(s, "collect", on)
+        _spy(monkeypatch, s, on)
     beside = build.build_report(two, ReportOptions(bootstrap=50))
     where = dict(taken)
     assert {n for n in build.SPARE if where[n] == f"stallscan-{first}"} == first_may
     assert where["boundaries"] == "stallscan-boundaries"
     assert beside == after
+
+
+def _spy(monkeypatch, section, on):
+    """`on(c, opts, collect=...)` in place of the section's collect, and of its first part when it has parts (the
+    report's lanes collect a section with parts part by part: stallscan.report.lanes)."""
+    from stallscan.report.section import Parts
+
+    monkeypatch.setattr(section, "collect", on)
+    if section.parts is not None:
+        first = section.parts.first
+        spied = Parts(lambda c, o: on(c, o, collect=first), section.parts.rest, section.parts.join)
+        monkeypatch.setattr(section, "parts", spied)
 
 
 def _checkpoints_seen(tmp_path, monkeypatch, sample_ingested_file):
@@ -235,3 +247,52 @@ def test_above_the_beside_size_the_close_checkpoints(tmp_path, monkeypatch, samp
     above = build.build_report(two, ReportOptions(bootstrap=50))
     assert threads == ["checkpoint"]
     assert above == below
+
+
+@pytest.mark.parametrize("where", ["rest", "tail", "replay"])
+def test_a_failure_in_a_first_reports_lanes_is_raised_and_nothing_waits(
+    where, tmp_path, monkeypatch, sample_ingested_file
+):
+    """A first report's lanes (report.build._beside, a stallscan.report.lanes.Queue over the replays' cursors): the
+    stall section's rest, or the listed sessions' timelines (on whichever lane is free), or the turn-boundary replay
+    itself (the stall lane then does not wait for the sections that replay's lane holds) failing: the failure is
+    raised, no lane thread is left running, and the connection still reports."""
+    from stallscan.replay import boundaries as boundaries_replay
+    from stallscan.report import build
+    from stallscan.report import timeline as timeline_mod
+    from stallscan.report.registry import ReportOptions
+    from stallscan.report.section import Parts
+    from stallscan.report.sections import stalls as stalls_section
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
+    monkeypatch.setenv("STALLSCAN_THREADS", "2")
+    one, _ = _pair(tmp_path, sample_ingested_file)
+
+    def fails(*a, **k):
+        raise ValueError("boom")
+
+    section = stalls_section.SECTION
+    with monkeypatch.context() as m:
+        if where == "rest":
+            m.setattr(section, "parts", Parts(section.parts.first, fails, section.parts.join))
+        elif where == "tail":
+            m.setattr(timeline_mod, "timeline_windows", fails)
+        else:
+            m.setattr(boundaries_replay, "replay_boundaries", fails)
+        got: list[BaseException] = []
+
+        def report():
+            try:
+                build.build_report(one, ReportOptions(bootstrap=40, timelines=True))
+            except BaseException as exc:
+                got.append(exc)
+
+        t = threading.Thread(target=report)
+        t.start()
+        t.join(120)  # (a safeguard against a hang, not a timing check)
+        assert not t.is_alive()
+    assert len(got) == 1 and isinstance(got[0], ValueError)
+    assert not [t for t in threading.enumerate() if t.name.startswith("stallscan-")]
+    data = build.build_report(one, ReportOptions(bootstrap=40, timelines=True))
+    assert data["stalls"] and data["timelines"] is not None

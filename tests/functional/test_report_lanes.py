@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,10 @@ import pytest
 from stallscan.ingest.run import ingest_paths
 from stallscan.replay import derive
 from stallscan.report import build
+from stallscan.report import lanes as report_lanes
 from stallscan.report.build import build_report, public
 from stallscan.report.registry import sections
-from stallscan.report.section import ReportOptions
+from stallscan.report.section import Parts, ReportOptions
 from stallscan.report.sections import stalls as stalls_section
 from stallscan.store import stamps
 from stallscan.store.db import connect
@@ -86,7 +88,7 @@ def test_lanes_equal_one_section_after_the_other(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     used.clear()
     got = _report(lanes)
-    assert {derive.SCRATCH, build.BESIDE_SCRATCH} <= set(used)  # the stall replay's runs beside the others'
+    assert {derive.SCRATCH, report_lanes.BESIDE_SCRATCH} <= set(used)  # the stall replay's runs beside the others'
     got = json.loads(json.dumps(got).replace("lanes.duckdb", "serial.duckdb"))  # (the `show` lines name it)
     assert got == want
     for name in STAMPED:
@@ -106,16 +108,18 @@ def test_the_lanes_run_on_one_duckdb_thread_when_the_runs_are_incremental_over_f
     few, full = _derived(tmp_path, "few", "full")
     threads = "SELECT current_setting('threads')"
     seen: list[tuple[str, int]] = []
-    for name in build.LANES[0][:1] + build.LANES[1][:1]:  # the first section of each lane
+    for name in ("boundaries", "stalls"):  # the first task of each lane (the stall section's first part)
         section = next(s for s in sections() if s.name == name)
+        collect = section.parts.first if section.parts else section.collect
 
-        def spy(
-            c: duckdb.DuckDBPyConnection, opts: ReportOptions, name: str = name, collect: Any = section.collect
-        ) -> Any:
+        def spy(c: duckdb.DuckDBPyConnection, opts: ReportOptions, name: str = name, collect: Any = collect) -> Any:
             seen.append((name, int(c.execute(threads).fetchone()[0])))
             return collect(c, opts)
 
-        monkeypatch.setattr(section, "collect", spy)
+        if section.parts:
+            monkeypatch.setattr(section, "parts", Parts(spy, section.parts.rest, section.parts.join))
+        else:
+            monkeypatch.setattr(section, "collect", spy)
     for con in (few, full):
         con.execute("SET threads = 2")
     _report(few)
@@ -142,20 +146,27 @@ def test_no_lanes_above_the_limit_when_a_run_would_be_full(tmp_path: Path, monke
     assert used and set(used) == {derive.SCRATCH}  # one after the other
 
 
-def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("part", ["first", "rest"])
+def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: str) -> None:
+    """A failure in the stall section's first part (on the cursor) or in its rest (on whichever lane is free) is
+    raised, the change log is not pruned, and the connection still reports."""
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     (con,) = _derived(tmp_path, "d")
     stalls = stalls_section.SECTION
-    collect = stalls.collect
+    parts = stalls.parts
+    assert parts is not None
 
-    def fails(c: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+    def fails(c: duckdb.DuckDBPyConnection, opts: ReportOptions, *head: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("boom")
 
-    monkeypatch.setattr(stalls, "collect", fails)
+    broken = Parts(fails, parts.rest, parts.join) if part == "first" else Parts(parts.first, fails, parts.join)
+    monkeypatch.setattr(stalls, "parts", broken)
     with pytest.raises(ValueError, match="boom"):
         _report(con)
-    assert con.execute("SELECT count(*) FROM events_changes").fetchone()[0] > 0  # not pruned: the stalls unstamped
-    monkeypatch.setattr(stalls, "collect", collect)
+    if part == "first":  # (the stall replay not stamped: its changes kept)
+        assert con.execute("SELECT count(*) FROM events_changes").fetchone()[0] > 0
+    assert not [t for t in threading.enumerate() if t.name == "stallscan-lane"]  # nothing left running
+    monkeypatch.setattr(stalls, "parts", parts)
     _report(con)  # the connection still works, and a report completes
     assert con.execute("SELECT count(*) FROM events_changes").fetchone() == (0,)
 
@@ -163,8 +174,9 @@ def test_a_failure_in_the_second_lane_is_raised(tmp_path: Path, monkeypatch: pyt
 def test_the_timelines_are_read_on_the_second_lane_and_equal_the_serial_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The listed sessions' refs and timelines are read on the second lane's cursor (build._tail), once the
-    boundaries and stalls sections are in, and equal those the report reads after the sections (one CPU)."""
+    """The listed sessions' refs and timelines are read in the lanes (build._tail, on whichever is free), once
+    the boundaries section and the stall section's first part are in, and equal those the report reads after
+    the sections (one CPU)."""
     lanes, serial = _derived(tmp_path, "lanes", "serial")
     from stallscan.report import timeline
 
@@ -181,7 +193,7 @@ def test_the_timelines_are_read_on_the_second_lane_and_equal_the_serial_ones(
     assert read_on == [serial]
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     got = _report(lanes)
-    assert len(read_on) == 2 and read_on[1] is not lanes  # (the cursor's)
+    assert len(read_on) == 2  # (once, in a lane)
     assert got["timelines"] and got == want
 
 

@@ -18,7 +18,7 @@ from stallscan.replay.stalls import (
 )
 from stallscan.report.blocks import Block, Column, Details, Heading, LineChart, Paragraph, Table
 from stallscan.report.cells import num, pct, session_link
-from stallscan.report.section import ReportOptions, Section
+from stallscan.report.section import Parts, ReportOptions, Section
 from stallscan.report.summary_cells import refresh_stalls, signature_hits, stall_counts, stall_rates
 from stallscan.report.timeline import session_refs
 
@@ -37,6 +37,13 @@ def _iso(v: Any) -> Any:
 
 
 def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+    head = first(con, opts)
+    return joined(head, rest(con, opts, head))
+
+
+def first(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, Any]:
+    """The replay, its per-session cells brought up to date and the silent endings (the sessions the report's
+    timelines list): what `rest` reads, and the report's lanes wait for (stallscan.report.lanes)."""
     if opts._replayed:  # given tables (report --from-parquet): the replay's own settings, from stall_replay_info
         row = con.execute(
             "SELECT retry_bound, narrated_bound, segmentation, data_version FROM stall_replay_info"
@@ -56,8 +63,6 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
     refs = session_refs(con, [r["session_id"] for r in worst])
     for r in worst:
         r["ref"] = refs[r["session_id"]]
-    bounds = sorted(set(SWEEP_BOUNDS + [opts.retry_bound]))
-    any_stall = any(n for _, n in outcomes)
     return {
         "retry_bound": info.retry_bound,
         "narrated_bound": info.narrated_bound,
@@ -65,12 +70,32 @@ def collect(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> dict[str, An
         "data_version": info.data_version,
         "counts": counts,
         "silent_endings": worst,
+    }
+
+
+def rest(con: duckdb.DuckDBPyConnection, opts: ReportOptions, head: dict[str, Any]) -> dict[str, Any]:
+    """The rates, curves and hits, read from what `first` wrote (on any connection of the database). head: first's
+    data; its counts say whether the scope holds a stall row (with none, the recovery and the bound sweep are
+    not run: their answer for no rows is given as they give it)."""
+    bounds = sorted(set(SWEEP_BOUNDS + [opts.retry_bound]))
+    any_stall = any(n for c in head["counts"].values() for n in c.get("stall_outcome", {}).values())
+    return {
         "rates": stall_rates(con),
         "recovery": recovery(con, scoped=True) if any_stall else {},
         "bound_sweep": bound_sweep(con, bounds, scoped=True) if any_stall else no_bound_sweep(bounds),
         "signatures": signature_hits(con),
         "precision": measured_precision(),
     }
+
+
+KEYS = "retry_bound narrated_bound segmentation data_version counts silent_endings rates recovery bound_sweep"
+KEYS += " signatures precision"  # (the data's keys in order)
+
+
+def joined(head: dict[str, Any], tail: dict[str, Any]) -> dict[str, Any]:
+    """The section's data from its two parts, its keys in the order the report prints them."""
+    both = {**head, **tail}
+    return {k: both[k] for k in KEYS.split()}
 
 
 COUNT_COLS = [
@@ -238,4 +263,4 @@ def _recovery(d: dict[str, Any]) -> list[Block]:
     return [chart, Details("Recovery as a table", [Table(cols, rows)])]
 
 
-SECTION = Section("stalls", "Stalls", collect, blocks)
+SECTION = Section("stalls", "Stalls", collect, blocks, Parts(first, rest, joined))
