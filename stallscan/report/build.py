@@ -174,11 +174,6 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, data: dict[str, Any
 # report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
 # and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
-# the sections a first report (up to BESIDE_MAX_EVENTS events) may collect on either replay's lane (_beside, a
-# stallscan.report.lanes.Queue): the turn boundaries' section (it reads that replay's tables: AFTER_TURNS, only on
-# its lane), the corpus and the guard sections (the events and the ingest's tables); above, after both replays
-SPARE = ("boundaries", "corpus", "guard")
-AFTER_TURNS = frozenset({"boundaries"})
 
 
 def _big(con: duckdb.DuckDBPyConnection) -> bool:

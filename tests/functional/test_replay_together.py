@@ -13,6 +13,7 @@ from stallscan.replay import scan_batches, together
 from stallscan.replay.boundaries import replay_boundaries
 from stallscan.replay.labels import label_events
 from stallscan.replay.stalls import replay_stalls
+from stallscan.report import lanes as lanes_mod
 from stallscan.store import stamps
 from stallscan.store.db import connect
 from tests.replay_checks import fingerprint
@@ -128,7 +129,7 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
         assert where["threshold"] == "stallscan-boundaries"  # (at any size: the stall replay outlasts the boundaries')
         assert where["stalls"] == stalls_on
         if limit < 0:  # above BESIDE_MAX_EVENTS: the spare sections after both replays, as before
-            assert [where[n] for n in build.SPARE] == ["MainThread"] * 3
+            assert [where[n] for n in SPARE] == ["MainThread"] * 3
         else:  # on the lane free first; the turn boundaries' section on its replay's lane only
             assert where["boundaries"] == "stallscan-boundaries"
             assert where["corpus"] in lanes and where["guard"] in lanes
@@ -140,8 +141,8 @@ def test_sections_collected_beside_the_replays_equal_those_collected_after(corpu
 
 @pytest.mark.parametrize("first", ["boundaries", "stalls"])
 def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypatch, sample_ingested_file):
-    """The lane that ends its own sections first takes the spare ones (report.build.SPARE), one at a time; the stall
-    lane never the turn boundaries' section (build.AFTER_TURNS). The other lane is held in its own section until
+    """The lane that ends its own sections first takes the spare ones (SPARE), one at a time; the stall
+    lane never the turn boundaries' section (ON_TURNS_LANE: report.lanes.HELD). The other lane is held in its own section until
     the first has taken all it may, so the order is forced; the data equals a report's collected after both."""
     from stallscan.report import build
     from stallscan.report.registry import ReportOptions, sections
@@ -155,7 +156,7 @@ def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypat
         after = build.build_report(one, ReportOptions(bootstrap=50))
     own = {"boundaries": "threshold", "stalls": "stalls"}  # each lane's own section
     held = own["stalls" if first == "boundaries" else "boundaries"]
-    first_may = set(build.SPARE) - (build.AFTER_TURNS if first == "stalls" else set())
+    first_may = set(SPARE) - (ON_TURNS_LANE if first == "stalls" else set())
     taken: list[tuple[str, str]] = []
     done = threading.Event()  # set once the free lane has taken all it may
     for s in sections():
@@ -172,9 +173,15 @@ def test_the_spare_sections_go_to_the_lane_free_first(first, tmp_path, monkeypat
         _spy(monkeypatch, s, on)
     beside = build.build_report(two, ReportOptions(bootstrap=50))
     where = dict(taken)
-    assert {n for n in build.SPARE if where[n] == f"stallscan-{first}"} == first_may
+    assert {n for n in SPARE if where[n] == f"stallscan-{first}"} == first_may
     assert where["boundaries"] == "stallscan-boundaries"
     assert beside == after
+
+
+# the sections a first report's replay lanes collect beside their own (report.lanes.LANED but the threshold and
+# stall sections), and of them those held to the turn-boundary replay's lane (report.lanes.HELD)
+SPARE = ("boundaries", "corpus", "guard")
+ON_TURNS_LANE = {n for n in SPARE if lanes_mod.HELD.get(n) == lanes_mod.HERE}
 
 
 def _spy(monkeypatch, section, on):
