@@ -174,6 +174,8 @@ def _tail(c: duckdb.DuckDBPyConnection, opts: ReportOptions, data: dict[str, Any
 # report's peak RSS 1.73 -> 1.81 GB; pipeline15 had measured it over 2 GB when the replays' own peak was higher),
 # and the stalls section after both replays (docs/benchmarks.md, "first16": the 311 MB tree's figures)
 BESIDE_MAX_EVENTS = 1_000_000
+# what runs on the lanes once the sections the report lists sessions from are in: (connection, their data)
+Tail = Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None]
 
 
 def _big(con: duckdb.DuckDBPyConnection) -> bool:
@@ -189,7 +191,7 @@ def _beside(
     steps: list[Section],
     early: dict[str, Any],
     big: bool,
-    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None = None,
+    tail: Tail | None = None,
 ) -> dict[str, Callable[[duckdb.DuckDBPyConnection], object]] | None:
     """What runs after each replay on its cursor (replay_together's `after`), the sections' data kept in `early`
     (the loop takes it as the section's). Up to BESIDE_MAX_EVENTS events: the two replays' cursors are the lanes
@@ -211,11 +213,7 @@ def _beside(
                 early["threshold"] = by_name["threshold"].collect(c, opts)
 
         return {"boundaries": threshold}
-    firsts: dict[str, Any] = {}
-    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
-    if tail is not None:
-        tasks.append(_tail_task(tail, by_name, early, firsts))
-    q = lanes.Queue(tasks)
+    q = lanes.Queue(_laned_tasks(by_name, opts, early, tail))
 
     def lane(n: int) -> Callable[[duckdb.DuckDBPyConnection], object]:
         def run(c: duckdb.DuckDBPyConnection) -> None:
@@ -231,20 +229,22 @@ def _beside(
     return {"boundaries": lane(lanes.HERE), "stalls": lane(lanes.BESIDE)}
 
 
-def _tail_task(
-    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None],
-    by_name: dict[str, Section],
-    early: dict[str, Any],
-    firsts: dict[str, Any],
-) -> Task:
-    """The lanes' task that runs `tail` on the TAIL_NEEDS sections' data (a section's first part's when it has
-    parts) once they are in."""
+def _laned_tasks(
+    by_name: dict[str, Section], opts: ReportOptions, early: dict[str, Any], tail: Tail | None
+) -> list[Task]:
+    """The lanes' tasks (stallscan.report.lanes): the built-in sections' (their data kept in `early`), and
+    `tail` on the TAIL_NEEDS sections' data (a section's first part's when it has parts) once they are in."""
     from stallscan.report import lanes
 
-    def run(c: duckdb.DuckDBPyConnection) -> None:
-        tail(c, {n: firsts[n] if n in firsts else early[n] for n in lanes.TAIL_NEEDS if n in by_name})
+    firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
+    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    if tail is not None:
 
-    return lanes.Task("tail", run, lanes.TAIL_NEEDS)
+        def run(c: duckdb.DuckDBPyConnection) -> None:
+            tail(c, {n: firsts[n] if n in firsts else early[n] for n in lanes.TAIL_NEEDS if n in by_name})
+
+        tasks.append(lanes.Task("tail", run, lanes.TAIL_NEEDS))
+    return tasks
 
 
 def _lanes(
@@ -253,7 +253,7 @@ def _lanes(
     steps: list[Section],
     early: dict[str, Any],
     big: bool,
-    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None = None,
+    tail: Tail | None = None,
     few: bool | None = None,
 ) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
@@ -283,19 +283,15 @@ def _two_lanes(
     opts: ReportOptions,
     by_name: dict[str, Section],
     early: dict[str, Any],
-    tail: Callable[[duckdb.DuckDBPyConnection, dict[str, Any]], None] | None,
+    tail: Tail | None,
 ) -> None:
     """The sections, and `tail` once TAIL_NEEDS are in, on the lanes' work queue (stallscan.report.lanes); the
     change log pruned once both lanes are done."""
     from stallscan.report import lanes
     from stallscan.store import stamps
 
-    firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
-    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
-    if tail is not None:
-        tasks.append(_tail_task(tail, by_name, early, firsts))
     with stamps.pruned_after(con):
-        lanes.run_lanes(con, tasks, lambda c: _beside_cursor(c, opts))
+        lanes.run_lanes(con, _laned_tasks(by_name, opts, early, tail), lambda c: _beside_cursor(c, opts))
 
 
 @contextlib.contextmanager
