@@ -14,8 +14,9 @@
    loads, stallscan.entry, from the mirror of the report memo beside the database, stallscan.report.mirror:
    no duckdb import, no database open; the first run wrote it), the floor under that repeat (the
    interpreter's start-up, `python -c pass`) and, beside it, what a repeat through the database would pay
-   before its own work (`import duckdb` and the read-only open).
-   Ratios per pair. Once per size, beside them: the
+   before its own work (`import duckdb` and the read-only open), and the floor under any first report that parses
+   the tree with DuckDB: its bare explicit `read_json` of the tree's files into a new database file (the columns of
+   bench_ingest.py's bare read, the ingest target's baseline). Ratios per pair. Once per size, beside them: the
    repeat recomputed (memo dropped: stamps reused, every section's queries and the sweep run), and the first report
    split into `stallscan ingest TREE` and the report on the new database (full replay), so the report's own
    part of the first run shows.
@@ -46,6 +47,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bench_ingest import bare_cmd  # (the bare read the ingest target is measured against)
 from installed import ENV  # (bench/installed.py: children run as installed)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,8 +178,9 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
     nbytes, nfiles = build_tree(tree, size)
     print(f"\n## {label} tree: {nbytes / 1e6:,.0f} MB, {nfiles:,} files ({tree})")
     env = {**ENV, "CLAUDE_CONFIG_DIR": str(tree)}
-    cc, first, rep, floor, dbopen, rss = [], [], [], [], [], {}
+    cc, first, rep, floor, dbopen, bare, rss = [], [], [], [], [], [], {}
     db = work / f"report_{label}.duckdb"
+    bare_db = work / f"bare_{label}.duckdb"
     for r in range(repeat):
         if ccusage:
             dt, m = timed([*ccusage, "daily", "--offline", "--json"], env)
@@ -193,6 +196,11 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
         rss["repeat"] = max(rss.get("repeat", 0), m)
         floor.append(timed(floor_cmd(), env)[0])
         dbopen.append(timed(db_open_cmd(db), env)[0])
+        bare_db.unlink(missing_ok=True)
+        dt, m = timed(bare_cmd("claude", f"{tree}/**/*.jsonl", str(bare_db)), env)
+        bare.append(dt)
+        rss["bare"] = max(rss.get("bare", 0), m)
+        bare_db.unlink(missing_ok=True)
         print(
             f"  run {r + 1}: ccusage {cc[-1] if cc else float('nan'):.2f} s, first {first[-1]:.2f} s, repeat {rep[-1]:.2f} s"
         )
@@ -216,6 +224,10 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
         print(
             f"| a repeat through the database pays first: `python -c 'import duckdb; duckdb.connect(DB, read_only=True)'` | {med(dbopen)} | | {r:.2f} |"
         )
+        r = statistics.median([x / c for x, c in zip(bare, cc)])
+        print(
+            f"| floor of a first report: DuckDB's bare `read_json` of the tree into a new file (bench_ingest.py's columns) | {med(bare)} | {rss['bare']} | {r:.2f} |"
+        )
     # once: the repeat recomputed (memo dropped), and the first run split into ingest and the report's own part
     _drop_memo(db)
     recomputed, _ = timed(stallscan("report", str(tree), "--format", "json", "--db", str(db)), env)
@@ -232,6 +244,11 @@ def bench_size(size: int, label: str, work: Path, ccusage: list[str] | None, rep
     print(
         f"| first, split: `stallscan report --format json` (full replay + sweep) | {report_s:.2f} s | | {report_s / cc_med:.2f} |"
     )
+    if cc and first_target:
+        left = 3.0 * cc_med - statistics.median(bare)
+        print(
+            f"  the 3x target leaves {left:.2f} s beyond DuckDB's bare read of the tree for the rest of the first report"
+        )
 
 
 def _drop_memo(db: Path) -> None:
