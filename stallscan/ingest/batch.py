@@ -112,6 +112,8 @@ def run_batches(
                         progress(done, total)
             tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
+        if apart is not None:  # (its memory freed and the threads set back before the last COMMIT's checkpoint)
+            apart.close()
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
             con.execute("SET checkpoint_threshold = '0KB'")
             if open_last and not failpoint.at:
@@ -166,8 +168,9 @@ class _Stage:
 
 class _Apart:
     """A held run's second DuckDB instance, made at its first batch of a format with `apart` tables
-    (FormatSpec.apart): from then on the ingest's own instance runs on one worker thread (one switch a run), and
-    `close` sets its threads back (before the last COMMIT, which parse_apart.py leaves on two)."""
+    (FormatSpec.apart): from then on the ingest's own instance runs on one worker thread (one switch a run).
+    `close` (after the last batch, again on a failure: a no-op the second time) closes the instance and sets the
+    threads back, so the last COMMIT's checkpoint runs on them as before."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, stage: _Stage) -> None:
         self.con, self.stage = con, stage
