@@ -22,8 +22,10 @@ import pyarrow as pa
 from stallscan.store import sql
 from stallscan.store.db import threads
 
-# the parse's working memory (a limit, not a reservation); the ingest's instance keeps its own
-MEMORY_LIMIT = os.environ.get("STALLSCAN_PARSE_MEMORY_LIMIT") or "1GB"
+# the parse's working memory (a limit, not a reservation; a batch with a line over parse_batch.LONG_LINE raises it);
+# the ingest's instance keeps its own. The 1 GB Claude ingest's peak RSS, 4 alternated runs: 1,040-1,056 MiB with
+# 512MB against 1,088-1,119 with 1GB (base 1,050-1,081), CPU the same (docs/benchmarks.md "ing27")
+MEMORY_LIMIT = os.environ.get("STALLSCAN_PARSE_MEMORY_LIMIT") or "512MB"
 _MACRO = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE MACRO\b")
 
 
