@@ -50,11 +50,9 @@ class Apart:
             self.con.close()
             raise
         self.stage_view: str | None = None
-        self.files: pa.Table | None = None
 
     def batch(self, files: pa.Table, stage_view: str) -> None:
         """The batch's files (batch_files' columns) and the query file of its staged lines' view."""
-        self.files = files
         self.con.register("batch_files", files)
         if stage_view != self.stage_view:
             sql.run(self.con, stage_view)
