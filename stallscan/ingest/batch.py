@@ -13,12 +13,15 @@ import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest import tx as txn
+from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
+from stallscan.ingest.parse_apart import Apart
 from stallscan.ingest.parse_batch import Held, parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion
 from stallscan.ingest.read_ahead import Read, ReadAhead
 from stallscan.ingest.reader import Arena, ReadState
 from stallscan.store import arrow, sql
+from stallscan.store.db import one_thread
 
 if TYPE_CHECKING:
     from stallscan.ingest.result import IngestResult
@@ -78,6 +81,7 @@ def run_batches(
     arenas = (Arena(), Arena())  # a batch's lines and the next batch's, read ahead (ingest/read_ahead.py), in turn
     held = Held(con)
     hold = held if total >= HOLD_FROM else None  # (the parse's large per-batch tables as Arrow: parse_batch.Held)
+    apart = _Apart(con, stage) if hold is not None else None  # (a held run's parse instance: ingest/parse_apart.py)
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
@@ -93,7 +97,9 @@ def run_batches(
             # (closed on a failed batch: the read under way ends before the rollback)
             with contextlib.closing(ReadAhead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
                 for reads in read:
-                    nbytes, nrows = _ingest_batch(con, stage, reads, res, touched, continued, tx, read.start_next, hold)
+                    nbytes, nrows = _ingest_batch(
+                        con, stage, reads, res, touched, continued, tx, read.start_next, hold, apart
+                    )
                     done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                     if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                         tx = txn.flush(con, tx)
@@ -106,6 +112,8 @@ def run_batches(
                         progress(done, total)
             tx = txn.flush(con, tx, more=bool(continued))  # (the next chunks start where their files' rows say)
             plans = continued  # big files go on from where their last chunk stopped
+        if apart is not None:  # (its memory freed and the threads set back before the last COMMIT's checkpoint)
+            apart.close()
         if not small and txn.checkpoint_on_commit(con, tx_bytes):  # (run.py restores the threshold)
             con.execute("SET checkpoint_threshold = '0KB'")
             if open_last and not failpoint.at:
@@ -120,6 +128,8 @@ def run_batches(
         with contextlib.suppress(duckdb.Error):  # (a connection a failed write invalidated)
             con.unregister("stage_raw")
         held.close()
+        if apart is not None:
+            apart.close()
     return not small
 
 
@@ -156,6 +166,34 @@ class _Stage:
         return self.table.__arrow_c_stream__(requested_schema)
 
 
+class _Apart:
+    """A held run's second DuckDB instance, made at its first batch of a format with `apart` tables
+    (FormatSpec.apart): from then on the ingest's own instance runs on one worker thread (one switch a run).
+    `close` (after the last batch, again on a failure: a no-op the second time) closes the instance and sets the
+    threads back, so the last COMMIT's checkpoint runs on them as before."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, stage: _Stage) -> None:
+        self.con, self.stage = con, stage
+        self.apart: Apart | None = None
+        self.threads = contextlib.ExitStack()
+
+    def get(self, fmt: str) -> Apart | None:
+        if not SPECS[fmt].apart:
+            return None
+        if self.apart is None:
+            self.apart = Apart(self.con, self.stage)
+            self.threads.enter_context(one_thread(self.con))
+        return self.apart
+
+    def close(self) -> None:
+        try:
+            self.threads.close()
+        finally:
+            if self.apart is not None:
+                self.apart.close()
+                self.apart = None
+
+
 def _as_text(staged: pa.Table) -> pa.Table | None:
     """The staged lines with `raw` as Arrow strings, when pyarrow finds every line valid UTF-8 (about 0.15 CPU s a
     GB): DuckDB then reads each line's text in place instead of decoding a copy of it (queries/ingest/
@@ -186,6 +224,7 @@ def _ingest_batch(
     tx: txn.Tx,
     read_next: Callable[[], None],
     held: Held | None = None,
+    apart: _Apart | None = None,
 ) -> tuple[int, int]:
     """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
     inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `read_next` is called just
@@ -214,23 +253,21 @@ def _ingest_batch(
     text = _as_text(staged)
     lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
     stage.table = pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema)
-    con.register(
-        "_batch_files",
-        arrow.table(
-            {
-                "fid": arrow.from_numpy(np.arange(len(tx.plans), len(tx.plans) + len(batch), dtype=np.int32)),
-                "file": arrow.strings([str(p.path) for p in batch]),
-                "stem": arrow.strings([file_stem(p.path) for p in batch]),
-                "fmt": arrow.strings([p.fmt for p in batch]),
-                "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
-                "ctx_session": arrow.strings([p.ctx_session for p in batch]),
-                "ctx_model": arrow.strings([p.ctx_model for p in batch]),
-                "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
-                "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
-                "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
-            }
-        ),
+    files = arrow.table(
+        {
+            "fid": arrow.from_numpy(np.arange(len(tx.plans), len(tx.plans) + len(batch), dtype=np.int32)),
+            "file": arrow.strings([str(p.path) for p in batch]),
+            "stem": arrow.strings([file_stem(p.path) for p in batch]),
+            "fmt": arrow.strings([p.fmt for p in batch]),
+            "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
+            "ctx_session": arrow.strings([p.ctx_session for p in batch]),
+            "ctx_model": arrow.strings([p.ctx_model for p in batch]),
+            "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
+            "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
+            "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
+        }
     )
+    con.register("_batch_files", files)
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
     con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
@@ -239,7 +276,10 @@ def _ingest_batch(
     # when the steps after the parse (the replies' GROUP BY, the INSERT, the bookkeeping) were, and the ingest
     # waited for it with a CPU idle (0.2-0.3 s of the 311 MB tree's second batch; docs/benchmarks.md, "first24")
     read_next()
-    parse_batch(con, batch[0].fmt, longest, held, text=text is not None)
+    parsing = apart.get(batch[0].fmt) if apart is not None else None
+    if parsing is not None:
+        parsing.batch(files, "ingest/stage_lines_text" if text is not None else "ingest/stage_lines")
+    parse_batch(con, batch[0].fmt, longest, held, text=text is not None, apart=parsing)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")

@@ -22,12 +22,14 @@ class FormatSpec:
     then: tuple[str, ...] = ()  # further query files run after <name>_events.sql (shared steps)
     before: tuple[str, ...] = ()  # query files run before it (shared macros)
     held: tuple[str, ...] = ()  # its large per-batch temp tables, held as Arrow during an ingest (parse_batch.Held)
+    # of those, the ones made from the staged lines alone, parsed in a second DuckDB instance (ingest/parse_apart.py)
+    apart: tuple[str, ...] = ()
 
 
 OPENAI_CALLS = ("openai_tool_calls",)  # the macro that reads an OpenAI chat `tool_calls` value
 
 SPECS: dict[str, FormatSpec] = {
-    "claude_code": FormatSpec("claude_code", held=("cc", "cc_reply")),
+    "claude_code": FormatSpec("claude_code", held=("cc", "cc_reply"), apart=("cc",)),
     "codex": FormatSpec("codex"),
     "openai_chat": FormatSpec("openai_chat"),
     # the other harnesses (queries/ingest/<name>_events.sql documents each mapping)

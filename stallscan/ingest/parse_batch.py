@@ -16,10 +16,12 @@ import duckdb
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
+from stallscan.ingest.parse_apart import Apart
 from stallscan.store import sql
 
 LONG_LINE = 8 * 1024 * 1024  # lines longer than this get a single-threaded parse with more memory
 HELD_ROWS = 2048  # rows per record batch of a held table (small batches: DuckDB scans them on every thread)
+_SETTING = re.compile(r"^(?:\s*--[^\n]*\n)*\s*(?:SET|RESET) (?!VARIABLE)", re.I)
 _CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE TEMP TABLE (\w+) AS\b(.*)$", re.S)
 
 
@@ -63,13 +65,19 @@ class Held:
 
 
 def parse_batch(
-    con: duckdb.DuckDBPyConnection, fmt: str, longest: int, held: Held | None = None, text: bool = False
+    con: duckdb.DuckDBPyConnection,
+    fmt: str,
+    longest: int,
+    held: Held | None = None,
+    text: bool = False,
+    apart: Apart | None = None,
 ) -> None:
     """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
     Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
     (a reject) instead of raising, which would abort the transaction. `held`: where the format's held tables
-    go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text)."""
-    with _room_for_long_lines(con, longest):
+    go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text).
+    `apart`: the second instance the format's `apart` tables are parsed in (with `held` only; its batch set)."""
+    with _room_for_long_lines(con, longest), _room_for_long_lines(apart.con if apart else None, longest):
         sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")
         views, parsed = con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchall()[0]
         if views != fmt:
@@ -83,14 +91,14 @@ def parse_batch(
             "CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER, "
             "ctx_session VARCHAR, ctx_model VARCHAR, ctx_turn VARCHAR)"
         )
-        _run_parse(con, fmt, held)
+        _run_parse(con, fmt, held, apart if held is not None else None)
 
 
 @contextmanager
-def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterator[None]:
+def _room_for_long_lines(con: duckdb.DuckDBPyConnection | None, longest: int) -> Iterator[None]:
     """DuckDB's JSON parse of one huge line needs many times its size (a 50 MB line ~3 GB across two
     threads): for a batch holding a line over LONG_LINE bytes, parse on one thread with room for it."""
-    if longest <= LONG_LINE:
+    if con is None or longest <= LONG_LINE:
         yield
         return
     limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
@@ -103,10 +111,11 @@ def _room_for_long_lines(con: duckdb.DuckDBPyConnection, longest: int) -> Iterat
         con.execute(f"SET threads = {threads}")
 
 
-def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = None) -> None:
+def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = None, apart: Apart | None = None) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
-    (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`)."""
+    (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`), an `apart`
+    one's run in the second instance (its SET / RESET of a setting there too)."""
     ready = _views_of(con) == fmt
     for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
@@ -114,9 +123,12 @@ def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = Non
                 with sql.timed(f"ingest/{name}#{i}"):
                     made = _CREATE.match(stmt) if held is not None else None
                     if held is not None and made and made.group(1) in SPECS[fmt].held:
-                        held.put(made.group(1), con.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
+                        on = apart.con if apart is not None and made.group(1) in SPECS[fmt].apart else con
+                        held.put(made.group(1), on.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
                     else:
                         con.execute(stmt)
+                        if apart is not None and _SETTING.match(stmt):
+                            apart.con.execute(stmt)
     con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 

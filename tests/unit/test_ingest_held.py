@@ -8,9 +8,10 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from stallscan.ingest import batch
+from stallscan.ingest import batch, parse_apart
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 
@@ -85,5 +86,61 @@ def test_held_and_unheld_runs_on_one_connection_and_formats_mixed(corpus, tmp_pa
         for part, hold_from in zip(parts, (0, 1 << 62, 0)):  # held, then temp tables, then held again
             got = _ingest(part, hold_from, monkeypatch, con)
         assert got == expected
+    finally:
+        con.close()
+
+
+def _threads(con) -> int:
+    return int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+
+
+def test_held_run_parses_apart_and_sets_its_threads_back(corpus, monkeypatch):
+    """A held run's Claude parse runs in a second DuckDB instance (ingest/parse_apart.py), the ingest's own on one
+    thread meanwhile; after the run the second instance is closed and the ingest's threads are what they were."""
+    monkeypatch.setattr("stallscan.ingest.run.BATCH_BYTES", 256 * 1024)
+    made: list[parse_apart.Apart] = []
+    real = parse_apart.Apart.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(parse_apart.Apart, "__init__", init)
+    con = connect(":memory:")
+    try:
+        was = _threads(con)
+        _ingest([corpus / "big.jsonl"], 0, monkeypatch, con)
+        assert len(made) == 1  # one instance a run, whatever its batches
+        assert _threads(con) == was
+        with pytest.raises(duckdb.ConnectionException):
+            made[0].con.execute("SELECT 1")
+    finally:
+        con.close()
+
+
+def test_a_failed_parse_apart_is_raised_and_rolls_back(corpus, monkeypatch):
+    """A statement that fails in the second instance fails the run: nothing written, the instance closed, the
+    ingest's threads set back."""
+    monkeypatch.setattr("stallscan.ingest.run.BATCH_BYTES", 256 * 1024)
+    made: list[parse_apart.Apart] = []
+    real = parse_apart.Apart.batch
+
+    def broken(self, files, stage_view):
+        real(self, files, stage_view)
+        made.append(self)
+        if len(made) == 2:  # the second batch: its files without the column the parse reads
+            self.con.register("batch_files", files.drop_columns(["stem"]))
+
+    monkeypatch.setattr(parse_apart.Apart, "batch", broken)
+    monkeypatch.setattr(batch, "HOLD_FROM", 0)
+    con = connect(":memory:")
+    try:
+        was = _threads(con)
+        with pytest.raises(duckdb.BinderException):
+            ingest_paths(con, [str(corpus / "big.jsonl")])
+        assert _threads(con) == was
+        assert con.execute("SELECT count(*) FROM events").fetchone() == (0,)
+        with pytest.raises(duckdb.ConnectionException):
+            made[-1].con.execute("SELECT 1")
     finally:
         con.close()
