@@ -34,6 +34,8 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("RESET disabled_optimizers")
     with contextlib.suppress(duckdb.Error):  # (queries/replay/stall_rounds.sql: this connection's setting)
         con.execute("RESET SESSION preserve_insertion_order")
+    with contextlib.suppress(duckdb.Error):  # (the parse views a rolled-back batch made are gone: ingest/parse_batch)
+        con.execute("RESET VARIABLE parse_views")
 
 
 def after_failure(con: duckdb.DuckDBPyConnection, statement: str, failed: bool) -> None:

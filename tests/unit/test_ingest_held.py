@@ -142,5 +142,16 @@ def test_a_failed_parse_apart_is_raised_and_rolls_back(corpus, monkeypatch):
         assert con.execute("SELECT count(*) FROM events").fetchone() == (0,)
         with pytest.raises(duckdb.ConnectionException):
             made[-1].con.execute("SELECT 1")
+        # the same connection ingests again (the rolled-back batch's parse views are made anew), as a new one would
+        monkeypatch.setattr(parse_apart.Apart, "batch", real)
+        ingest_paths(con, [str(corpus / "big.jsonl")])
+        again = con.execute("SELECT count(*), sum(hash(event_id)) FROM events").fetchone()
+        fresh = connect(":memory:")
+        try:
+            ingest_paths(fresh, [str(corpus / "big.jsonl")])
+            assert again == fresh.execute("SELECT count(*), sum(hash(event_id)) FROM events").fetchone()
+            assert again[0] > 0
+        finally:
+            fresh.close()
     finally:
         con.close()
