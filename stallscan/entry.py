@@ -22,6 +22,8 @@ answer is known, so a hand-off never repeats output. REPORT_OPTIONS is tied to t
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 
@@ -70,6 +72,12 @@ ALLOCATOR_CONF = ("DUCKDB_JE_MALLOC_CONF", "dirty_decay_ms:10000")
 
 def main() -> None:
     os.environ.setdefault(*ALLOCATOR_CONF)
+    # at the exit, after the command's own exit handlers (registered later, run earlier): every object moved out
+    # of the collector's generations, so the interpreter's last collections do not walk every object the command
+    # loaded (numpy, pyarrow, duckdb, typer) and free them cycle by cycle; the memory goes back with the process.
+    # The report after one new session spent some 50 M instructions (about 15 ms) there (docs/benchmarks.md,
+    # "one27"). Only at the exit: a caller that runs main() in-process (tests) keeps its collector until then.
+    atexit.register(gc.freeze)
     argv = sys.argv[1:]
     if argv == ["--version"]:
         sys.stdout.write(f"stallscan {__version__}\n")
