@@ -418,15 +418,20 @@ def _mirror_after_command(args: list[str]) -> None:
             return
         paths, v = parsed
         before = _snapshot(paths, v)
-        from stallscan.cli.report_cmd import STORED
+        from stallscan.cli.report_cmd import DRAWN, STORED
 
-        found = _memo_hit(paths, v, STORED[0] if STORED else None)
+        stored = STORED[0] if STORED else None
+        found = _memo_hit(paths, v, stored)
         if found is None:
             return
         data, fmt, ingested = found
-        text = json.dumps(data, default=str)
+        # what the command stored and drew, when the lookup answered from it: the same text and document
+        mine = stored is not None and stored[0] == (v["db"] or default_db_path())
+        text = stored[1] if stored is not None and mine else json.dumps(data, default=str)
         docs = {}
-        if fmt in FORMATS:
+        if fmt in FORMATS and mine and fmt in DRAWN:
+            docs[fmt] = DRAWN[fmt]
+        elif fmt in FORMATS:
             from stallscan.report.output import add_unreadable, document
 
             add_unreadable(data, [])

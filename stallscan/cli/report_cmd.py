@@ -95,6 +95,7 @@ def report(
     from stallscan.report.registry import names as section_names
 
     STORED.clear()  # (set again only by a report this command builds and stores)
+    DRAWN.clear()
     fmt = pick_format(out, as_json, output)
     names = section_names()
     for name in section or []:
@@ -138,6 +139,8 @@ def report(
         data, res = _memoised(path, list(paths or []), db, opts, err)
     add_unreadable(data, res.unreadable if res else [])
     text = document(data, fmt)
+    if STORED and text is not None and not (res is not None and res.unreadable):
+        DRAWN[fmt] = text  # (the document a lookup of what was stored draws: the mirror's, entry.py)
     if text is None:
         console = terminal_console(to_file=bool(output))
         print_terminal(console, data, full, section)
@@ -154,6 +157,11 @@ def report(
 # rows' recorded stats), read before the connection closed, for the console script's mirror of it
 # (stallscan.entry._mirror_after_command), which then need not open the database again to read them
 STORED: list[tuple[str, str, list[tuple[Any, ...]]]] = []
+
+# the document this command printed or wrote when it was drawn from exactly the data it STORED (every input
+# read): format -> text, the one the console script's mirror of that data would draw again (json.dumps of the
+# whole report, some 3-4 CPU ms)
+DRAWN: dict[str, str] = {}
 
 # (database path, paths) whose files the console script found changed by their recorded stats
 # (stallscan.entry: its read-only lookup ran just before the command): _memoised does not look again

@@ -3,6 +3,7 @@ registers gc.freeze as an exit handler, and only that (nothing frozen while the 
 
 from __future__ import annotations
 
+import atexit
 import gc
 import subprocess
 import sys
@@ -16,7 +17,7 @@ def test_main_registers_the_freeze_for_the_exit(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     registered: list[object] = []
-    monkeypatch.setattr(entry.atexit, "register", registered.append)
+    monkeypatch.setattr(atexit, "register", registered.append)
     monkeypatch.setattr(sys, "argv", ["stallscan", "--version"])
     before = gc.get_freeze_count()
     entry.main()
