@@ -22,6 +22,8 @@ answer is known, so a hand-off never repeats output. REPORT_OPTIONS is tied to t
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 
@@ -70,6 +72,12 @@ ALLOCATOR_CONF = ("DUCKDB_JE_MALLOC_CONF", "dirty_decay_ms:10000")
 
 def main() -> None:
     os.environ.setdefault(*ALLOCATOR_CONF)
+    # at the exit, after the command's own exit handlers (registered later, run earlier): every object moved out
+    # of the collector's generations, so the interpreter's last collections do not walk every object the command
+    # loaded (numpy, pyarrow, duckdb, typer) and free them cycle by cycle; the memory goes back with the process.
+    # The report after one new session spent some 50 M instructions (about 15 ms) there (docs/benchmarks.md,
+    # "one27"). Only at the exit: a caller that runs main() in-process (tests) keeps its collector until then.
+    atexit.register(gc.freeze)
     argv = sys.argv[1:]
     if argv == ["--version"]:
         sys.stdout.write(f"stallscan {__version__}\n")
@@ -410,15 +418,20 @@ def _mirror_after_command(args: list[str]) -> None:
             return
         paths, v = parsed
         before = _snapshot(paths, v)
-        from stallscan.cli.report_cmd import STORED
+        from stallscan.cli.report_cmd import DRAWN, STORED
 
-        found = _memo_hit(paths, v, STORED[0] if STORED else None)
+        stored = STORED[0] if STORED else None
+        found = _memo_hit(paths, v, stored)
         if found is None:
             return
         data, fmt, ingested = found
-        text = json.dumps(data, default=str)
+        # what the command stored and drew, when the lookup answered from it: the same text and document
+        mine = stored is not None and stored[0] == (v["db"] or default_db_path())
+        text = stored[1] if stored is not None and mine else json.dumps(data, default=str)
         docs = {}
-        if fmt in FORMATS:
+        if fmt in FORMATS and mine and fmt in DRAWN:
+            docs[fmt] = DRAWN[fmt]
+        elif fmt in FORMATS:
             from stallscan.report.output import add_unreadable, document
 
             add_unreadable(data, [])

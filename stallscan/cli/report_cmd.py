@@ -95,6 +95,7 @@ def report(
     from stallscan.report.registry import names as section_names
 
     STORED.clear()  # (set again only by a report this command builds and stores)
+    DRAWN.clear()
     fmt = pick_format(out, as_json, output)
     names = section_names()
     for name in section or []:
@@ -138,6 +139,8 @@ def report(
         data, res = _memoised(path, list(paths or []), db, opts, err)
     add_unreadable(data, res.unreadable if res else [])
     text = document(data, fmt)
+    if STORED and text is not None and not (res is not None and res.unreadable):
+        DRAWN[fmt] = text  # (the document a lookup of what was stored draws: the mirror's, entry.py)
     if text is None:
         console = terminal_console(to_file=bool(output))
         print_terminal(console, data, full, section)
@@ -154,6 +157,11 @@ def report(
 # rows' recorded stats), read before the connection closed, for the console script's mirror of it
 # (stallscan.entry._mirror_after_command), which then need not open the database again to read them
 STORED: list[tuple[str, str, list[tuple[Any, ...]]]] = []
+
+# the document this command printed or wrote when it was drawn from exactly the data it STORED (every input
+# read): format -> text, the one the console script's mirror of that data would draw again (json.dumps of the
+# whole report, some 3-4 CPU ms)
+DRAWN: dict[str, str] = {}
 
 # (database path, paths) whose files the console script found changed by their recorded stats
 # (stallscan.entry: its read-only lookup ran just before the command): _memoised does not look again
@@ -223,6 +231,9 @@ def _memoised(
         finally:
             ro.close()
     held = None  # the ingest's connection, open until the build's opens (one database, its schema checked)
+    # a small ingest's one DuckDB worker thread, left for the build when it runs incremental over a few sessions
+    # too (else set back there): not set back and set again (3 statements, a worker started and stopped)
+    left: list[int] = []
     beside = None  # its last COMMIT's checkpoint, on a thread until the labels are written (ingest/commit_beside.py)
     if not paths and not existed:
         ingested = _discover_and_ingest(path, err())
@@ -233,7 +244,9 @@ def _memoised(
         con = connect(path, macros=False)  # (it only ingests: the build's connection has the report's macros)
         beside = CommitBeside() if path != ":memory:" else None
         try:
-            ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb, beside=beside))
+            ingested = _with_bar(
+                err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb, beside=beside, left=left)
+            )
         except BaseException:
             if beside is not None:
                 beside.wait()
@@ -246,7 +259,7 @@ def _memoised(
         else:
             held = con
     try:
-        return _build(db, opts, err, ingested if paths else None, paths, held, beside), ingested
+        return _build(db, opts, err, ingested if paths else None, paths, held, beside, left), ingested
     except (StallscanError, typer.Exit):
         if beside is not None:
             beside.wait()
@@ -272,17 +285,20 @@ def _build(
     paths: list[str] | None = None,
     held: duckdb.DuckDBPyConnection | None = None,
     beside: CommitBeside | None = None,
+    left: list[int] | None = None,
 ) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it.
     held: the ingest's write connection to the same database, still open: the build's connection shares
     its database (no second open of the file, no second schema check); closed once that one is open.
     beside: held's last COMMIT, checkpointing on a thread: the labels read beside it (their writes wait for it in
-    DuckDB), joined after them, its error raised here; held is closed by the caller then."""
+    DuckDB), joined after them, its error raised here; held is closed by the caller then.
+    left: the worker threads the ingest left at one (store.db.one_thread): kept when every derive is incremental
+    over a few sessions, else set back before the labels."""
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report, few_changes
     from stallscan.store import stamps
-    from stallscan.store.db import one_thread
+    from stallscan.store.db import one_thread, threads_back, threads_pinned
 
     try:
         con = open_db(db, checked=held is not None)
@@ -307,7 +323,11 @@ def _build(
     # change log pruned once after the labels and the build, not after each stamp: store.stamps)
     with stamps.kept_tables(), stamps.pruned_after(con):
         few = few_changes(con, opts)
-        with one_thread(con, few):
+        if left and threads_pinned():
+            left.clear()  # ($STALLSCAN_THREADS: the build's connection set them at its open)
+        if left and not few:
+            threads_back(con, left)
+        with one_thread(con, few and not left):  # (left: one already, kept through the close)
             label_events(con, opts._config)  # the labels of this config (reused when they are already)
             if beside is not None:
                 beside.join()

@@ -56,10 +56,8 @@ def schema_stamp() -> str:
 def check_version(con: duckdb.DuckDBPyConnection, target: str, read_only: bool = False) -> bool:
     """SchemaError for another schema or stale columns (a write connection upgrades what has every migration);
     returns whether schema_stamp() is the database's and its base tables and the sessions view are there."""
-    tables = {
-        r[0]
-        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
-    }
+    # (the catalog functions, not information_schema's views over them: about half the CPU, docs/benchmarks.md "one27")
+    tables = sql.main_tables(con)[1]
     if not tables & (set(BASE_TABLES) | {"stallscan_meta"}):
         return False  # a new database
     meta: dict[str, str] = {}
@@ -196,8 +194,8 @@ def _expected_apart() -> dict[str, list[tuple[str, str]]]:
 def _columns(con: duckdb.DuckDBPyConnection, tables: Collection[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for name, col, typ in con.execute(
-        "SELECT table_name, column_name, data_type FROM information_schema.columns "
-        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index"
     ).fetchall():
         if name in tables:
             out.setdefault(name, []).append((col, typ))

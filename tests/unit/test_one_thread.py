@@ -84,3 +84,67 @@ def test_the_connection_is_free_for_a_register_inside_and_after(monkeypatch: pyt
             con.register("inside", pa.table({"x": [1]}))
         con.register("after", pa.table({"x": [2]}))
         assert con.execute("SELECT sum(x) FROM (FROM inside UNION ALL FROM after)").fetchall() == [(3,)]
+
+
+def test_left_keeps_one_thread_after_the_block_and_says_what_to_set_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stallscan.store.db import threads_back
+
+    monkeypatch.setenv("STALLSCAN_THREADS", "3")
+    con = duckdb.connect()
+    con.execute("SET threads = 3")
+    left: list[int] = []
+    with one_thread(con, left=left):
+        assert _threads(con) == 1
+    assert _threads(con) == 1 and left == [3]  # (kept: the caller's next step decides)
+    threads_back(con, left)
+    assert _threads(con) == 3 and left == []
+    threads_back(con, left)  # nothing left: nothing set
+    assert _threads(con) == 3
+    with pytest.raises(ValueError), one_thread(con, left=left):
+        raise ValueError("boom")
+    assert _threads(con) == 3 and left == []  # (a failure sets them back as always)
+    con.execute("SET threads = 1")
+    with one_thread(con, left=left):  # one already: nothing set, nothing to set back
+        pass
+    assert left == []
+
+
+@pytest.mark.parametrize("few", [True, False])
+def test_the_report_keeps_the_small_ingests_one_thread_only_for_a_few_changes(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, few: bool
+) -> None:
+    """The report's ingest of a small run leaves one worker thread (store.db.one_thread's left): the labels and the
+    build run on it when every derive is incremental over a few sessions, else on the threads the database had."""
+    from stallscan.cli import report_cmd
+    from stallscan.replay import labels
+    from stallscan.report import build
+    from stallscan.store import db as store_db
+    from tests.helpers import SAMPLES, report_env
+
+    default = _threads(duckdb.connect())
+    if default < 2:
+        pytest.skip("DuckDB starts with one worker thread here: nothing to keep or set back")
+    report_env(tmp_path, monkeypatch)
+    monkeypatch.delenv("STALLSCAN_THREADS", raising=False)
+    monkeypatch.setattr(store_db, "threads", lambda: 2)  # (one_thread acts on any machine with 2+ threads)
+    monkeypatch.setattr(build, "few_changes", lambda con, opts: few)
+    seen: list[int] = []
+    label = labels.label_events
+
+    def spy(con: duckdb.DuckDBPyConnection, *args: object, **kw: object) -> object:
+        seen.append(_threads(con))
+        return label(con, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(labels, "label_events", spy)
+    db = str(tmp_path / "r.duckdb")
+    report_cmd.run_parsed(
+        [str(SAMPLES / "claude-code")],
+        {**_report_values(), "db": db, "out": "json", "bootstrap": 20},
+    )
+    assert seen[0] == (1 if few else default)  # (the build's own labels; the sections' look-ups after)
+
+
+def _report_values() -> dict[str, object]:
+    from stallscan.entry import defaults
+
+    return defaults()
