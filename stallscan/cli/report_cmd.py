@@ -231,9 +231,6 @@ def _memoised(
         finally:
             ro.close()
     held = None  # the ingest's connection, open until the build's opens (one database, its schema checked)
-    # a small ingest's one DuckDB worker thread, left for the build when it runs incremental over a few sessions
-    # too (else set back there): not set back and set again (3 statements, a worker started and stopped)
-    left: list[int] = []
     beside = None  # its last COMMIT's checkpoint, on a thread until the labels are written (ingest/commit_beside.py)
     if not paths and not existed:
         ingested = _discover_and_ingest(path, err())
@@ -244,9 +241,7 @@ def _memoised(
         con = connect(path, macros=False)  # (it only ingests: the build's connection has the report's macros)
         beside = CommitBeside() if path != ":memory:" else None
         try:
-            ingested = _with_bar(
-                err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb, beside=beside, left=left)
-            )
+            ingested = _with_bar(err, "ingest", lambda cb: ingest_paths(con, paths, progress=cb, beside=beside))
         except BaseException:
             if beside is not None:
                 beside.wait()
@@ -259,7 +254,7 @@ def _memoised(
         else:
             held = con
     try:
-        return _build(db, opts, err, ingested if paths else None, paths, held, beside, left), ingested
+        return _build(db, opts, err, ingested if paths else None, paths, held, beside), ingested
     except (StallscanError, typer.Exit):
         if beside is not None:
             beside.wait()
@@ -285,20 +280,17 @@ def _build(
     paths: list[str] | None = None,
     held: duckdb.DuckDBPyConnection | None = None,
     beside: CommitBeside | None = None,
-    left: list[int] | None = None,
 ) -> dict[str, Any]:
     """Build the report data on a write connection (derived tables brought up to date) and memoise it.
     held: the ingest's write connection to the same database, still open: the build's connection shares
     its database (no second open of the file, no second schema check); closed once that one is open.
     beside: held's last COMMIT, checkpointing on a thread: the labels read beside it (their writes wait for it in
-    DuckDB), joined after them, its error raised here; held is closed by the caller then.
-    left: the worker threads the ingest left at one (store.db.one_thread): kept when every derive is incremental
-    over a few sessions, else set back before the labels."""
+    DuckDB), joined after them, its error raised here; held is closed by the caller then."""
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report, few_changes
     from stallscan.store import stamps
-    from stallscan.store.db import one_thread, threads_back, threads_pinned
+    from stallscan.store.db import one_thread
 
     try:
         con = open_db(db, checked=held is not None)
@@ -323,11 +315,7 @@ def _build(
     # change log pruned once after the labels and the build, not after each stamp: store.stamps)
     with stamps.kept_tables(), stamps.pruned_after(con):
         few = few_changes(con, opts)
-        if left and threads_pinned():
-            left.clear()  # ($STALLSCAN_THREADS: the build's connection set them at its open)
-        if left and not few:
-            threads_back(con, left)
-        with one_thread(con, few and not left):  # (left: one already, kept through the close)
+        with one_thread(con, few):
             label_events(con, opts._config)  # the labels of this config (reused when they are already)
             if beside is not None:
                 beside.join()

@@ -49,14 +49,12 @@ def ingest_paths(
     naive_tz: str | None = None,
     conversation_attr: str | None = None,
     beside: CommitBeside | None = None,
-    left: list[int] | None = None,
 ) -> IngestResult:
     """Ingest files, directories or globs. `fmt` forces a format ("auto" detects per file).
 
     naive_tz: the zone of timestamps logged without one (Hermes, OpenHands, aider); default UTC.
     conversation_attr: OTLP traces without gen_ai.conversation.id are grouped by this span (or resource)
     attribute where set, else by trace (issue 22; LiteLLM payloads: a key of metadata / requester_metadata).
-    left: a small run's one DuckDB worker thread is left so, the count to set back appended (store.db.one_thread).
     """
     con.execute("SET VARIABLE otlp_conversation_attr = ?", [conversation_attr])
     if naive_tz:
@@ -104,7 +102,7 @@ def ingest_paths(
             from stallscan.ingest.batch import run_batches
             from stallscan.store.db import one_thread
 
-            with one_thread(con, total < ONE_THREAD_BYTES, left=left):
+            with one_thread(con, total < ONE_THREAD_BYTES):
                 checkpoint = run_batches(
                     con, plans, res, touched, progress, total, BATCH_BYTES, small, open_last=beside is not None
                 )

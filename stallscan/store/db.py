@@ -132,26 +132,18 @@ def threads() -> int:
     return _threads_set() or max(1, os.cpu_count() or 1)
 
 
-def threads_pinned() -> bool:
-    """Whether $STALLSCAN_THREADS sets the worker threads (each connection's set-up sets them again)."""
-    return _threads_set() is not None
-
-
 def _threads_set() -> int | None:
     env = os.environ.get("STALLSCAN_THREADS", "").strip()
     return int(env) if env.isdigit() and int(env) > 0 else None
 
 
 @contextmanager
-def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True, left: list[int] | None = None) -> Iterator[None]:
+def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True) -> Iterator[None]:
     """DuckDB's worker threads (a setting of the whole database: every connection and cursor of it) set to one for
     the block, then back to what they were; nothing when `when` is false or they are one already. For work made of
     many short statements over a few sessions' rows that already runs on two threads of its own (the report's
     lanes after one new session): there DuckDB's second worker only adds its tasks' set-up and hand-overs
-    (docs/benchmarks.md "one23": 1.5-2.5 % of the whole report's instructions after one new session), never other rows.
-    left: a block that set one thread and ends normally leaves it so and appends to `left` the count it would have
-    set back, for the caller's next step to keep or set back (`threads_back`; the report's ingest then build:
-    docs/benchmarks.md "one27"). After a failure they are set back as always."""
+    (docs/benchmarks.md "one23": 1.5-2.5 % of the whole report's instructions after one new session), never other rows."""
     if not when or threads() < 2:
         yield
         return
@@ -166,16 +158,7 @@ def one_thread(con: duckdb.DuckDBPyConnection, when: bool = True, left: list[int
         yield
         failed = False
     finally:
-        if failed or left is None:
-            sql.after_failure(con, f"SET threads = {was}", failed)
-        else:
-            left.append(was)
-
-
-def threads_back(con: duckdb.DuckDBPyConnection, left: list[int]) -> None:
-    """Set back the worker threads a one_thread(left=...) block left at one (nothing when it left none)."""
-    if left:
-        con.execute(f"SET threads = {left.pop()}")
+        sql.after_failure(con, f"SET threads = {was}", failed)
 
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
