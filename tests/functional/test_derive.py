@@ -414,3 +414,49 @@ def test_incremental_scratch_leaves_out_the_views_only_there(tmp_path, monkeypat
     assert _stamp(con, "turn_boundaries")["mode"] == "full"
     assert got == {t: _fingerprint(con, t) for t in ("turn_boundaries", "turn_boundary_variants")}
     con.close()
+
+
+def test_incremental_labels_insert_alone_only_when_no_row_is_replaced(tmp_path, monkeypatch):
+    """The labels' merge (a table keyed by event, derive.EVENT_ROWS) inserts a new session's rows without the
+    DELETE of the changed sessions' event ids; an append to a session that had labels, and a file rewritten
+    shorter, still delete first. Each time the labels, the boundaries and the stalls equal a full replay's."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incremental however many sessions changed
+    deleted: list[bool] = []
+    inner = derive._merge_event_rows
+
+    def spy(*args):
+        deleted.append(inner(*args))
+        return deleted[-1]
+
+    monkeypatch.setattr(derive, "_merge_event_rows", spy)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+
+    def session(name: str, n: int) -> list[str]:
+        return [claude_line("user" if i % 2 else "assistant", i, name) for i in range(1, n + 1)]
+
+    write_lines(corpus / "s1.jsonl", session("s1", 5))
+    con = connect(str(tmp_path / "d.duckdb"))
+
+    def step() -> None:
+        ingest_paths(con, [str(corpus)])
+        _replay_all(con)
+        assert _stamp(con, "user_labels")["mode"] == "incremental"
+        got = {t: _fingerprint(con, t) for t in DERIVED}
+        assert got == _full_fingerprints(con)
+
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    write_lines(corpus / "s2.jsonl", session("s2", 4))  # a new session: inserted alone
+    step()
+    assert deleted == [False]
+    write_lines(corpus / "s1.jsonl", session("s1", 7))  # s1 grown: its old events had rows
+    step()
+    assert deleted == [False, True]
+    write_lines(corpus / "s2.jsonl", session("s2", 2))  # s2 rewritten shorter: rows of removed events
+    step()
+    assert deleted == [False, True, True]
+    n_user_tool = con.execute("SELECT count(*) FROM events WHERE role IN ('user', 'tool')").fetchall()[0][0]
+    assert con.execute("SELECT count(*) FROM user_labels_narrow").fetchall()[0][0] == n_user_tool
+    con.close()
