@@ -263,8 +263,9 @@ def plan(
     found: filled with the tables of main the look-up found (what put() may be given as known).
     state: filled, when that query ran, with what it read: `ev` (the counter) and `n` (the events' count), which
     put() then writes as they are instead of reading them again (nothing writes events between a plan and its
-    put: a derive reads them), and with sample_rows > 0, `sample`: the distinct sessions among the events of
-    rowid < sample_rows (stallscan.replay.derive's lower bound of the sessions, without a statement of its own)."""
+    put: a derive reads them), with `n_stamp`: the events' count the stamp was written with (None without one), and
+    with sample_rows > 0, `sample`: the distinct sessions among the events of rowid < sample_rows
+    (stallscan.replay.derive's lower bound of the sessions, without a statement of its own)."""
     known = _existing(con, ["stallscan_meta", STAMPS, CHANGES, "events", *outputs])
     if found is not None:
         found.update(known)
@@ -299,6 +300,7 @@ def plan(
         _STATE[0] = (ev, int(row[4]))
     if state is not None and ev is not None and row[4] is not None:
         state.update(ev=ev, n=int(row[4]), sample=None if row[6] is None else int(row[6]))
+        state.update(n_stamp=None if st_n is None else int(st_n))
     if ev is None or st_key is None or st_key != key or since is None:
         return "full", None
     if not all(t in known for t in outputs):
