@@ -414,3 +414,59 @@ def test_incremental_scratch_leaves_out_the_views_only_there(tmp_path, monkeypat
     assert _stamp(con, "turn_boundaries")["mode"] == "full"
     assert got == {t: _fingerprint(con, t) for t in ("turn_boundaries", "turn_boundary_variants")}
     con.close()
+
+
+def test_incremental_merge_inserts_alone_only_for_sessions_new_since_the_stamp(tmp_path, monkeypatch):
+    """An incremental run over sessions that had no event when its stamp was written (and no event removed since)
+    inserts their rows without deleting (derive._only_new); an append to a session that had events, and a file
+    rewritten shorter, delete first. Each time every derived table equals a full replay's."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(derive, "FULL_SHARE", 1.01)  # incremental however many sessions changed
+    only_new: list[tuple[str, bool]] = []
+    inner_run, inner_new = derive.run, derive._only_new
+    name = [""]
+
+    def run_spy(c, n, *args, **kw):
+        name[0] = n
+        return inner_run(c, n, *args, **kw)
+
+    def new_spy(*args):
+        only_new.append((name[0], inner_new(*args)))
+        return only_new[-1][1]
+
+    monkeypatch.setattr(derive, "run", run_spy)
+    monkeypatch.setattr(derive, "_only_new", new_spy)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+
+    def session(sid: str, n: int) -> list[str]:
+        return [claude_line("user" if i % 2 else "assistant", i, sid) for i in range(1, n + 1)]
+
+    write_lines(corpus / "s1.jsonl", session("s1", 5))
+    con = connect(str(tmp_path / "d.duckdb"))
+
+    def step() -> set[bool]:
+        only_new.clear()
+        ingest_paths(con, [str(corpus)])
+        _replay_all(con)
+        for group in ("user_labels", "turn_boundaries", "stalls"):
+            assert _stamp(con, group)["mode"] == "incremental", group
+        seen = {n for n, _ in only_new}
+        assert {"user_labels", "turn_boundaries", "stalls"} <= seen, seen
+        got = {t: _fingerprint(con, t) for t in DERIVED}
+        assert got == _full_fingerprints(con)
+        return {v for _, v in only_new}
+
+    ingest_paths(con, [str(corpus)])
+    _replay_all(con)
+    write_lines(corpus / "s2.jsonl", session("s2", 4))  # a new session: inserted alone
+    assert step() == {True}
+    write_lines(corpus / "s1.jsonl", session("s1", 7))  # s1 grown: its old events had rows
+    assert step() == {False}
+    write_lines(corpus / "s2.jsonl", session("s2", 2))  # s2 rewritten shorter: rows of removed events
+    assert step() == {False}
+    write_lines(corpus / "s3.jsonl", session("s3", 3))  # a new session again
+    assert step() == {True}
+    n_user_tool = con.execute("SELECT count(*) FROM events WHERE role IN ('user', 'tool')").fetchall()[0][0]
+    assert con.execute("SELECT count(*) FROM user_labels_narrow").fetchall()[0][0] == n_user_tool
+    con.close()

@@ -87,8 +87,9 @@ def test_a_stamp_ahead_of_the_counter_means_full(con: duckdb.DuckDBPyConnection)
 
 
 def test_plan_state_and_a_put_of_its_constants_write_the_same_stamp(con: duckdb.DuckDBPyConnection) -> None:
-    """plan()'s state (the counter, the events' count and the sample's sessions it read) given to put() writes the
-    row a put() reading them again writes, for an UPDATE of a stamp and for a new stamp's INSERT alike."""
+    """plan()'s state (the counter, the events' count, the stamp's count and the sample's sessions it read) given
+    to put() writes the row a put() reading them again writes, for an UPDATE of a stamp and for a new stamp's
+    INSERT alike."""
     _version(con, 1)
     stamps.put(con, "g", "k", {}, "full")
     stamps.put(con, "h", "k", {}, "full")
@@ -97,7 +98,7 @@ def test_plan_state_and_a_put_of_its_constants_write_the_same_stamp(con: duckdb.
     con.execute("INSERT INTO events VALUES ('c')")  # 4 events, 3 sessions
     state: dict[str, object] = {}
     assert stamps.plan(con, "g", "k", ("out_t",), state=state, sample_rows=8192) == ("incremental", 1)
-    assert state == {"ev": 3, "n": 4, "sample": 3}
+    assert state == {"ev": 3, "n": 4, "sample": 3, "n_stamp": 3}  # (n_stamp: the events' count the stamp holds)
     state2: dict[str, object] = {}
     assert stamps.plan(con, "h", "k", ("out_t",), state=state2, sample_rows=2) == ("incremental", 1)
     assert state2["sample"] == 1  # (rowid < 2: the two events of session a)
@@ -108,7 +109,7 @@ def test_plan_state_and_a_put_of_its_constants_write_the_same_stamp(con: duckdb.
     assert rows[0][1:] == rows[1][1:] == ("k", "{}", 3, 4, "incremental", 1, 1, 0, 2)
     fresh: dict[str, object] = {}
     assert stamps.plan(con, "new", "k", ("out_t", "missing_t"), state=fresh) == ("full", None)
-    assert fresh == {"ev": 3, "n": 4, "sample": None}  # (no sample asked for)
+    assert fresh == {"ev": 3, "n": 4, "sample": None, "n_stamp": None}  # (no sample asked for, no stamp)
     stamps.put(con, "new", "k", {}, "full", state=fresh)  # (a new stamp: the INSERT, with the same constants)
     stamps.put(con, "new2", "k", {}, "full")
     new = "SELECT events_version, n_events, mode, n_full FROM derive_stamps WHERE name = ?"
