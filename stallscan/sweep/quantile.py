@@ -23,8 +23,9 @@ def quantile(values: Any, q: float) -> float:
         return float(np.quantile(a, q))
     n = len(a)
     at = (n - 1) * q  # numpy's virtual index for "linear"
-    if at >= n - 1:
-        return float(a.max())  # (numpy: the last order statistic)
+    if at >= n - 1:  # (numpy: the last order statistic, through its _lerp with t = 0 when n > 1, which adds +0.0:
+        # a top of -0.0 comes back as 0.0)
+        return float(a.max()) if n == 1 else float(a.max() + 0.0)
     lo = math.floor(at)
     below, above = np.partition(a, (lo, lo + 1))[lo : lo + 2]
     t = at - lo
