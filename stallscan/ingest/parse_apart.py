@@ -20,12 +20,18 @@ import duckdb
 import pyarrow as pa
 
 from stallscan.store import sql
-from stallscan.store.db import threads
+from stallscan.store.db import memory_budget, threads
 
-# the parse's working memory (a limit, not a reservation; a batch with a line over parse_batch.LONG_LINE raises it);
-# the ingest's instance keeps its own. The 1 GB Claude ingest's peak RSS, 4 alternated runs: 1,040-1,056 MiB with
-# 512MB against 1,088-1,119 with 1GB (base 1,050-1,081), CPU the same (docs/benchmarks.md "ing27")
-MEMORY_LIMIT = os.environ.get("STALLSCAN_PARSE_MEMORY_LIMIT") or "512MB"
+
+def memory_limit() -> str:
+    """The parse's working memory (a limit, not a reservation; a batch with a line over parse_batch.LONG_LINE
+    raises it): a quarter of the process's budget (store.db.memory_budget: 512MB at its default 2 GiB), at least
+    256MB; $STALLSCAN_PARSE_MEMORY_LIMIT overrides. The ingest's instance keeps its own. The 1 GB Claude ingest's
+    peak RSS, 4 alternated runs: 1,040-1,056 MiB with 512MB against 1,088-1,119 with 1GB (base 1,050-1,081), CPU
+    the same (docs/benchmarks.md "ing27")."""
+    return os.environ.get("STALLSCAN_PARSE_MEMORY_LIMIT") or f"{max(256, memory_budget() // 4 // 2**20)}MB"
+
+
 _MACRO = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE MACRO\b")
 
 
@@ -36,7 +42,7 @@ class Apart:
 
     def __init__(self, ingest: duckdb.DuckDBPyConnection, stage: object) -> None:
         naive_tz = ingest.execute("SELECT getvariable('naive_tz')").fetchall()[0][0]  # (parse_ts reads it)
-        self.con = duckdb.connect(":memory:", config={"threads": threads(), "memory_limit": MEMORY_LIMIT})
+        self.con = duckdb.connect(":memory:", config={"threads": threads(), "memory_limit": memory_limit()})
         try:
             self.con.execute("SET TimeZone = 'UTC'")
             self.con.execute("SET enable_progress_bar = false")

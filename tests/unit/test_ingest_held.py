@@ -155,3 +155,16 @@ def test_a_failed_parse_apart_is_raised_and_rolls_back(corpus, monkeypatch):
             fresh.close()
     finally:
         con.close()
+
+
+def test_the_parse_instance_memory_follows_the_budget(monkeypatch):
+    """The second instance's memory_limit is a quarter of the process's budget, at least 256MB, unless set."""
+    monkeypatch.delenv("STALLSCAN_PARSE_MEMORY_LIMIT", raising=False)
+    monkeypatch.setenv("STALLSCAN_MEMORY_BUDGET", "2GB")
+    assert parse_apart.memory_limit() == "512MB"
+    monkeypatch.setenv("STALLSCAN_MEMORY_BUDGET", "4GB")
+    assert parse_apart.memory_limit() == "1024MB"
+    monkeypatch.setenv("STALLSCAN_MEMORY_BUDGET", "600MB")
+    assert parse_apart.memory_limit() == "256MB"
+    monkeypatch.setenv("STALLSCAN_PARSE_MEMORY_LIMIT", "300MB")
+    assert parse_apart.memory_limit() == "300MB"
