@@ -66,7 +66,8 @@ def run_batches(
     small: bool = False,
     open_last: bool = False,
 ) -> bool | None:
-    """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and read_ahead.CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
+    """Ingest the plans batch by batch (at most `batch_bytes` read per batch, and at most that and
+    read_ahead.CHUNK_BYTES per chunk of a big file). A transaction spans batches until it holds COMMIT_ROWS events (or
     COMMIT_BYTES read), and the run's last batch commits: DuckDB then writes whole row groups straight to
     the database file once, instead of logging every row to the WAL and rewriting it at the checkpoint.
     Each batch's `files` rows are in the same transaction as its rows (written for all the transaction's
@@ -74,7 +75,8 @@ def run_batches(
     transactions only. Returns whether the caller should CHECKPOINT after the run: not for a `small` one (the
     caller's SMALL_RUN_BYTES: its COMMIT is no checkpoint either, its rows stay in the WAL until the database
     closes). open_last: when the last COMMIT would be a checkpoint (and no failpoint is set), leave the transaction
-    open for the caller to commit (ingest/commit_beside.py) and return None."""
+    open for the caller to commit (ingest/commit_beside.py) and return None. A run of HOLD_FROM bytes or more holds
+    the parse's large tables as Arrow and parses in a second DuckDB instance, `con` on one thread (_Apart)."""
     done = 0
     tx_rows = tx_bytes = 0
     stage = _Stage()

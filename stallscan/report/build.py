@@ -258,14 +258,15 @@ def _lanes(
 ) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
     first report runs them in _beside): after one new session each lane's derives are incremental, and a report
-    is some 340 short statements (bench/report_statements.py), each on one CPU. The second lane runs on a cursor of its own in a thread, with
-    a scratch schema of its own for its incremental runs (stallscan.replay.derive.scratch_named); the change log
-    is pruned once both are done (stallscan.store.stamps.pruned_after). Not on one CPU, and above
-    BESIDE_MAX_EVENTS events only when the runs will be incremental over a few sessions (few_changes, or `few`
-    when the caller asked it). Those runs are many short statements over a few sessions' rows, on two threads
-    already (the lanes): DuckDB runs them on one worker thread (store.db.one_thread). `tail(c, data)` runs on
-    whichever lane is free once the TAIL_NEEDS sections' data (or their first parts') are in (stallscan.report.lanes;
-    not when a lane failed). big: _big(con), asked once by build_report."""
+    is about 390 short statements (bench/report_statements.py), each on one CPU. The second lane runs on a cursor
+    of its own in a thread, with a scratch schema of its own for its incremental runs
+    (stallscan.replay.derive.scratch_named); the change log is pruned once both are done
+    (stallscan.store.stamps.pruned_after). Not on one CPU, and above BESIDE_MAX_EVENTS events only when the runs
+    will be incremental over a few sessions (few_changes, or `few` when the caller asked it). Those runs are many
+    short statements over a few sessions' rows, on two threads already (the lanes): DuckDB runs them on one worker
+    thread (store.db.one_thread). `tail(c, data)` runs on whichever lane is free once the TAIL_NEEDS sections'
+    data (or their first parts') are in (stallscan.report.lanes; not when a lane failed). big: _big(con), asked
+    once by build_report."""
     from stallscan.store.db import one_thread, threads
 
     by_name = {s.name: s for s in steps}
