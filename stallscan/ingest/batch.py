@@ -31,11 +31,14 @@ BATCH_FILES = 2000
 # read: appends of at least a row group are written once, compressed, straight into the database file
 COMMIT_ROWS = int(os.environ.get("STALLSCAN_COMMIT_ROWS") or 4 * 122_880)
 COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
-# a run reading at least this many bytes holds the parse's large per-batch tables as Arrow (parse_batch.Held):
-# a smaller run's temp tables fit in the ingest's memory until its COMMIT, and converting them cost the first
-# report of the 311 MB tree 0.2-0.5 CPU s; holding only from a transaction's third batch on left the first
-# batches' tables in memory, as many faults as before (docs/benchmarks.md "ing21")
-HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 512 * 1024 * 1024)
+# a run reading at least this many bytes holds the parse's large per-batch tables as Arrow (parse_batch.Held) and
+# parses them in a second DuckDB instance, its own on one thread (_Apart). One threshold for both: the second
+# instance's tables come back as Arrow, and holding alone (ing21: the temp tables converted) cost the 311 MB tree's
+# first report 0.2-0.5 CPU s. Both together, 6 alternated pairs a size (docs/benchmarks.md "ing28"): the first
+# report lower in wall and CPU from 71 MB up (the 311 MB tree: 3.40 -> 3.32 s, 4.89 -> 4.63 CPU s), even at 34 MB
+# (1.28 -> 1.33 s wall, the same CPU); the ingest alone lower from 134 MB, the same at 71 MB, slower at 34 MB.
+# $STALLSCAN_HOLD_FROM forces either path (tests: 1 or a huge number)
+HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 64 * 1024 * 1024)
 STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
 
 
