@@ -351,6 +351,8 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     )
     for kind, n in kinds:
         res.skipped[kind] = n
+    if not any(kind.startswith("unknown_shape:") for kind in res.skipped):
+        return  # (unknown_shapes.sql counts exactly those of the run's skipped lines: none)
     cur = sql.query(con, "ingest/unknown_shapes", {"files": list(run_files), "start_lines": list(run_files.values())})
     cols = [d[0] for d in cur.description]
     res.unknown_shapes = [dict(zip(cols, r)) for r in cur.fetchall()]

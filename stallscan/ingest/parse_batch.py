@@ -10,7 +10,6 @@ import contextlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import cast
 
 import duckdb
 import pyarrow as pa
