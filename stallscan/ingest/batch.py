@@ -275,7 +275,6 @@ def _ingest_batch(
     con.register("_batch_files", files)
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
-    con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
     longest = _longest(staged.column("raw"))
     # the next batch's read starts before the parse, not after it: started after it, the read was often not done
     # when the steps after the parse (the replies' GROUP BY, the INSERT, the bookkeeping) were, and the ingest
@@ -303,7 +302,8 @@ def _ingest_batch(
     # the rows the batch replaces; a file without a `files` row has none (its rows would have been written
     # with it, in one transaction), so a batch of new files skips the four statements
     replaces = any(p.known for p in batch)
-    if replaces:
+    if replaces:  # (batch_from: replace_rows.sql's only variable, set for it alone)
+        con.execute("SET VARIABLE batch_from = (SELECT min(start_line) FROM batch_files)")
         sql.run(con, "ingest/replace_rows")
     sql.run(con, "ingest/ingest_commit")
     if cast("tuple[bool]", con.execute("SELECT EXISTS (FROM seq_fix)").fetchall()[0])[0]:
@@ -349,14 +349,13 @@ def tally(con: duckdb.DuckDBPyConnection, res: IngestResult, run_files: dict[str
     )
     con.execute("CREATE OR REPLACE TEMP TABLE run_files AS SELECT * FROM _run_files")
     con.unregister("_run_files")
-    res.events, res.lines, res.files_with_events, res.rejects = cast(
-        "tuple[int, int, int, int]", sql.query(con, "ingest/run_tally").fetchall()[0]
+    res.events, res.lines, res.files_with_events, res.rejects, kinds = cast(
+        "tuple[int, int, int, int, list[tuple[str, int]]]", sql.query(con, "ingest/run_tally").fetchall()[0]
     )
-    for kind, n in con.execute(
-        "SELECT s.kind, count(*) FROM skipped s JOIN run_files r ON s.file = r.file "
-        "AND s.line >= r.start_line GROUP BY ALL"
-    ).fetchall():
+    for kind, n in kinds:
         res.skipped[kind] = n
+    if not any(kind.startswith("unknown_shape:") for kind in res.skipped):
+        return  # (unknown_shapes.sql counts exactly those of the run's skipped lines: none)
     cur = sql.query(con, "ingest/unknown_shapes", {"files": list(run_files), "start_lines": list(run_files.values())})
     cols = [d[0] for d in cur.description]
     res.unknown_shapes = [dict(zip(cols, r)) for r in cur.fetchall()]

@@ -10,7 +10,6 @@ import contextlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import cast
 
 import duckdb
 import pyarrow as pa
@@ -80,7 +79,7 @@ def parse_batch(
     with _room_for_long_lines(con, longest), _room_for_long_lines(apart.con if apart else None, longest):
         sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")
         views, parsed = con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchall()[0]
-        if views != fmt:
+        if views != fmt:  # (parse_views is then reset: this batch's views are made again)
             _drop_outputs(con, parsed is not None)
         if SPECS[fmt].whole_file:
             sql.run(con, "ingest/stage_doc")
@@ -91,7 +90,7 @@ def parse_batch(
             "CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER, "
             "ctx_session VARCHAR, ctx_model VARCHAR, ctx_turn VARCHAR)"
         )
-        _run_parse(con, fmt, held, apart if held is not None else None)
+        _run_parse(con, fmt, held, apart if held is not None else None, ready=views == fmt)
 
 
 @contextmanager
@@ -111,12 +110,18 @@ def _room_for_long_lines(con: duckdb.DuckDBPyConnection | None, longest: int) ->
         con.execute(f"SET threads = {threads}")
 
 
-def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = None, apart: Apart | None = None) -> None:
+def _run_parse(
+    con: duckdb.DuckDBPyConnection,
+    fmt: str,
+    held: Held | None = None,
+    apart: Apart | None = None,
+    ready: bool = False,
+) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
     (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`), an `apart`
-    one's run in the second instance (its SET / RESET of a setting there too)."""
-    ready = _views_of(con) == fmt
+    one's run in the second instance (its SET / RESET of a setting there too). ready: whether the connection holds
+    this format's views already (the variable parse_views, which the caller read)."""
     for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
@@ -129,12 +134,8 @@ def _run_parse(con: duckdb.DuckDBPyConnection, fmt: str, held: Held | None = Non
                         con.execute(stmt)
                         if apart is not None and _SETTING.match(stmt):
                             apart.con.execute(stmt)
-    con.execute("SET VARIABLE parse_views = ?", [fmt])
-
-
-def _views_of(con: duckdb.DuckDBPyConnection) -> str | None:
-    """The format whose parse views this connection holds (None after _drop_outputs)."""
-    return cast("str | None", con.execute("SELECT getvariable('parse_views')").fetchall()[0][0])
+    if not ready:
+        con.execute("SET VARIABLE parse_views = ?", [fmt])
 
 
 def _defines_only(stmt: str) -> bool:
