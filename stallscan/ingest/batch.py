@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import duckdb
@@ -16,11 +17,12 @@ from stallscan.ingest import tx as txn
 from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.parse_apart import Apart
-from stallscan.ingest.parse_batch import Held, parse_batch
+from stallscan.ingest.parse_batch import Held, parse_apart, parse_batch
 from stallscan.ingest.plan import FilePlan, file_stem, has_companion
 from stallscan.ingest.read_ahead import Read, ReadAhead
 from stallscan.ingest.reader import Arena, ReadState
 from stallscan.store import arrow, sql
+from stallscan.store.beside import Beside
 from stallscan.store.db import one_thread
 
 if TYPE_CHECKING:
@@ -86,7 +88,7 @@ def run_batches(
     arenas = (Arena(), Arena())  # a batch's lines and the next batch's, read ahead (ingest/read_ahead.py), in turn
     held = Held(con)
     hold = held if total >= HOLD_FROM else None  # (the parse's large per-batch tables as Arrow: parse_batch.Held)
-    apart = _Apart(con, stage) if hold is not None else None  # (a held run's parse instance: ingest/parse_apart.py)
+    apart = _Apart(con) if hold is not None else None  # (a held run's parse instance: ingest/parse_apart.py)
     failpoint = Failpoint.from_env("ingest.commit")  # a crash test's stop ($STALLSCAN_FAILPOINT), else a no-op
     con.register("stage_raw", stage)
     # the totals of files read on from a held tail, per file (queries/ingest/run_tails.sql)
@@ -101,10 +103,9 @@ def run_batches(
             continued: list[FilePlan] = []
             # (closed on a failed batch: the read under way ends before the rollback)
             with contextlib.closing(ReadAhead(con, arenas, list(_batches(plans, batch_bytes)), batch_bytes)) as read:
-                for reads in read:
-                    nbytes, nrows = _ingest_batch(
-                        con, stage, reads, res, touched, continued, tx, read.start_next, hold, apart
-                    )
+                # (`lambda: tx`: the transaction's bookkeeping as it is when asked; a flush below replaces it)
+                batches = _pass(con, stage, read, res, touched, continued, lambda: tx, hold, apart)  # noqa: B023
+                for nbytes, nrows in batches:
                     done, tx_bytes, tx_rows = done + nbytes, tx_bytes + nbytes, tx_rows + nrows
                     if tx_rows >= COMMIT_ROWS or tx_bytes >= COMMIT_BYTES:
                         tx = txn.flush(con, tx)
@@ -177,8 +178,8 @@ class _Apart:
     `close` (after the last batch, again on a failure: a no-op the second time) closes the instance and sets the
     threads back, so the last COMMIT's checkpoint runs on them as before."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, stage: _Stage) -> None:
-        self.con, self.stage = con, stage
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con, self.stage = con, _Stage()  # (its own staged lines: a batch parsed ahead is not the ingest's)
         self.apart: Apart | None = None
         self.threads = contextlib.ExitStack()
 
@@ -219,48 +220,47 @@ def _as_text(staged: pa.Table) -> pa.Table | None:
     return staged.set_column(staged.schema.get_field_index("raw"), "raw", text)
 
 
-def _ingest_batch(
-    con: duckdb.DuckDBPyConnection,
-    stage: _Stage,
-    reads: list[Read],
-    res: IngestResult,
-    touched: set[str],
-    continued: list[FilePlan],
-    tx: txn.Tx,
-    read_next: Callable[[], None],
-    held: Held | None = None,
-    apart: _Apart | None = None,
-) -> tuple[int, int]:
-    """Parse and write one batch of same-format files (a big file: one chunk), as read (ingest/read_ahead.py),
-    inside the open transaction; its files' bookkeeping is left to the flush (`tx`); `read_next` is called just
-    before its parse statement (the next batch's read starts). Returns the bytes read and the events written."""
+@dataclass
+class _Staged:
+    """One batch as staged for its parse: its readable files (fids from fid0), their read states and `files` rows,
+    its lines (record batches of STAGE_ROWS; Arrow strings when `text`) and the longest line's bytes."""
+
+    batch: list[FilePlan]
+    states: list[ReadState]
+    files: pa.Table
+    lines: pa.Table
+    text: bool
+    longest: int
+    fid0: int
+    nbytes: int  # (read: the readable files' bytes)
+
+
+def _stage(reads: list[Read], res: IngestResult, continued: list[FilePlan], fid0: int) -> _Staged | None:
+    """A batch as read, staged (None when no file of it could be read)."""
     tables: list[pa.Table] = []
     states: list[ReadState] = []
     nbytes = 0
-    readable: list[FilePlan] = []
+    batch: list[FilePlan] = []
     for r in reads:
         if r.unreadable is not None:
             res.unreadable.append((str(r.plan.path), r.unreadable))
             continue
-        fid = len(tx.plans) + len(readable)  # (unique across the batches tx gathers)
-        tables.extend(block.table(fid) for block in r.blocks)
-        readable.append(r.plan)
+        tables.extend(block.table(fid0 + len(batch)) for block in r.blocks)  # (unique across the batches tx gathers)
+        batch.append(r.plan)
         states.append(r.state)
         nbytes += r.state.consumed_bytes - r.plan.start_offset
         res.pending += 1 if r.state.pending_bytes else 0
         if r.state.more:
             continued.append(r.plan)
-    if not readable:
-        return nbytes, 0
-    batch = readable
+    if not batch:
+        return None
     # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = pa.concat_tables(tables) if tables else stage.empty
+    staged = pa.concat_tables(tables) if tables else _Stage().empty
     text = _as_text(staged)
     lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
-    stage.table = pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema)
     files = arrow.table(
         {
-            "fid": arrow.from_numpy(np.arange(len(tx.plans), len(tx.plans) + len(batch), dtype=np.int32)),
+            "fid": arrow.from_numpy(np.arange(fid0, fid0 + len(batch), dtype=np.int32)),
             "file": arrow.strings([str(p.path) for p in batch]),
             "stem": arrow.strings([file_stem(p.path) for p in batch]),
             "fmt": arrow.strings([p.fmt for p in batch]),
@@ -272,18 +272,111 @@ def _ingest_batch(
             "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
         }
     )
-    con.register("_batch_files", files)
+    return _Staged(
+        batch,
+        states,
+        files,
+        pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema),
+        text is not None,
+        _longest(staged.column("raw")),
+        fid0,
+        nbytes,
+    )
+
+
+def _pass(
+    con: duckdb.DuckDBPyConnection,
+    stage: _Stage,
+    read: ReadAhead,
+    res: IngestResult,
+    touched: set[str],
+    continued: list[FilePlan],
+    tx: Callable[[], txn.Tx],
+    held: Held | None,
+    apart: _Apart | None,
+) -> Iterator[tuple[int, int]]:
+    """Parse and write a pass's batches in order, yielding each one's bytes read and events written once it is
+    written (the caller may then flush and commit: `tx` gives the transaction's bookkeeping as it is then). In a held
+    run a batch whose format parses apart (FormatSpec.apart) has those tables parsed in the second instance on a
+    worker thread while the ingest's instance writes the batch before on the caller's: the two share no table (the
+    apart tables read the staged lines alone), and the second CPU idled while the batch before's replies were
+    grouped and written on the ingest's one thread (docs/benchmarks.md "first29"). The first such batch of a pass
+    (nothing to write beside it) parses in its turn, as does every batch of another format."""
+    prev: tuple[_Staged, Beside | dict[str, pa.Table]] | None = None  # parsed (or parsing), not yet written
+    try:
+        for reads in read:
+            staged = _stage(reads, res, continued, len(tx().plans) + (len(prev[0].batch) if prev else 0))
+            parsing = apart.get(staged.batch[0].fmt) if apart is not None and staged is not None else None
+            if prev is not None and isinstance(prev[1], Beside):  # (done before its lines' arena is read into)
+                prev = (prev[0], prev[1].result())
+            if parsing is None or staged is None:
+                if prev is not None:
+                    yield _write(con, stage, *_done(prev), res, touched, tx(), held, read.start_next)
+                    prev = None
+                yield _write(con, stage, staged, None, res, touched, tx(), held, read.start_next) if staged else (0, 0)
+                continue
+            read.start_next()
+            lines = cast("_Apart", apart).stage  # (the second instance's staged lines)
+            if prev is None:
+                prev = (staged, _parse_apart(parsing, lines, staged))
+                continue
+            job = Beside(_parse_apart, parsing, lines, staged, name="stallscan-parse")
+            last, prev = prev, (staged, job)
+            yield _write(con, stage, *_done(last), res, touched, tx(), held, read.start_next)
+        if prev is not None:
+            last, prev = prev, None
+            yield _write(con, stage, *_done(last), res, touched, tx(), held, read.start_next)
+    finally:
+        if prev is not None and isinstance(prev[1], Beside):  # (a failure: the parse under way ends first)
+            prev[1].join()
+
+
+def _done(prev: tuple[_Staged, Beside | dict[str, pa.Table]]) -> tuple[_Staged, dict[str, pa.Table]]:
+    return prev[0], cast("dict[str, pa.Table]", prev[1].result() if isinstance(prev[1], Beside) else prev[1])
+
+
+def _parse_apart(parsing: Apart, lines: _Stage, staged: _Staged) -> dict[str, pa.Table]:
+    """A staged batch's apart tables, parsed in the second instance (on whichever thread calls), whose staged
+    lines are `lines`."""
+    lines.table = staged.lines
+    try:
+        parsing.batch(staged.files, "ingest/stage_lines_text" if staged.text else "ingest/stage_lines")
+        return parse_apart(parsing.con, staged.batch[0].fmt, staged.longest)
+    finally:
+        lines.table = lines.empty
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    stage: _Stage,
+    staged: _Staged,
+    parsed: dict[str, pa.Table] | None,
+    res: IngestResult,
+    touched: set[str],
+    tx: txn.Tx,
+    held: Held | None,
+    read_next: Callable[[], None],
+) -> tuple[int, int]:
+    """Parse one staged batch of same-format files (a big file: one chunk), but for the apart tables in `parsed`,
+    and write it inside the open transaction; its files' bookkeeping is left to the flush (`tx`). Without `parsed`,
+    `read_next` is called just before its parse (the next batch's read starts). Returns the bytes read and the
+    events written."""
+    batch, states = staged.batch, staged.states
+    if staged.fid0 != len(tx.plans):  # (a flush came between its staging and now: its fids start at 0 again)
+        by = len(tx.plans) - staged.fid0
+        parsed = {k: _shift_fids(t, by) for k, t in parsed.items()} if parsed is not None else None
+        staged.files, staged.lines = _shift_fids(staged.files, by), _shift_fids(staged.lines, by)
+        staged.lines = pa.Table.from_batches(staged.lines.to_batches(max_chunksize=STAGE_ROWS), staged.lines.schema)
+    con.register("_batch_files", staged.files)
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
     con.unregister("_batch_files")
-    longest = _longest(staged.column("raw"))
-    # the next batch's read starts before the parse, not after it: started after it, the read was often not done
-    # when the steps after the parse (the replies' GROUP BY, the INSERT, the bookkeeping) were, and the ingest
-    # waited for it with a CPU idle (0.2-0.3 s of the 311 MB tree's second batch; docs/benchmarks.md, "first24")
-    read_next()
-    parsing = apart.get(batch[0].fmt) if apart is not None else None
-    if parsing is not None:
-        parsing.batch(files, "ingest/stage_lines_text" if text is not None else "ingest/stage_lines")
-    parse_batch(con, batch[0].fmt, longest, held, text=text is not None, apart=parsing)
+    stage.table = staged.lines
+    if parsed is None:
+        # the next batch's read starts before the parse, not after it: started after it, the read was often not
+        # done when the steps after the parse (the replies' GROUP BY, the INSERT, the bookkeeping) were, and the
+        # ingest waited for it with a CPU idle (0.2-0.3 s of the 311 MB tree's second batch; "first24")
+        read_next()
+    parse_batch(con, batch[0].fmt, staged.longest, held, text=staged.text, given=parsed)
     sql.run(con, "ingest/batch_keys")
     if any(st.more for st in states):  # the rows a next chunk re-reads are held back (see hold_tail.sql)
         sql.run(con, "ingest/hold_tail")
@@ -320,10 +413,16 @@ def _ingest_batch(
     ).fetchall()
     touched.update(r[0] for r in written if r[1] is not None)
     tx.add(batch, states, list(dict.fromkeys(r[0] for r in written)))
-    res.bytes += nbytes
+    res.bytes += staged.nbytes
     con.execute("DROP VIEW IF EXISTS stage_lines")
     stage.table = stage.empty
-    return nbytes, sum(r[1] or 0 for r in written)
+    return staged.nbytes, sum(r[1] or 0 for r in written)
+
+
+def _shift_fids(table: pa.Table, by: int) -> pa.Table:
+    at = table.schema.get_field_index("fid")
+    fids = table.column(at).to_numpy() + by
+    return table.set_column(at, "fid", arrow.from_numpy(fids.astype(np.int32)))
 
 
 def _book_damage(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:

@@ -15,7 +15,6 @@ import duckdb
 import pyarrow as pa
 
 from stallscan.ingest.detect import SPECS
-from stallscan.ingest.parse_apart import Apart
 from stallscan.store import sql
 
 LONG_LINE = 8 * 1024 * 1024  # lines longer than this get a single-threaded parse with more memory
@@ -69,14 +68,14 @@ def parse_batch(
     longest: int,
     held: Held | None = None,
     text: bool = False,
-    apart: Apart | None = None,
+    given: dict[str, pa.Table] | None = None,
 ) -> None:
     """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
     Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
     (a reject) instead of raising, which would abort the transaction. `held`: where the format's held tables
     go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text).
-    `apart`: the second instance the format's `apart` tables are parsed in (with `held` only; its batch set)."""
-    with _room_for_long_lines(con, longest), _room_for_long_lines(apart.con if apart else None, longest):
+    `given`: the format's `apart` tables as parse_apart made them (with `held` only)."""
+    with _room_for_long_lines(con, longest):
         sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")
         views, parsed = con.execute("SELECT getvariable('parse_views'), getvariable('parse_any')").fetchall()[0]
         if views != fmt:  # (parse_views is then reset: this batch's views are made again)
@@ -90,7 +89,7 @@ def parse_batch(
             "CREATE OR REPLACE TEMP TABLE fmt_resume (fid INTEGER, line INTEGER, from_line INTEGER, "
             "ctx_session VARCHAR, ctx_model VARCHAR, ctx_turn VARCHAR)"
         )
-        _run_parse(con, fmt, held, apart if held is not None else None, ready=views == fmt)
+        _run_parse(con, fmt, held, given if held is not None else None, ready=views == fmt)
 
 
 @contextmanager
@@ -114,28 +113,45 @@ def _run_parse(
     con: duckdb.DuckDBPyConnection,
     fmt: str,
     held: Held | None = None,
-    apart: Apart | None = None,
+    given: dict[str, pa.Table] | None = None,
     ready: bool = False,
 ) -> None:
     """Run ingest/<fmt>_events.sql and its shared steps. Their views and macros read the batch's tables by name
     when used, so after a batch of the same format they are still in place: only the tables are rebuilt
-    (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`), an `apart`
-    one's run in the second instance (its SET / RESET of a setting there too). ready: whether the connection holds
+    (binding a view costs tens of milliseconds a batch). A held table's SELECT goes to Arrow (`Held`); an `apart`
+    one is taken from `given` (parse_apart's, made in the second instance). ready: whether the connection holds
     this format's views already (the variable parse_views, which the caller read)."""
     for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
             if not (ready and _defines_only(stmt)):
                 with sql.timed(f"ingest/{name}#{i}"):
                     made = _CREATE.match(stmt) if held is not None else None
-                    if held is not None and made and made.group(1) in SPECS[fmt].held:
-                        on = apart.con if apart is not None and made.group(1) in SPECS[fmt].apart else con
-                        held.put(made.group(1), on.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
+                    if held is not None and made and given is not None and made.group(1) in given:
+                        held.put(made.group(1), given[made.group(1)])
+                    elif held is not None and made and made.group(1) in SPECS[fmt].held:
+                        held.put(made.group(1), con.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
                     else:
                         con.execute(stmt)
-                        if apart is not None and _SETTING.match(stmt):
-                            apart.con.execute(stmt)
     if not ready:
         con.execute("SET VARIABLE parse_views = ?", [fmt])
+
+
+def parse_apart(con: duckdb.DuckDBPyConnection, fmt: str, longest: int) -> dict[str, pa.Table]:
+    """The format's `apart` tables (FormatSpec.apart: made from the staged lines and batch_files alone) parsed on
+    `con`, the second instance (parse_apart.Apart, its batch set), with the SET / RESET of a setting around them,
+    as Arrow tables for parse_batch's `given`. Touches nothing of the ingest's instance: it may run on another
+    thread while that instance writes the batch before."""
+    out: dict[str, pa.Table] = {}
+    with _room_for_long_lines(con, longest):
+        for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
+            for i, stmt in enumerate(sql.load(f"ingest/{name}")):
+                made = _CREATE.match(stmt)
+                if _SETTING.match(stmt):
+                    con.execute(stmt)
+                elif made and made.group(1) in SPECS[fmt].apart:
+                    with sql.timed(f"ingest/{name}#{i}"):
+                        out[made.group(1)] = con.sql(made.group(2)).to_arrow_table()
+    return out
 
 
 def _defines_only(stmt: str) -> bool:
