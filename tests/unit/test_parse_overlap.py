@@ -127,3 +127,21 @@ def test_a_failed_parse_beside_the_write_is_raised_and_rolls_back(many, monkeypa
         assert con.execute("SELECT count(*) FROM events").fetchone()[0] > 100
     finally:
         con.close()
+
+
+def test_a_pass_is_cut_into_as_many_batches_of_even_bytes():
+    """As many batches as the batch bytes ask for, of about even bytes: eight 40 MB files in three batches of 120,
+    120 and 80 MB at 128 MB a batch (not two of 160: a batch closes once it reaches its share), and 311 MB of small
+    files in three of about 104 MB, not 128 + 128 + 55."""
+
+    class Plan:
+        def __init__(self, size: int, fmt: str = "claude_code") -> None:
+            self.size, self.start_offset, self.fmt = size, 0, fmt
+
+    mb = 1 << 20
+    sizes = lambda plans: [sum(p.size for p in b) // mb for b in batch._batches(plans, 128 * mb)]
+    assert sizes([Plan(40 * mb) for _ in range(8)]) == [120, 120, 80]
+    tree = sizes([Plan(mb // 4) for _ in range(4 * 311)])
+    assert len(tree) == 3 and max(tree) - min(tree) <= 1
+    assert sizes([Plan(mb), Plan(mb, "codex")]) == [1, 1]  # (one format a batch)
+    assert sizes([Plan(0)]) == [0]
