@@ -123,12 +123,12 @@ def _run_parse(
     this format's views already (the variable parse_views, which the caller read)."""
     for name in (*SPECS[fmt].before, f"{fmt}_events", *SPECS[fmt].then):
         for i, stmt in enumerate(sql.load(f"ingest/{name}")):
-            if not (ready and _defines_only(stmt)):
+            made = _CREATE.match(stmt) if held is not None else None
+            if held is not None and made and given is not None and made.group(1) in given:
+                held.put(made.group(1), given[made.group(1)])  # (parsed apart: parse_apart timed it)
+            elif not (ready and _defines_only(stmt)):
                 with sql.timed(f"ingest/{name}#{i}"):
-                    made = _CREATE.match(stmt) if held is not None else None
-                    if held is not None and made and given is not None and made.group(1) in given:
-                        held.put(made.group(1), given[made.group(1)])
-                    elif held is not None and made and made.group(1) in SPECS[fmt].held:
+                    if held is not None and made and made.group(1) in SPECS[fmt].held:
                         held.put(made.group(1), con.sql(made.group(2)).to_arrow_table())  # (no DB-API copy)
                     else:
                         con.execute(stmt)
