@@ -90,7 +90,8 @@ class ReadAhead:
     next one on the worker from the moment the batch before starts its parse (`start_next`; started after the
     parse, the read was often not done when the steps after it were, and the ingest waited with a CPU idle:
     docs/benchmarks.md, "first24"). Two arenas take turns: a batch's lines stay staged until its last statement
-    while the next batch is read into the other (a batch read in its turn reuses the arena of the batch before:
+    that reads them while the next batch is read into the other (in a held run's pass, batch._pass, that is its
+    apart tables' parse: the next read starts before the write of the batch before, which reads no staged line) (a batch read in its turn reuses the arena of the batch before:
     no second arena). A batch with a file that may be one JSON array is read in its turn (`read_array` runs on
     the connection). Only within a pass: a big file's next chunk starts where the flush after the pass leaves its
     `files` row. `close` waits for a read under way (a failed batch: its arena must not go while read)."""
