@@ -68,10 +68,18 @@ LEFT_TO_TYPER = ("--help", "-h", "--from-parquet", "--events")
 # MB higher (docs/benchmarks.md, first17). Read once, when duckdb is loaded: set before anything imports it;
 # a value the user set is kept.
 ALLOCATOR_CONF = ("DUCKDB_JE_MALLOC_CONF", "dirty_decay_ms:10000")
+# numpy's OpenBLAS starts a worker thread per further CPU when numpy loads, and each spins (sched_yield) for about
+# 2^28 cycles before it sleeps, whether or not a BLAS routine ever runs: 0.05-0.1 CPU s of every command that
+# imports numpy (`python -c "import numpy"`, 10 alternated runs: 0.21 -> 0.13 CPU s at the median). stallscan's
+# only BLAS products (stallscan/sweep/bootstrap.py: (2 x sessions) by (sessions x resamples) at most 2^18 cells,
+# integer terms held exactly, so the same sums in any order) are too small for threads to pay. Read once, when
+# OpenBLAS loads: set before anything imports numpy; a value the user set is kept (docs/benchmarks.md, "ing29").
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
     os.environ.setdefault(*ALLOCATOR_CONF)
+    os.environ.setdefault(*BLAS_THREADS)
     # at the exit, after the command's own exit handlers (registered later, run earlier): every object moved out
     # of the collector's generations, so the interpreter's last collections do not walk every object the command
     # loaded (numpy, pyarrow, duckdb, typer) and free them cycle by cycle; the memory goes back with the process.
