@@ -6,11 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 from stallscan.ingest import tx as txn
@@ -18,9 +16,10 @@ from stallscan.ingest.detect import SPECS
 from stallscan.ingest.failpoint import Failpoint
 from stallscan.ingest.parse_apart import Apart
 from stallscan.ingest.parse_batch import Held, parse_apart, parse_batch
-from stallscan.ingest.plan import FilePlan, file_stem, has_companion
-from stallscan.ingest.read_ahead import Read, ReadAhead
+from stallscan.ingest.plan import FilePlan
+from stallscan.ingest.read_ahead import ReadAhead
 from stallscan.ingest.reader import Arena, ReadState
+from stallscan.ingest.staged import STAGE_ROWS, Stage, Staged, shift_fids, stage_batch
 from stallscan.store import arrow, sql
 from stallscan.store.beside import Beside
 from stallscan.store.db import one_thread
@@ -41,23 +40,6 @@ COMMIT_BYTES = int(os.environ.get("STALLSCAN_COMMIT_BYTES") or 1 << 31)
 # (1.28 -> 1.33 s wall, the same CPU); the ingest alone lower from 134 MB, the same at 71 MB, slower at 34 MB.
 # $STALLSCAN_HOLD_FROM forces either path (tests: 1 or a huge number)
 HOLD_FROM = int(os.environ.get("STALLSCAN_HOLD_FROM") or 64 * 1024 * 1024)
-STAGE_ROWS = 2048  # rows per arrow record batch handed to DuckDB
-
-
-def _longest(raw: pa.ChunkedArray) -> int:
-    """The longest line's bytes, from each chunk's offsets (pyarrow.compute's max of binary_length costs a 40
-    ms import); a chunk with nulls (none is staged so) is measured by pyarrow.compute."""
-    most = 0
-    for c in raw.chunks:
-        if c.null_count:
-            from stallscan.store.arrow_compute import compute as pc
-
-            most = max(most, pc.max(pc.binary_length(c)).as_py() or 0)
-        elif len(c):
-            width = np.int64 if pa.types.is_large_binary(c.type) else np.int32
-            at = np.frombuffer(c.buffers()[1], width)[c.offset : c.offset + len(c) + 1]
-            most = max(most, int(np.diff(at).max()))
-    return most
 
 
 def run_batches(
@@ -84,7 +66,7 @@ def run_batches(
     the parse's large tables as Arrow and parses in a second DuckDB instance, `con` on one thread (_Apart)."""
     done = 0
     tx_rows = tx_bytes = 0
-    stage = _Stage()
+    stage = Stage()
     arenas = (Arena(), Arena())  # a batch's lines and the next batch's, read ahead (ingest/read_ahead.py), in turn
     held = Held(con)
     hold = held if total >= HOLD_FROM else None  # (the parse's large per-batch tables as Arrow: parse_batch.Held)
@@ -164,22 +146,6 @@ def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]
             yield batch
 
 
-class _Stage:
-    """The batch's lines as DuckDB sees them (`stage_raw`): registered once per run, its table swapped per
-    batch. An object registered inside a transaction stays referenced until the transaction ends, and the
-    ingest transaction spans batches: registering each batch's lines would hold every batch's bytes."""
-
-    def __init__(self) -> None:
-        none = np.empty(0, np.int32)
-        self.empty = arrow.table(
-            {"fid": arrow.from_numpy(none), "line": arrow.from_numpy(none), "raw": arrow.strings([], pa.large_binary())}
-        )
-        self.table = self.empty  # (registering reads the schema)
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self.table.__arrow_c_stream__(requested_schema)
-
-
 class _Apart:
     """A held run's second DuckDB instance, made at its first batch of a format with `apart` tables
     (FormatSpec.apart): from then on the ingest's own instance runs on one worker thread (one switch a run).
@@ -187,7 +153,7 @@ class _Apart:
     threads back, so the last COMMIT's checkpoint runs on them as before."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con, self.stage = con, _Stage()  # (its own staged lines: a batch parsed ahead is not the ingest's)
+        self.con, self.stage = con, Stage()  # (its own staged lines: a batch parsed ahead is not the ingest's)
         self.apart: Apart | None = None
         self.threads = contextlib.ExitStack()
 
@@ -208,93 +174,9 @@ class _Apart:
                 self.apart = None
 
 
-def _as_text(staged: pa.Table) -> pa.Table | None:
-    """The staged lines with `raw` as Arrow strings, when pyarrow finds every line valid UTF-8 (about 0.15 CPU s a
-    GB): DuckDB then reads each line's text in place instead of decoding a copy of it (queries/ingest/
-    stage_lines_text.sql; docs/benchmarks.md "ing22"). None when a line is not valid UTF-8: stage_lines.sql then
-    decodes line by line and keeps such a line as a reject."""
-    raw = staged.column("raw")
-    if pa.types.is_large_binary(raw.type):
-        kind = pa.large_string()
-    elif pa.types.is_binary(raw.type):
-        kind = pa.string()
-    else:
-        return None
-    try:
-        text = pa.chunked_array([c.view(kind) for c in raw.chunks], kind)
-        text.validate(full=True)
-    except pa.ArrowInvalid:
-        return None
-    return staged.set_column(staged.schema.get_field_index("raw"), "raw", text)
-
-
-@dataclass
-class _Staged:
-    """One batch as staged for its parse: its readable files (fids from fid0), their read states and `files` rows,
-    its lines (record batches of STAGE_ROWS; Arrow strings when `text`) and the longest line's bytes."""
-
-    batch: list[FilePlan]
-    states: list[ReadState]
-    files: pa.Table
-    lines: pa.Table
-    text: bool
-    longest: int
-    fid0: int
-    nbytes: int  # (read: the readable files' bytes)
-
-
-def _stage(reads: list[Read], res: IngestResult, continued: list[FilePlan], fid0: int) -> _Staged | None:
-    """A batch as read, staged (None when no file of it could be read)."""
-    tables: list[pa.Table] = []
-    states: list[ReadState] = []
-    nbytes = 0
-    batch: list[FilePlan] = []
-    for r in reads:
-        if r.unreadable is not None:
-            res.unreadable.append((str(r.plan.path), r.unreadable))
-            continue
-        tables.extend(block.table(fid0 + len(batch)) for block in r.blocks)  # (unique across the batches tx gathers)
-        batch.append(r.plan)
-        states.append(r.state)
-        nbytes += r.state.consumed_bytes - r.plan.start_offset
-        res.pending += 1 if r.state.pending_bytes else 0
-        if r.state.more:
-            continued.append(r.plan)
-    if not batch:
-        return None
-    # zero-copy staging: DuckDB scans the arrow batches in parallel (small record batches = more threads)
-    staged = pa.concat_tables(tables) if tables else _Stage().empty
-    text = _as_text(staged)
-    lines = staged if text is None else text  # (not `text or staged`: a table of no rows is false)
-    files = arrow.table(
-        {
-            "fid": arrow.from_numpy(np.arange(fid0, fid0 + len(batch), dtype=np.int32)),
-            "file": arrow.strings([str(p.path) for p in batch]),
-            "stem": arrow.strings([file_stem(p.path) for p in batch]),
-            "fmt": arrow.strings([p.fmt for p in batch]),
-            "start_line": arrow.column([p.start_line for p in batch], pa.int32()),
-            "ctx_session": arrow.strings([p.ctx_session for p in batch]),
-            "ctx_model": arrow.strings([p.ctx_model for p in batch]),
-            "ctx_turn": arrow.strings([p.ctx_turn for p in batch]),
-            "companion": arrow.column([has_companion(p) for p in batch], pa.bool_()),
-            "more": arrow.column([st.more for st in states], pa.bool_()),  # read on in a next chunk
-        }
-    )
-    return _Staged(
-        batch,
-        states,
-        files,
-        pa.Table.from_batches(lines.to_batches(max_chunksize=STAGE_ROWS), lines.schema),
-        text is not None,
-        _longest(staged.column("raw")),
-        fid0,
-        nbytes,
-    )
-
-
 def _pass(
     con: duckdb.DuckDBPyConnection,
-    stage: _Stage,
+    stage: Stage,
     read: ReadAhead,
     res: IngestResult,
     touched: set[str],
@@ -310,10 +192,10 @@ def _pass(
     apart tables read the staged lines alone), and the second CPU idled while the batch before's replies were
     grouped and written on the ingest's one thread (docs/benchmarks.md "first29"). The first such batch of a pass
     (nothing to write beside it) parses in its turn, as does every batch of another format."""
-    prev: tuple[_Staged, Beside | dict[str, pa.Table]] | None = None  # parsed (or parsing), not yet written
+    prev: tuple[Staged, Beside | dict[str, pa.Table]] | None = None  # parsed (or parsing), not yet written
     try:
         for reads in read:
-            staged = _stage(reads, res, continued, len(tx().plans) + (len(prev[0].batch) if prev else 0))
+            staged = stage_batch(reads, res, continued, len(tx().plans) + (len(prev[0].batch) if prev else 0))
             parsing = apart.get(staged.batch[0].fmt) if apart is not None and staged is not None else None
             if prev is not None and isinstance(prev[1], Beside):  # (done before its lines' arena is read into)
                 prev = (prev[0], prev[1].result())
@@ -339,11 +221,11 @@ def _pass(
             prev[1].join()
 
 
-def _done(prev: tuple[_Staged, Beside | dict[str, pa.Table]]) -> tuple[_Staged, dict[str, pa.Table]]:
+def _done(prev: tuple[Staged, Beside | dict[str, pa.Table]]) -> tuple[Staged, dict[str, pa.Table]]:
     return prev[0], cast("dict[str, pa.Table]", prev[1].result() if isinstance(prev[1], Beside) else prev[1])
 
 
-def _parse_apart(parsing: Apart, lines: _Stage, staged: _Staged) -> dict[str, pa.Table]:
+def _parse_apart(parsing: Apart, lines: Stage, staged: Staged) -> dict[str, pa.Table]:
     """A staged batch's apart tables, parsed in the second instance (on whichever thread calls), whose staged
     lines are `lines`."""
     lines.table = staged.lines
@@ -356,8 +238,8 @@ def _parse_apart(parsing: Apart, lines: _Stage, staged: _Staged) -> dict[str, pa
 
 def _write(
     con: duckdb.DuckDBPyConnection,
-    stage: _Stage,
-    staged: _Staged,
+    stage: Stage,
+    staged: Staged,
     parsed: dict[str, pa.Table] | None,
     res: IngestResult,
     touched: set[str],
@@ -372,8 +254,8 @@ def _write(
     batch, states = staged.batch, staged.states
     if staged.fid0 != len(tx.plans):  # (a flush came between its staging and now: its fids start at 0 again)
         by = len(tx.plans) - staged.fid0
-        parsed = {k: _shift_fids(t, by) for k, t in parsed.items()} if parsed is not None else None
-        staged.files, staged.lines = _shift_fids(staged.files, by), _shift_fids(staged.lines, by)
+        parsed = {k: shift_fids(t, by) for k, t in parsed.items()} if parsed is not None else None
+        staged.files, staged.lines = shift_fids(staged.files, by), shift_fids(staged.lines, by)
         staged.lines = pa.Table.from_batches(staged.lines.to_batches(max_chunksize=STAGE_ROWS), staged.lines.schema)
     con.register("_batch_files", staged.files)
     con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM _batch_files")
@@ -425,12 +307,6 @@ def _write(
     con.execute("DROP VIEW IF EXISTS stage_lines")
     stage.table = stage.empty
     return staged.nbytes, sum(r[1] or 0 for r in written)
-
-
-def _shift_fids(table: pa.Table, by: int) -> pa.Table:
-    at = table.schema.get_field_index("fid")
-    fids = table.column(at).to_numpy() + by
-    return table.set_column(at, "fid", arrow.from_numpy(fids.astype(np.int32)))
 
 
 def _book_damage(con: duckdb.DuckDBPyConnection, batch: list[FilePlan], states: list[ReadState]) -> None:

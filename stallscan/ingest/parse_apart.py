@@ -38,7 +38,7 @@ _MACRO = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE MACRO\b")
 class Apart:
     """The second instance: the schema's macros (parse_line, parse_ts, json_text, is_blank ...), the variable
     lenient_json set (a malformed line parses to NULL, a reject), UTC, the batch's staged lines registered as
-    `stage_raw` (the same object as the ingest's: batch._Stage) and its files as `batch_files` per batch."""
+    `stage_raw` (the same object as the ingest's: staged.Stage) and its files as `batch_files` per batch."""
 
     def __init__(self, ingest: duckdb.DuckDBPyConnection, stage: object) -> None:
         naive_tz = ingest.execute("SELECT getvariable('naive_tz')").fetchall()[0][0]  # (parse_ts reads it)

@@ -73,7 +73,7 @@ def parse_batch(
     """Decode the staged lines and parse them as `fmt`; `longest` is the batch's longest line in bytes.
     Runs inside the ingest transaction with the variable lenient_json set: a malformed line parses to NULL
     (a reject) instead of raising, which would abort the transaction. `held`: where the format's held tables
-    go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (batch._as_text).
+    go (None: they are temp tables). `text`: the lines are staged as Arrow strings, all valid UTF-8 (staged.as_text).
     `given`: the format's `apart` tables as parse_apart made them (with `held` only)."""
     with _room_for_long_lines(con, longest):
         sql.run(con, "ingest/stage_lines_text" if text else "ingest/stage_lines")

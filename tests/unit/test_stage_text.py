@@ -1,4 +1,4 @@
-"""The staged lines as Arrow strings (ingest/batch._as_text, queries/ingest/stage_lines_text.sql) give the same rows
+"""The staged lines as Arrow strings (ingest/staged.as_text, queries/ingest/stage_lines_text.sql) give the same rows
 as the line-by-line decode (stage_lines.sql): a batch with an invalid UTF-8 line falls back to the decode, and blank
 lines, a byte-order mark, CRLF line ends and a NUL inside a string come out the same either way."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from stallscan.ingest import batch
+from stallscan.ingest import batch, staged
 from stallscan.ingest.run import ingest_paths
 from stallscan.store.db import connect
 
@@ -65,17 +65,17 @@ def test_text_staging_gives_the_decoded_rows(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(batch, "HOLD_FROM", hold_from)
     paths = _corpus(tmp_path)
     taken: list[bool] = []
-    as_text = batch._as_text
+    as_text = staged.as_text
 
-    def spy(staged: pa.Table) -> pa.Table | None:
-        out = as_text(staged)
+    def spy(lines: pa.Table) -> pa.Table | None:
+        out = as_text(lines)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(batch, "_as_text", spy)
+    monkeypatch.setattr(staged, "as_text", spy)
     fast = {str(p.name): _rows([p]) for p in paths}
     assert taken == [True, False]  # the clean file as text, the one with an invalid line decoded
-    monkeypatch.setattr(batch, "_as_text", lambda staged: None)
+    monkeypatch.setattr(staged, "as_text", lambda lines: None)
     slow = {str(p.name): _rows([p]) for p in paths}
     assert fast == slow
     # (as the decode gives them: the line after the byte-order mark is a reject, "invalid JSON", on either path)
