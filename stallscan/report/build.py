@@ -78,7 +78,9 @@ def build_report(
         ready.wait()
     scope(con, opts)
     out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
-    early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside)
+    early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside) or the labels (ready)
+    if ready is not None:
+        early.update(ready.early)
     late: dict[str, Any] = {}  # the session refs and timelines, when the lanes' second one collected them (_tail)
     if not opts._replayed and {"boundaries", "stalls"} <= {s.name for s in steps}:
         from stallscan.replay.together import replay_together
@@ -242,7 +244,8 @@ def _laned_tasks(
     from stallscan.report import lanes
 
     firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
-    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    laned = [s for n, s in by_name.items() if n in lanes.LANED and n not in early]  # (not those collected ahead)
+    tasks = lanes.section_tasks(laned, opts, early, firsts)
     if tail is not None:
 
         def run(c: duckdb.DuckDBPyConnection) -> None:
@@ -329,12 +332,12 @@ def _beside_cursor(
 def ready_lane(con: duckdb.DuckDBPyConnection, opts: ReportOptions, few: bool) -> Ready | None:
     """The lanes' second cursor started ahead (stallscan.report.lanes.Ready), when build_report will run the two
     lanes after replays with stamps over a few changed sessions (`few`: few_changes' answer), else None."""
-    from stallscan.report.lanes import Ready
+    from stallscan.report.lanes import AHEAD, Ready
     from stallscan.store.db import threads
 
     if not few or opts._replayed or threads() < 2 or not {"boundaries", "stalls"} <= {s.name for s in sections()}:
         return None
-    return Ready(con, opts)
+    return Ready(con, opts, [s for s in sections() if s.name in AHEAD])
 
 
 # above BESIDE_MAX_EVENTS events, the lanes run only when the replays' runs will be incremental over at most

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from stallscan.cli import app
 from stallscan.report import build, summary_cells
 from stallscan.report import lanes as report_lanes
+from stallscan.report.registry import sections
 from stallscan.report.section import ReportOptions
 from stallscan.store import stamps
 from tests.functional.test_report_lanes import DERIVED, STAMPED, _derived
@@ -48,9 +50,9 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     taken: list[duckdb.DuckDBPyConnection] = []
 
     class Spy(report_lanes.Ready):
-        def __init__(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> None:
+        def __init__(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions, ahead: Any = ()) -> None:
             made.append(self)
-            super().__init__(con, opts)
+            super().__init__(con, opts, ahead)
 
         def take(self) -> duckdb.DuckDBPyConnection:
             cur = super().take()
@@ -65,12 +67,23 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
         refreshed.append((threading.current_thread().name, mode))
         return mode
 
+    corpus = next(s for s in sections() if s.name == "corpus")
+    collect = corpus.collect
+    collected_on: list[str] = []
+
+    def spy_corpus(c: duckdb.DuckDBPyConnection, opts: ReportOptions) -> Any:
+        collected_on.append(threading.current_thread().name)
+        return collect(c, opts)
+
+    monkeypatch.setattr(corpus, "collect", spy_corpus)
     monkeypatch.setattr(report_lanes, "Ready", Spy)
     monkeypatch.setattr(summary_cells, "refresh_sessions", spy_refresh)
     monkeypatch.setenv("STALLSCAN_THREADS", "1")
     code, want = _cli_report(serial)
     assert code == 0 and not made  # one CPU: no lanes, nothing made ahead
+    assert collected_on == ["MainThread"]
     refreshed.clear()
+    collected_on.clear()
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     code, got = _cli_report(ready)
     assert code == 0
@@ -78,6 +91,7 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     # the session cells brought up to date on the thread beside the labels; every other scope finds them so
     assert refreshed[0] == ("stallscan-ready", "incremental")
     assert {mode for _, mode in refreshed[1:]} == {"reused"}
+    assert collected_on == ["stallscan-ready"]  # the corpus section there too, once (not again in the lanes)
     assert json.loads(got.replace("ready.duckdb", "serial.duckdb")) == json.loads(want)
     assert not [t for t in threading.enumerate() if t.name in ("stallscan-ready", "stallscan-lane")]
     a, b = duckdb.connect(str(serial)), duckdb.connect(str(ready))
