@@ -337,7 +337,7 @@ def ready_lane(con: duckdb.DuckDBPyConnection, opts: ReportOptions, few: bool) -
 
     if not few or opts._replayed or threads() < 2 or not {"boundaries", "stalls"} <= {s.name for s in sections()}:
         return None
-    return Ready(con, opts, [s for s in sections() if s.name in AHEAD])
+    return Ready(con, opts, scope, [s for s in sections() if s.name in AHEAD])
 
 
 # above BESIDE_MAX_EVENTS events, the lanes run only when the replays' runs will be incremental over at most

@@ -201,24 +201,36 @@ def run_lanes(
 
 class Ready:
     """The second lane's cursor made ahead, on a thread of its own, while the caller labels the events after one
-    new session: its set-up (store.db.cursor: the report's macros), then the report's scope on it
-    (stallscan.report.build.scope: the session cells brought up to date, written beside the labels as the lanes'
+    new session: its set-up (store.db.cursor: the report's macros), then the report's scope on it (`scope`,
+    stallscan.report.build.scope: it brings the session cells up to date, written beside the labels as the lanes'
     summaries are written beside each other, under derive.STAMPING). The labels' statements run on one DuckDB
     thread, and the second CPU had nothing to do under them; the caller's own scope then finds the session cells
-    up to date, and the lane starts with its cursor made. The `ahead` sections (AHEAD: those that read neither the
-    labels nor a replay's tables) are collected there too, into `early`, and left out of the lanes. `wait()` joins the thread and raises its error;
-    `take()` hands over the cursor (once); `close()` joins and closes a cursor nobody took."""
+    up to date, and the lane starts with its cursor made. The `ahead` sections (AHEAD: those that read neither
+    the labels nor a replay's tables) are collected there too, into `early`, and left out of the lanes. `wait()`
+    joins the thread and raises its error; `take()` hands over the cursor (once); `close()` joins and closes a
+    cursor nobody took."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions, ahead: Sequence[Section] = ()) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        opts: ReportOptions,
+        scope: Callable[[duckdb.DuckDBPyConnection, ReportOptions], None],
+        ahead: Sequence[Section] = (),
+    ) -> None:
         self._cur: duckdb.DuckDBPyConnection | None = None
         self.early: dict[str, Any] = {}  # the `ahead` sections' data, collected on the cursor after its scope
         self._failed: list[BaseException] = []
-        self._thread = threading.Thread(target=self._make, args=(con, opts, ahead), name="stallscan-ready")
+        self._thread = threading.Thread(target=self._make, args=(con, opts, scope, ahead), name="stallscan-ready")
         self._thread.start()
 
-    def _make(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions, ahead: Sequence[Section]) -> None:
+    def _make(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        opts: ReportOptions,
+        scope: Callable[[duckdb.DuckDBPyConnection, ReportOptions], None],
+        ahead: Sequence[Section],
+    ) -> None:
         from stallscan.replay.derive import scratch_named
-        from stallscan.report.build import scope
         from stallscan.store import stamps
         from stallscan.store.db import cursor
 

@@ -50,9 +50,9 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     taken: list[duckdb.DuckDBPyConnection] = []
 
     class Spy(report_lanes.Ready):
-        def __init__(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions, ahead: Any = ()) -> None:
+        def __init__(self, con: duckdb.DuckDBPyConnection, opts: ReportOptions, scope: Any, ahead: Any = ()) -> None:
             made.append(self)
-            super().__init__(con, opts, ahead)
+            super().__init__(con, opts, scope, ahead)
 
         def take(self) -> duckdb.DuckDBPyConnection:
             cur = super().take()
