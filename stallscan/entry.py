@@ -68,10 +68,18 @@ LEFT_TO_TYPER = ("--help", "-h", "--from-parquet", "--events")
 # MB higher (docs/benchmarks.md, first17). Read once, when duckdb is loaded: set before anything imports it;
 # a value the user set is kept.
 ALLOCATOR_CONF = ("DUCKDB_JE_MALLOC_CONF", "dirty_decay_ms:10000")
+# numpy's OpenBLAS starts its worker threads when numpy is first imported, and its idle workers spin beside the
+# work (`blas_thread_server` in callgrind: 4-46 M instructions of a report after one new session). Nothing here
+# needs a threaded BLAS: the one product (stallscan.sweep.bootstrap) is of integer counts and weights, exact in
+# any order, and its resamples are split over threads of the bootstrap's own. One BLAS thread: numpy's import in
+# the report after one new session's serial start about 0.05 s shorter (docs/benchmarks.md, "one29"). Read once,
+# when numpy loads: set before anything imports it; a value the user set is kept.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
     os.environ.setdefault(*ALLOCATOR_CONF)
+    os.environ.setdefault(*BLAS_THREADS)
     # at the exit, after the command's own exit handlers (registered later, run earlier): every object moved out
     # of the collector's generations, so the interpreter's last collections do not walk every object the command
     # loaded (numpy, pyarrow, duckdb, typer) and free them cycle by cycle; the memory goes back with the process.

@@ -205,3 +205,32 @@ def test_the_console_script_sets_the_allocator_before_duckdb_loads(tmp_path, use
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
     seen = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("AT_IMPORT:")]
     assert seen[:1] == [user_value or ALLOCATOR_CONF[1]]
+
+
+@pytest.mark.parametrize("user_value", [None, "2"])
+def test_the_console_script_sets_one_blas_thread_before_numpy_loads(tmp_path, user_value):
+    """OpenBLAS reads its thread count once, when numpy loads: the console script sets one thread
+    (stallscan.entry.BLAS_THREADS) before any module imports numpy (the ingest of a file does), and keeps a value
+    the user set."""
+    from stallscan.entry import BLAS_THREADS
+    from tests.helpers import claude_line
+
+    src = tmp_path / "s.jsonl"
+    src.write_text(claude_line("user", 1) + "\n" + claude_line("assistant", 2) + "\n")
+    probe = (
+        "import os, sys\n"
+        "class Probe:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        "            print('AT_IMPORT:', os.environ.get(" + repr(BLAS_THREADS[0]) + "), flush=True)\n"
+        "sys.meta_path.insert(0, Probe())\n"
+        f"sys.argv = ['stallscan', 'ingest', {str(src)!r}, '--db', {str(tmp_path / 'x.duckdb')!r}]\n"
+        "from stallscan.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != BLAS_THREADS[0]}
+    if user_value:
+        env[BLAS_THREADS[0]] = user_value
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
+    seen = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("AT_IMPORT:")]
+    assert seen[:1] == [user_value or BLAS_THREADS[1]]
