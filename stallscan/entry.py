@@ -73,7 +73,8 @@ ALLOCATOR_CONF = ("DUCKDB_JE_MALLOC_CONF", "dirty_decay_ms:10000")
 # imports numpy (`python -c "import numpy"`, 10 alternated runs: 0.21 -> 0.13 CPU s at the median). stallscan's
 # only BLAS products (stallscan/sweep/bootstrap.py: (2 x sessions) by (sessions x resamples) at most 2^18 cells,
 # integer terms held exactly, so the same sums in any order) are too small for threads to pay. Read once, when
-# OpenBLAS loads: set before anything imports numpy; a value the user set is kept (docs/benchmarks.md, "ing29").
+# OpenBLAS loads: set before anything imports numpy; a value the user set is kept (docs/benchmarks.md, "ing29";
+# "one29": numpy's import on the serial start of the report after one new session about 0.05 s shorter).
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
 
 

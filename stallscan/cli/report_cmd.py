@@ -288,7 +288,7 @@ def _build(
     DuckDB), joined after them, its error raised here; held is closed by the caller then."""
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
-    from stallscan.report.build import build_report, few_changes
+    from stallscan.report.build import build_report, few_changes, ready_lane
     from stallscan.store import stamps
     from stallscan.store.db import one_thread
 
@@ -316,11 +316,17 @@ def _build(
     with stamps.kept_tables(), stamps.pruned_after(con):
         few = few_changes(con, opts)
         with one_thread(con, few):
-            label_events(con, opts._config)  # the labels of this config (reused when they are already)
-            if beside is not None:
-                beside.join()
-            key = memo.key(con, opts)
-            text = memo.dumps(_with_steps(err, lambda cb: build_report(con, opts, progress=cb, few=few)))
+            ready = ready_lane(con, opts, few)  # (the second lane's cursor and the session cells, beside the labels)
+            try:
+                label_events(con, opts._config)  # the labels of this config (reused when they are already)
+                if beside is not None:
+                    beside.join()
+                key = memo.key(con, opts)
+                report = lambda cb: build_report(con, opts, progress=cb, few=few, ready=ready)
+                text = memo.dumps(_with_steps(err, report))
+            finally:
+                if ready is not None:
+                    ready.close()
             memo.put(con, key, text)
     STORED.clear()
     if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)

@@ -21,7 +21,7 @@ from stallscan.report.registry import REPORT_VERSION, SECTIONS, ReportOptions, S
 from stallscan.store import sql
 
 if TYPE_CHECKING:
-    from stallscan.report.lanes import Task
+    from stallscan.report.lanes import Ready, Task
 
 __all__ = [
     "REPORT_VERSION",
@@ -61,19 +61,26 @@ def build_report(
     opts: ReportOptions,
     progress: Callable[[str, int, int], object] | None = None,
     few: bool | None = None,
+    ready: Ready | None = None,
 ) -> dict[str, Any]:
     """Every section's data, then the headline drawn from it (first key after the version).
 
     `progress(label, done, total)` is called before each step (the CLI draws it on stderr). few: what
-    `few_changes(con, opts)` answered, when the caller asked it already (None: asked here when needed)."""
+    `few_changes(con, opts)` answered, when the caller asked it already (None: asked here when needed). ready:
+    the lanes' second cursor made ahead (stallscan.report.lanes.Ready; the caller closes it), waited for before
+    the scope here (it brought the session cells up to date)."""
     from stallscan.report.headline import headline
     from stallscan.report.timeline import session_refs, timeline_windows
 
     steps = sections()
     total = len(steps) + 1
+    if ready is not None:
+        ready.wait()
     scope(con, opts)
     out: dict[str, Any] = {"report_version": REPORT_VERSION, "headline": None, "options": _jsonable(asdict(opts))}
-    early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside)
+    early: dict[str, Any] = {}  # sections' data collected beside the replays (_beside) or the labels (ready)
+    if ready is not None:
+        early.update(ready.early)
     late: dict[str, Any] = {}  # the session refs and timelines, when the lanes' second one collected them (_tail)
     if not opts._replayed and {"boundaries", "stalls"} <= {s.name for s in steps}:
         from stallscan.replay.together import replay_together
@@ -85,7 +92,7 @@ def build_report(
         after = lambda: _beside(con, opts, steps, early, big, tail)  # (asked only when both replays run)
         ran = replay_together(con, opts.threshold, opts.retry_bound, config=opts._config, after=after)
         if ran is None:  # (the replays have stamps: reused, or incremental after an ingest)
-            _lanes(con, opts, steps, early, big, tail, few)
+            _lanes(con, opts, steps, early, big, tail, few, ready)
         # a first report up to BESIDE_MAX_EVENTS events checkpoints beside its last reads (_checkpoint_beside); above,
         # its close does, as before (measured at 311 MB only; at 10M the pairs were 0.2-1.2 s slower with it)
         first = ran is not None and not big
@@ -237,7 +244,8 @@ def _laned_tasks(
     from stallscan.report import lanes
 
     firsts: dict[str, Any] = {}  # a section's first part's data (Section.parts), before its rest is joined
-    tasks = lanes.section_tasks([s for n, s in by_name.items() if n in lanes.LANED], opts, early, firsts)
+    laned = [s for n, s in by_name.items() if n in lanes.LANED and n not in early]  # (not those collected ahead)
+    tasks = lanes.section_tasks(laned, opts, early, firsts)
     if tail is not None:
 
         def run(c: duckdb.DuckDBPyConnection) -> None:
@@ -255,6 +263,7 @@ def _lanes(
     big: bool,
     tail: Tail | None = None,
     few: bool | None = None,
+    ready: Ready | None = None,
 ) -> None:
     """Collect the built-in sections in two lanes at once, kept in `early`, when the replays have stamps (the
     first report runs them in _beside): after one new session each lane's derives are incremental, and a report
@@ -276,7 +285,7 @@ def _lanes(
     if big and not few:
         return
     with one_thread(con, few):
-        _two_lanes(con, opts, by_name, early, tail)
+        _two_lanes(con, opts, by_name, early, tail, ready)
 
 
 def _two_lanes(
@@ -285,6 +294,7 @@ def _two_lanes(
     by_name: dict[str, Section],
     early: dict[str, Any],
     tail: Tail | None,
+    ready: Ready | None = None,
 ) -> None:
     """The sections, and `tail` once TAIL_NEEDS are in, on the lanes' work queue (stallscan.report.lanes); the
     change log pruned once both lanes are done."""
@@ -292,27 +302,42 @@ def _two_lanes(
     from stallscan.store import stamps
 
     with stamps.pruned_after(con):
-        lanes.run_lanes(con, _laned_tasks(by_name, opts, early, tail), lambda c: _beside_cursor(c, opts))
+        lanes.run_lanes(con, _laned_tasks(by_name, opts, early, tail), lambda c: _beside_cursor(c, opts, ready))
 
 
 @contextlib.contextmanager
-def _beside_cursor(con: duckdb.DuckDBPyConnection, opts: ReportOptions) -> Iterator[duckdb.DuckDBPyConnection]:
+def _beside_cursor(
+    con: duckdb.DuckDBPyConnection, opts: ReportOptions, ready: Ready | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """The lanes' second connection: a cursor of con's, made on the lane's thread (its set-up, 5-7 CPU ms of
-    macros, beside the caller's first task), with the report's scope and the second scratch schema for its
-    incremental runs (stallscan.replay.derive.scratch_named); closed after."""
+    macros, beside the caller's first task) or taken from `ready` (made and scoped beside the labels), with the
+    report's scope and the second scratch schema for its incremental runs (stallscan.replay.derive.scratch_named);
+    closed after."""
     from stallscan.replay.derive import scratch_named
     from stallscan.report.lanes import BESIDE_SCRATCH
     from stallscan.store import stamps
     from stallscan.store.db import cursor
 
-    cur = cursor(con)
+    cur = cursor(con) if ready is None else ready.take()
     try:
         stamps.kept_for(cur, con)  # (the tables of main con's catalog look-ups found, in the report's block)
         with scratch_named(BESIDE_SCRATCH):
-            scope(cur, opts)
+            if ready is None:
+                scope(cur, opts)
             yield cur
     finally:
         cur.close()
+
+
+def ready_lane(con: duckdb.DuckDBPyConnection, opts: ReportOptions, few: bool) -> Ready | None:
+    """The lanes' second cursor started ahead (stallscan.report.lanes.Ready), when build_report will run the two
+    lanes after replays with stamps over a few changed sessions (`few`: few_changes' answer), else None."""
+    from stallscan.report.lanes import AHEAD, Ready
+    from stallscan.store.db import threads
+
+    if not few or opts._replayed or threads() < 2 or not {"boundaries", "stalls"} <= {s.name for s in sections()}:
+        return None
+    return Ready(con, opts, scope, [s for s in sections() if s.name in AHEAD])
 
 
 # above BESIDE_MAX_EVENTS events, the lanes run only when the replays' runs will be incremental over at most

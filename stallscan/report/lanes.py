@@ -33,6 +33,9 @@ ORDER = (
     ("boundaries", "threshold", "stalls.rest", "tail", "corpus", "guard"),
     ("stalls", "tail", "stalls.rest", "corpus", "guard"),
 )
+# the built-in sections that read only what the ingest wrote and the session cells (not the labels nor a replay's
+# tables): collected on the second lane's cursor while the caller labels the events (Ready)
+AHEAD = ("corpus",)
 # the sections the listed sessions come from (build._listed): the tail (their refs and timelines) waits for them
 TAIL_NEEDS = ("boundaries", "stalls")
 
@@ -194,3 +197,67 @@ def run_lanes(
         t.join()
     if q.failures:
         raise q.failures[0]
+
+
+class Ready:
+    """The second lane's cursor made ahead, on a thread of its own, while the caller labels the events after one
+    new session: its set-up (store.db.cursor: the report's macros), then the report's scope on it (`scope`,
+    stallscan.report.build.scope: it brings the session cells up to date, written beside the labels as the lanes'
+    summaries are written beside each other, under derive.STAMPING). The labels' statements run on one DuckDB
+    thread, and the second CPU had nothing to do under them; the caller's own scope then finds the session cells
+    up to date, and the lane starts with its cursor made. The `ahead` sections (AHEAD: those that read neither
+    the labels nor a replay's tables) are collected there too, into `early`, and left out of the lanes. `wait()`
+    joins the thread and raises its error; `take()` hands over the cursor (once); `close()` joins and closes a
+    cursor nobody took."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        opts: ReportOptions,
+        scope: Callable[[duckdb.DuckDBPyConnection, ReportOptions], None],
+        ahead: Sequence[Section] = (),
+    ) -> None:
+        self._cur: duckdb.DuckDBPyConnection | None = None
+        self.early: dict[str, Any] = {}  # the `ahead` sections' data, collected on the cursor after its scope
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._make, args=(con, opts, scope, ahead), name="stallscan-ready")
+        self._thread.start()
+
+    def _make(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        opts: ReportOptions,
+        scope: Callable[[duckdb.DuckDBPyConnection, ReportOptions], None],
+        ahead: Sequence[Section],
+    ) -> None:
+        from stallscan.replay.derive import scratch_named
+        from stallscan.store import stamps
+        from stallscan.store.db import cursor
+
+        try:
+            self._cur = cursor(con)
+            stamps.kept_for(self._cur, con)
+            with scratch_named(BESIDE_SCRATCH):
+                scope(self._cur, opts)
+            for section in ahead:
+                self.early[section.name] = section.collect(self._cur, opts)
+        except BaseException as exc:  # (raised in the caller's thread by wait / take)
+            self._failed.append(exc)
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._failed:
+            raise self._failed[0]
+
+    def take(self) -> duckdb.DuckDBPyConnection:
+        self.wait()
+        cur, self._cur = self._cur, None
+        if cur is None:
+            raise RuntimeError("the lane's cursor was taken already")
+        return cur
+
+    def close(self) -> None:
+        self._thread.join()
+        if self._cur is not None:
+            self._cur.close()
+            self._cur = None

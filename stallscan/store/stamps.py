@@ -121,12 +121,13 @@ def noted(con: duckdb.DuckDBPyConnection | None) -> dict[str, Any] | None:
 
 
 def kept_for(cur: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> None:
-    """Inside kept_tables(): a cursor `cur` of `con` (the same database) starts with what con's look-ups kept."""
+    """Inside kept_tables(): a cursor `cur` of `con` (the same database) starts with what con's look-ups kept (added
+    to what its own kept, when it made some already: stallscan.report.lanes.Ready)."""
     kept = _KEPT[0]
     if kept is not None and con in kept:
-        kept[cur] = set(kept[con])
+        kept.setdefault(cur, set()).update(kept[con])
     if con in _FOUND:
-        _FOUND[cur] = set(_FOUND[con])
+        _FOUND.setdefault(cur, set()).update(_FOUND[con])
 
 
 def _existing(con: duckdb.DuckDBPyConnection, tables: list[str]) -> set[str]:
