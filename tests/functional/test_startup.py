@@ -181,54 +181,38 @@ def test_version_before_typer_prints_what_the_option_prints():
     assert script.stdout == by_typer.stdout
 
 
-@pytest.mark.parametrize("user_value", [None, "narenas:2"])
-def test_the_console_script_sets_the_allocator_before_duckdb_loads(tmp_path, user_value):
-    """DuckDB reads its allocator's settings once, when it loads: the console script sets the freed pages' decay
-    (stallscan.entry.ALLOCATOR_CONF) before any module imports duckdb, and keeps a value the user set."""
-    from stallscan.entry import ALLOCATOR_CONF
+@pytest.mark.parametrize(
+    ("module", "setting", "user_value"),
+    [
+        ("duckdb", "ALLOCATOR_CONF", None),
+        ("duckdb", "ALLOCATOR_CONF", "narenas:2"),
+        ("numpy", "BLAS_THREADS", None),
+        ("numpy", "BLAS_THREADS", "2"),
+    ],
+)
+def test_the_console_script_sets_a_library_s_environment_before_it_loads(tmp_path, module, setting, user_value):
+    """DuckDB reads its allocator's settings once, when it loads, and numpy's OpenBLAS its thread count (its workers
+    spin before they sleep): the console script sets each (stallscan.entry.ALLOCATOR_CONF: the freed pages' decay;
+    BLAS_THREADS: one thread) before any module imports the library (an ingest that reads lines loads both), and
+    keeps a value the user set."""
+    from stallscan import entry
 
-    src = tmp_path / "s.jsonl"
-    src.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
+    name, value = getattr(entry, setting)
+    src = Path(__file__).parents[2] / "sample_logs" / "claude-code"
     probe = (
         "import os, sys\n"
         "class Probe:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'duckdb':\n"
-        "            print('AT_IMPORT:', os.environ.get(" + repr(ALLOCATOR_CONF[0]) + "), flush=True)\n"
+        f"        if name == {module!r}:\n"
+        f"            print('AT_IMPORT:', os.environ.get({name!r}), flush=True)\n"
         "sys.meta_path.insert(0, Probe())\n"
         f"sys.argv = ['stallscan', 'ingest', {str(src)!r}, '--db', {str(tmp_path / 'x.duckdb')!r}]\n"
         "from stallscan.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR_CONF[0]}
+    env = {k: v for k, v in os.environ.items() if k != name}
     if user_value:
-        env[ALLOCATOR_CONF[0]] = user_value
+        env[name] = user_value
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
     seen = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("AT_IMPORT:")]
-    assert seen[:1] == [user_value or ALLOCATOR_CONF[1]]
-
-
-@pytest.mark.parametrize("user_value", [None, "2"])
-def test_the_console_script_keeps_openblas_to_one_thread_before_numpy_loads(tmp_path, user_value):
-    """numpy's OpenBLAS starts its worker threads, which spin before they sleep, when numpy loads: the console script
-    sets their number (stallscan.entry.BLAS_THREADS) before any module imports numpy, and keeps a value the user set."""
-    from stallscan.entry import BLAS_THREADS
-
-    src = Path(__file__).parents[2] / "sample_logs" / "claude-code"  # (a run that reads lines: numpy loads)
-    probe = (
-        "import os, sys\n"
-        "class Probe:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'numpy':\n"
-        "            print('AT_IMPORT:', os.environ.get(" + repr(BLAS_THREADS[0]) + "), flush=True)\n"
-        "sys.meta_path.insert(0, Probe())\n"
-        f"sys.argv = ['stallscan', 'ingest', {str(src)!r}, '--db', {str(tmp_path / 'x.duckdb')!r}]\n"
-        "from stallscan.entry import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k != BLAS_THREADS[0]}
-    if user_value:
-        env[BLAS_THREADS[0]] = user_value
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
-    seen = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("AT_IMPORT:")]
-    assert seen[:1] == [user_value or BLAS_THREADS[1]]
+    assert seen[:1] == [user_value or value]
