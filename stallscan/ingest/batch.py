@@ -135,7 +135,8 @@ def _batches(plans: list[FilePlan], batch_bytes: int) -> Iterator[list[FilePlan]
         batch: list[FilePlan] = []
         size = 0
         whole = sum(p.size - p.start_offset for p in group)
-        target = -(-whole // -(-whole // batch_bytes)) if whole else batch_bytes  # (as many batches, even)
+        count = max(1, -(-whole // batch_bytes))  # (as many batches as batch_bytes asks for: the ceiling ...)
+        target = -(-whole // count) if whole else batch_bytes  # (... of even bytes: the ceiling of whole / count)
         for p in group:
             batch.append(p)
             size += p.size - p.start_offset
