@@ -36,8 +36,8 @@ import sys
 import tempfile
 import time
 
+import installed  # (bench/installed.py: first, before numpy and duckdb load; children run as installed)
 import numpy as np
-from installed import ENV  # (bench/installed.py: children run as installed)
 
 from stallscan.store.db import connect
 
@@ -348,7 +348,7 @@ def run_baseline(args: argparse.Namespace, n: int) -> dict[str, float] | None:
            "--bootstrap", str(args.bootstrap), "--thresholds", str(args.thresholds)]  # fmt: skip
     if args.memory_limit:
         cmd += ["--memory-limit", args.memory_limit]
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(args.baseline)}
+    env = {**installed.ENV, "PYTHONPATH": os.path.abspath(args.baseline)}
     print(f"-- baseline {args.baseline} (same script, same events) --", flush=True)
     out = subprocess.run(cmd, cwd=args.baseline, env=env, capture_output=True, text=True)
     for f in (copy, copy + ".wal"):
@@ -388,9 +388,9 @@ def startup() -> float:
     byte-compiled modules written by a first, untimed run and reused (PYTHONDONTWRITEBYTECODE, which some shells
     set, removed: with a --no-compile venv every run would compile the modules again, as no installed one does)."""
     cmd = [sys.executable, "-c", "import stallscan.replay.stalls, stallscan.replay.boundaries, stallscan.sweep.core"]
-    subprocess.run(cmd, check=True, env=ENV)
+    subprocess.run(cmd, check=True, env=installed.ENV)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=ENV)
+    subprocess.run(cmd, check=True, env=installed.ENV)
     return time.perf_counter() - t0
 
 

@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 STAGES = ("labels", "boundaries", "variants", "sweep_router", "sweep_4_policies")
 
 
@@ -90,7 +92,7 @@ def main() -> None:
                 copy = os.path.join(tmp, "run.duckdb")
                 shutil.copyfile(events, copy)
                 load = os.getloadavg()[0]
-                env = {**os.environ, "PYTHONPATH": root}
+                env = {**ENV, "PYTHONPATH": root}
                 cmd = [sys.executable, os.path.abspath(__file__), "--run", copy]
                 done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
                 for f in (copy, copy + ".wal"):

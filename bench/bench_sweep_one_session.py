@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
@@ -63,7 +65,7 @@ def main() -> None:
                 out = subprocess.run(
                     [sys.executable, "-c", CHILD, str(copy), str(Path(args.new).resolve())],
                     cwd=root,
-                    env={**os.environ, "PYTHONPATH": str(root)},
+                    env={**ENV, "PYTHONPATH": str(root)},
                     capture_output=True,
                     text=True,
                 )

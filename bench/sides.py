@@ -16,6 +16,8 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+from installed import ENV  # (bench/installed.py: children run as installed)
+
 
 def checkouts(baseline: str | None) -> dict[str, str]:
     """The sides to run: the baseline checkout (when given) first, then this one (the checkout holding bench/)."""
@@ -39,7 +41,7 @@ def scratch_copy(src: str) -> Iterator[str]:
 
 def side_env(root: str) -> dict[str, str]:
     """The environment of a child run under checkout `root` (with cwd=root: its code and queries)."""
-    return {**os.environ, "PYTHONPATH": root}
+    return {**ENV, "PYTHONPATH": root}  # (as installed: bench/installed.py)
 
 
 def interleaved(child: str, db: str, argv: list[str], sides: dict[str, str], pairs: int) -> None:
