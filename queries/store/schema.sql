@@ -12,6 +12,8 @@ CREATE TABLE IF NOT EXISTS stallscan_meta (
 -- dictionary and FSST on every segment it writes and gains little on them (texts over a few KB are
 -- never compressed; hex and uuid ids barely are). Writing 1 GB Claude's 340k events into a fresh file:
 -- 1.9-2.0 s CPU instead of 3.2-3.4 s, file 658 MiB instead of 610 (+8 %; docs/benchmarks.md).
+-- `meta` too: DuckDB 2.0's dict_fsst took 0.30 CPU s to write those events' meta (17 MiB), uncompressed 0.15 s
+-- (57 MiB: the file +6 %), and a scan of it is no slower (docs/benchmarks.md "ing30").
 CREATE TABLE IF NOT EXISTS events (
     event_id       VARCHAR NOT NULL USING COMPRESSION uncompressed,  -- stable id: md5(file | line | part); same input path+line => same id
     source_format  VARCHAR NOT NULL,   -- claude_code / codex / openai_chat / ...
@@ -42,7 +44,7 @@ CREATE TABLE IF NOT EXISTS events (
     is_sidechain   BOOLEAN NOT NULL,   -- sub-agent / sidechain conversation (Claude isSidechain, agent files)
     tokens_in      BIGINT,             -- input tokens of the request behind the reply, when logged
     tokens_out     BIGINT,             -- output tokens of the reply, when logged
-    meta           JSON                -- format markers for origin labelling: isMeta, isCompactSummary, paired, phase, ...
+    meta           JSON USING COMPRESSION uncompressed  -- format markers for origin labelling: isMeta, isCompactSummary, paired, phase, ...
 );
 
 -- One row per ingested file: makes re-ingest incremental and idempotent.
