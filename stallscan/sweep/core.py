@@ -27,7 +27,7 @@ import numpy as np
 from stallscan.replay import registry
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
-from stallscan.store import sql
+from stallscan.store import checkpoint, sql
 from stallscan.store.beside import Beside
 from stallscan.store.errors import StallscanError
 from stallscan.sweep import bootstrap as boot
@@ -160,6 +160,10 @@ def run_sweep(
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies), narrow=True)
         cells = sweep_cells(rows, t)
+    # the sweep's bins are written (and the stored bootstrap sums they serve): a report's armed checkpoint of its
+    # writes runs from here beside the count and the numpy work (store/checkpoint.py; nothing when none is armed;
+    # sums computed anew below are stored after it, a write that waits for it)
+    checkpoint.writes_done(con)
     # The tool results left out are DuckDB's work, the sweep from here numpy's: the count runs on its own thread
     # meanwhile (DuckDB and numpy release the GIL), filling the CPU the sweep's serial steps leave idle. Nothing
     # else uses the connection until it is done.
