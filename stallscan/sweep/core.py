@@ -145,7 +145,12 @@ def run_sweep(
     sums: dict[str, Sums] | None = None
     known: set[str] = set()
     group = _inputs_ready(con, by)
-    if bins.usable(con, t) and bins.refresh(con) is not None:
+    usable = bins.usable(con, t) and bins.refresh(con) is not None
+    # the sweep's bins are written (and the stored bootstrap sums they serve): a report's armed checkpoint of its
+    # writes runs from here beside the reads and the numpy work below (store/checkpoint.py; nothing when none is
+    # armed; sums computed anew are stored at the end, after it)
+    checkpoint.writes_done(con)
+    if usable:
         if bootstrap and by == "none":
             totals, n_all, whole = bins.load_totals(con)
             if whole:  # the scope holds every session: the stored bootstrap sums serve it
@@ -160,10 +165,6 @@ def run_sweep(
     else:
         rows = load_rows(con, by, variants=any(p in VARIANTS for p in policies), narrow=True)
         cells = sweep_cells(rows, t)
-    # the sweep's bins are written (and the stored bootstrap sums they serve): a report's armed checkpoint of its
-    # writes runs from here beside the count and the numpy work (store/checkpoint.py; nothing when none is armed;
-    # sums computed anew below are stored after it, a write that waits for it)
-    checkpoint.writes_done(con)
     # The tool results left out are DuckDB's work, the sweep from here numpy's: the count runs on its own thread
     # meanwhile (DuckDB and numpy release the GIL), filling the CPU the sweep's serial steps leave idle. Nothing
     # else uses the connection until it is done.
