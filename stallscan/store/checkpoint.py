@@ -9,9 +9,10 @@ for a block (`early`), naming how many writers run in it; each says when it has 
 report's lanes, the stall section's first part on the second lane, and the sweep once its stored cells are up to
 date and read, before its numpy work), and the CHECKPOINT runs on a cursor of its own in a thread once the last
 one has. `Early.join()` waits for it before the caller's next write (DuckDB would make that write
-wait anyway) and raises its error. A CHECKPOINT refused (TransactionException: DuckDB 2.0 checkpoints
-what is committed beside an open write transaction, older versions refused) is left to the close, as before
-(docs/benchmarks.md, "one30"). Nothing is armed outside such a block: the sweep
+wait anyway) and raises its error. DuckDB refuses a CHECKPOINT at times while other cursors' statements run
+("other write transactions active", TransactionException: seen beside two reads, the sweep's and the timelines'):
+it is tried again every RETRY_SECONDS, and once more when the caller waits (nothing runs beside it then); refused
+then too, it is left to the close, as before (docs/benchmarks.md, "one30"). Nothing is armed outside such a block: the sweep
 command, the API and the first report (report/build.py checkpoints that one beside its own last reads) are as
 before.
 """
@@ -25,6 +26,9 @@ from collections.abc import Iterator
 import duckdb
 
 CHECKPOINT = "CHECKPOINT"  # (the thread's statement: tests make it fail)
+# a CHECKPOINT refused beside the other lane's or the caller's statements is tried again after this long, until the
+# caller waits for it (then once more, with nothing beside it)
+RETRY_SECONDS = 0.002
 
 
 class Early:
@@ -37,6 +41,8 @@ class Early:
         self._thread: threading.Thread | None = None
         self._failed: list[BaseException] = []
         self._lock = threading.Lock()
+        self._stop = threading.Event()  # (set by wait: the next try is the last)
+        self._tried = False
         self.refused = False  # (the CHECKPOINT met an open write transaction: the close checkpoints)
 
     @property
@@ -59,13 +65,22 @@ class Early:
     def _run(self, con: duckdb.DuckDBPyConnection) -> None:
         try:
             with con.cursor() as cur:  # (made here: a CHECKPOINT needs none of a report cursor's set-up)
-                cur.execute(CHECKPOINT)
-        except duckdb.TransactionException:
-            self.refused = True
+                while True:
+                    last = self._stop.wait(RETRY_SECONDS) if self._tried else False
+                    self._tried = True
+                    try:
+                        cur.execute(CHECKPOINT)
+                        return
+                    except duckdb.TransactionException:
+                        if last:
+                            self.refused = True
+                            return
         except BaseException as exc:  # raised in the caller's thread by join()
             self._failed.append(exc)
 
     def wait(self) -> None:
+        """Wait for the CHECKPOINT's end: a refused one is tried once more now (nothing runs beside it then)."""
+        self._stop.set()
         if self._thread is not None:
             self._thread.join()
 
