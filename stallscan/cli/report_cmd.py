@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -289,7 +290,8 @@ def _build(
     from stallscan.replay.labels import label_events
     from stallscan.report import memo
     from stallscan.report.build import build_report, few_changes, ready_lane
-    from stallscan.store import stamps
+    from stallscan.report.lanes import CHECKPOINT_WRITERS
+    from stallscan.store import checkpoint, stamps
     from stallscan.store.db import one_thread
 
     try:
@@ -313,20 +315,25 @@ def _build(
     # worker thread (the report's lanes are the second thread; store.db.one_thread)
     # (the tables of main each connection's first catalog look-up found kept for the plans after it, and the
     # change log pruned once after the labels and the build, not after each stamp: store.stamps)
+    # (with the lanes, the report's writes checkpointed beside the sweep's numpy work once its bins are written, so
+    # that the close checkpoints only the memo's put: store/checkpoint.py)
     with stamps.kept_tables(), stamps.pruned_after(con):
         few = few_changes(con, opts)
         with one_thread(con, few):
             ready = ready_lane(con, opts, few)  # (the second lane's cursor and the session cells, beside the labels)
-            try:
-                label_events(con, opts._config)  # the labels of this config (reused when they are already)
-                if beside is not None:
-                    beside.join()
-                key = memo.key(con, opts)
-                report = lambda cb: build_report(con, opts, progress=cb, few=few, ready=ready)
-                text = memo.dumps(_with_steps(err, report))
-            finally:
-                if ready is not None:
-                    ready.close()
+            with checkpoint.early(con, CHECKPOINT_WRITERS) if ready is not None else contextlib.nullcontext() as early:
+                try:
+                    label_events(con, opts._config)  # the labels of this config (reused when they are already)
+                    if beside is not None:
+                        beside.join()
+                    key = memo.key(con, opts)
+                    report = lambda cb: build_report(con, opts, progress=cb, few=few, ready=ready)
+                    text = memo.dumps(_with_steps(err, report))
+                finally:
+                    if ready is not None:
+                        ready.close()
+                if early is not None:
+                    early.join()  # (before the memo's put: a write)
             memo.put(con, key, text)
     STORED.clear()
     if key is not None and memo.key(con, opts) == key:  # (what a lookup on the closed file would find)

@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 from stallscan.report.section import ReportOptions, Section
+from stallscan.store import checkpoint
 from stallscan.store.db import SCRATCH_NAMES
 
 HERE, BESIDE = 0, 1  # the caller's connection, the cursor
@@ -38,6 +39,12 @@ ORDER = (
 AHEAD = ("corpus",)
 # the sections the listed sessions come from (build._listed): the tail (their refs and timelines) waits for them
 TAIL_NEEDS = ("boundaries", "stalls")
+# the tasks after which their lane writes nothing more (stallscan.store.checkpoint: the report's writes checkpointed
+# beside its last reads and numpy work): the stall section's first part (its replay's incremental run and summary
+# cells; its rest, the tail and the cheap sections read). The threshold section's sweep says so itself once its
+# bins are written, before its numpy work (sweep/core.py); the boundaries section runs before it on its lane (AFTER)
+WRITERS = ("stalls",)
+CHECKPOINT_WRITERS = len(WRITERS) + 1  # (and the sweep)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,8 @@ def _keep(
 ) -> Callable[[duckdb.DuckDBPyConnection], None]:
     def run(c: duckdb.DuckDBPyConnection) -> None:
         into[name] = collect(c, opts)
+        if name in WRITERS:
+            checkpoint.writes_done(c)
 
     return run
 

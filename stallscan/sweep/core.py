@@ -27,7 +27,7 @@ import numpy as np
 from stallscan.replay import registry
 from stallscan.replay.boundaries_ref import GAP_THRESHOLD_S
 from stallscan.replay.boundary_variants import VARIANTS
-from stallscan.store import sql
+from stallscan.store import checkpoint, sql
 from stallscan.store.beside import Beside
 from stallscan.store.errors import StallscanError
 from stallscan.sweep import bootstrap as boot
@@ -145,7 +145,12 @@ def run_sweep(
     sums: dict[str, Sums] | None = None
     known: set[str] = set()
     group = _inputs_ready(con, by)
-    if bins.usable(con, t) and bins.refresh(con) is not None:
+    usable = bins.usable(con, t) and bins.refresh(con) is not None
+    # the sweep's bins are written (and the stored bootstrap sums they serve): a report's armed checkpoint of its
+    # writes runs from here beside the reads and the numpy work below (store/checkpoint.py; nothing when none is
+    # armed; sums computed anew are stored at the end, after it)
+    checkpoint.writes_done(con)
+    if usable:
         if bootstrap and by == "none":
             totals, n_all, whole = bins.load_totals(con)
             if whole:  # the scope holds every session: the stored bootstrap sums serve it
