@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from stallscan.cli import app
 from stallscan.report import memo
 from stallscan.store import checkpoint, stamps
-from tests.functional.test_report_lanes import DERIVED, STAMPED, _derived
+from tests.functional.test_report_lanes import DERIVED, STAMPED, cli_report, new_sessions_pair
 from tests.replay_checks import fingerprint
 
 
@@ -25,18 +25,6 @@ from tests.replay_checks import fingerprint
 def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
-
-
-def _cli_report(db: Path) -> tuple[int, str]:
-    res = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "json", "--bootstrap", "40"])
-    return res.exit_code, res.stdout
-
-
-def _databases(tmp_path: Path) -> tuple[Path, Path]:
-    """Two databases reported once, then new sessions ingested into both (closed: the CLI opens them)."""
-    for con in _derived(tmp_path, "serial", "early"):
-        con.close()
-    return tmp_path / "serial.duckdb", tmp_path / "early.duckdb"
 
 
 def _wal(db: Path) -> int:
@@ -47,7 +35,7 @@ def _wal(db: Path) -> int:
 def test_the_writes_are_checkpointed_before_the_memo_put_and_the_report_is_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    serial, early = _databases(tmp_path)
+    serial, early = new_sessions_pair(tmp_path, "early")
     armed: list[checkpoint.Early] = []
     arm = checkpoint.early
 
@@ -75,13 +63,13 @@ def test_the_writes_are_checkpointed_before_the_memo_put_and_the_report_is_the_s
     monkeypatch.setattr(checkpoint, "writes_done", spy_done)
     monkeypatch.setattr(memo, "put", spy_put)
     monkeypatch.setenv("STALLSCAN_THREADS", "1")
-    code, want = _cli_report(serial)
+    code, want = cli_report(serial)
     assert code == 0 and not armed  # one CPU: no lanes, nothing armed; the close checkpoints as before
     assert wal_at_put[0] > 0  # (the derives' writes are in the WAL when the memo is put)
     wal_at_put.clear()
     done_on.clear()
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
-    code, got = _cli_report(early)
+    code, got = cli_report(early)
     assert code == 0
     assert len(armed) == 1 and armed[0].started and not armed[0].refused
     # the stall section's first part on the second lane, the sweep on the caller's
@@ -117,7 +105,7 @@ class _Entered:
 def test_a_failed_checkpoint_is_raised_and_the_database_reports_after_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, db = _databases(tmp_path)
+    _, db = new_sessions_pair(tmp_path, "early")
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     monkeypatch.setattr(checkpoint, "CHECKPOINT", "SELECT * FROM no_such_table")
     res = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "json", "--bootstrap", "40"])
@@ -126,7 +114,7 @@ def test_a_failed_checkpoint_is_raised_and_the_database_reports_after_it(
     monkeypatch.undo()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
-    code, out = _cli_report(db)  # the database still reports
+    code, out = cli_report(db)  # the database still reports
     assert code == 0 and json.loads(out)["report_version"]
 
 

@@ -63,6 +63,24 @@ def _derived(tmp_path: Path, *names: str) -> list[duckdb.DuckDBPyConnection]:
     return cons
 
 
+def new_sessions_pair(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """Two databases (serial, name) of _derived's tree, closed (the CLI opens them): reported once, then new
+    sessions ingested into both."""
+    for con in _derived(tmp_path, "serial", name):
+        con.close()
+    return tmp_path / "serial.duckdb", tmp_path / f"{name}.duckdb"
+
+
+def cli_report(db: Path) -> tuple[int, str]:
+    """The CLI's JSON report of db (a small bootstrap): its exit code and stdout."""
+    from typer.testing import CliRunner
+
+    from stallscan.cli import app
+
+    res = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "json", "--bootstrap", "40"])
+    return res.exit_code, res.stdout
+
+
 def _scratches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The scratch schema of every incremental run from here on."""
     used: list[str] = []

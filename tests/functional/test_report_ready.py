@@ -20,7 +20,7 @@ from stallscan.report import lanes as report_lanes
 from stallscan.report.registry import sections
 from stallscan.report.section import ReportOptions
 from stallscan.store import stamps
-from tests.functional.test_report_lanes import DERIVED, STAMPED, _derived
+from tests.functional.test_report_lanes import DERIVED, STAMPED, _derived, cli_report, new_sessions_pair
 from tests.replay_checks import fingerprint
 
 
@@ -30,22 +30,10 @@ def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STALLSCAN_CONFIG", raising=False)
 
 
-def _cli_report(db: Path) -> tuple[int, str]:
-    res = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "json", "--bootstrap", "40"])
-    return res.exit_code, res.stdout
-
-
-def _databases(tmp_path: Path) -> tuple[Path, Path]:
-    """Two databases reported once, then new sessions ingested into both (closed: the CLI opens them)."""
-    for con in _derived(tmp_path, "serial", "ready"):
-        con.close()
-    return tmp_path / "serial.duckdb", tmp_path / "ready.duckdb"
-
-
 def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    serial, ready = _databases(tmp_path)
+    serial, ready = new_sessions_pair(tmp_path, "ready")
     made: list[report_lanes.Ready] = []
     taken: list[duckdb.DuckDBPyConnection] = []
 
@@ -79,13 +67,13 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     monkeypatch.setattr(report_lanes, "Ready", Spy)
     monkeypatch.setattr(summary_cells, "refresh_sessions", spy_refresh)
     monkeypatch.setenv("STALLSCAN_THREADS", "1")
-    code, want = _cli_report(serial)
+    code, want = cli_report(serial)
     assert code == 0 and not made  # one CPU: no lanes, nothing made ahead
     assert collected_on == ["MainThread"]
     refreshed.clear()
     collected_on.clear()
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
-    code, got = _cli_report(ready)
+    code, got = cli_report(ready)
     assert code == 0
     assert len(made) == 1 and len(taken) == 1  # made beside the labels, taken by the second lane
     # the session cells brought up to date on the thread beside the labels; every other scope finds them so
@@ -106,7 +94,7 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
 
 
 def test_a_failure_on_the_ready_thread_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _, db = _databases(tmp_path)
+    _, db = new_sessions_pair(tmp_path, "ready")
     monkeypatch.setenv("STALLSCAN_THREADS", "2")
     scope = build.scope
 
@@ -120,7 +108,7 @@ def test_a_failure_on_the_ready_thread_is_raised(tmp_path: Path, monkeypatch: py
     assert res.exit_code != 0 and isinstance(res.exception, ValueError)
     assert not [t for t in threading.enumerate() if t.name in ("stallscan-ready", "stallscan-lane")]
     monkeypatch.setattr(build, "scope", scope)
-    code, out = _cli_report(db)  # the database still reports
+    code, out = cli_report(db)  # the database still reports
     assert code == 0 and json.loads(out)["report_version"]
 
 
