@@ -16,9 +16,8 @@ from typer.testing import CliRunner
 
 from stallscan.cli import app
 from stallscan.report import memo
-from stallscan.store import checkpoint, stamps
-from tests.functional.test_report_lanes import DERIVED, STAMPED, cli_report, new_sessions_pair
-from tests.replay_checks import fingerprint
+from stallscan.store import checkpoint
+from tests.functional.test_report_lanes import assert_same_derives, cli_report, new_sessions_pair
 
 
 @pytest.fixture(autouse=True)
@@ -78,15 +77,7 @@ def test_the_writes_are_checkpointed_before_the_memo_put_and_the_report_is_the_s
     assert _wal(early) == 0  # (and the close did)
     assert not [t for t in threading.enumerate() if t.name in ("stallscan-checkpoint", "stallscan-lane")]
     assert json.loads(got.replace("early.duckdb", "serial.duckdb")) == json.loads(want)
-    a, b = duckdb.connect(str(serial)), duckdb.connect(str(early))
-    try:
-        for name in STAMPED:
-            assert stamps.get(b, name)["key"] == stamps.get(a, name)["key"], name
-        for t in DERIVED:
-            assert fingerprint(b, t) == fingerprint(a, t), t
-    finally:
-        a.close()
-        b.close()
+    assert_same_derives(serial, early)
 
 
 class _Entered:

@@ -81,6 +81,19 @@ def cli_report(db: Path) -> tuple[int, str]:
     return res.exit_code, res.stdout
 
 
+def assert_same_derives(a_path: Path, b_path: Path) -> None:
+    """Every stamp's key and every derived table's fingerprint the same in the two database files."""
+    a, b = duckdb.connect(str(a_path)), duckdb.connect(str(b_path))
+    try:
+        for name in STAMPED:
+            assert stamps.get(b, name)["key"] == stamps.get(a, name)["key"], name
+        for t in DERIVED:
+            assert fingerprint(b, t) == fingerprint(a, t), t
+    finally:
+        a.close()
+        b.close()
+
+
 def _scratches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The scratch schema of every incremental run from here on."""
     used: list[str] = []

@@ -20,8 +20,7 @@ from stallscan.report import lanes as report_lanes
 from stallscan.report.registry import sections
 from stallscan.report.section import ReportOptions
 from stallscan.store import stamps
-from tests.functional.test_report_lanes import DERIVED, STAMPED, _derived, cli_report, new_sessions_pair
-from tests.replay_checks import fingerprint
+from tests.functional.test_report_lanes import _derived, assert_same_derives, cli_report, new_sessions_pair
 
 
 @pytest.fixture(autouse=True)
@@ -82,15 +81,7 @@ def test_the_lane_made_beside_the_labels_is_taken_and_the_report_is_the_same(
     assert collected_on == ["stallscan-ready"]  # the corpus section there too, once (not again in the lanes)
     assert json.loads(got.replace("ready.duckdb", "serial.duckdb")) == json.loads(want)
     assert not [t for t in threading.enumerate() if t.name in ("stallscan-ready", "stallscan-lane")]
-    a, b = duckdb.connect(str(serial)), duckdb.connect(str(ready))
-    try:
-        for name in STAMPED:
-            assert stamps.get(b, name)["key"] == stamps.get(a, name)["key"], name
-        for t in DERIVED:
-            assert fingerprint(b, t) == fingerprint(a, t), t
-    finally:
-        a.close()
-        b.close()
+    assert_same_derives(serial, ready)
 
 
 def test_a_failure_on_the_ready_thread_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
