@@ -19,6 +19,7 @@ import duckdb
 
 from stallscan.report.section import ReportOptions, Section
 from stallscan.store import checkpoint
+from stallscan.store.beside import Beside
 from stallscan.store.db import SCRATCH_NAMES
 
 HERE, BESIDE = 0, 1  # the caller's connection, the cursor
@@ -228,9 +229,7 @@ class Ready:
     ) -> None:
         self._cur: duckdb.DuckDBPyConnection | None = None
         self.early: dict[str, Any] = {}  # the `ahead` sections' data, collected on the cursor after its scope
-        self._failed: list[BaseException] = []
-        self._thread = threading.Thread(target=self._make, args=(con, opts, scope, ahead), name="stallscan-ready")
-        self._thread.start()
+        self._job = Beside(self._make, con, opts, scope, ahead, name="stallscan-ready")
 
     def _make(
         self,
@@ -243,20 +242,15 @@ class Ready:
         from stallscan.store import stamps
         from stallscan.store.db import cursor
 
-        try:
-            self._cur = cursor(con)
-            stamps.kept_for(self._cur, con)
-            with scratch_named(BESIDE_SCRATCH):
-                scope(self._cur, opts)
-            for section in ahead:
-                self.early[section.name] = section.collect(self._cur, opts)
-        except BaseException as exc:  # (raised in the caller's thread by wait / take)
-            self._failed.append(exc)
+        self._cur = cursor(con)  # (an error here on is raised in the caller's thread by wait / take)
+        stamps.kept_for(self._cur, con)
+        with scratch_named(BESIDE_SCRATCH):
+            scope(self._cur, opts)
+        for section in ahead:
+            self.early[section.name] = section.collect(self._cur, opts)
 
     def wait(self) -> None:
-        self._thread.join()
-        if self._failed:
-            raise self._failed[0]
+        self._job.result()
 
     def take(self) -> duckdb.DuckDBPyConnection:
         self.wait()
@@ -266,7 +260,7 @@ class Ready:
         return cur
 
     def close(self) -> None:
-        self._thread.join()
+        self._job.join()
         if self._cur is not None:
             self._cur.close()
             self._cur = None

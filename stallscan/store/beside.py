@@ -1,6 +1,8 @@
 """A call run on a thread of its own while the caller goes on: `result()` hands back its value or raises its error
 in the caller's thread. Used where one piece of work runs beside another: the ingest's next batch read
-(ingest/read_ahead.py) and the sweep's count of tool results left out (sweep/core.py). Not concurrent.futures:
+(ingest/read_ahead.py) and its parse (ingest/batch.py), the sweep's count of tool results left out
+(sweep/core.py), the report's second lane made ahead (report/lanes.Ready) and its early checkpoint
+(store/checkpoint.py). Not concurrent.futures:
 its import, with logging's, costs a small run's start-up milliseconds (docs/benchmarks.md, "one24")."""
 
 from __future__ import annotations

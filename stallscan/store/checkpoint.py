@@ -25,6 +25,8 @@ from collections.abc import Iterator
 
 import duckdb
 
+from stallscan.store.beside import Beside
+
 CHECKPOINT = "CHECKPOINT"  # (the thread's statement: tests make it fail)
 # a CHECKPOINT refused beside the other lane's or the caller's statements is tried again after this long, until the
 # caller waits for it (then once more, with nothing beside it)
@@ -38,8 +40,7 @@ class Early:
     def __init__(self, con: duckdb.DuckDBPyConnection, writers: int) -> None:
         self._con = con
         self._left = writers
-        self._thread: threading.Thread | None = None
-        self._failed: list[BaseException] = []
+        self._job: Beside | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()  # (set by wait: the next try is the last)
         self._tried = False
@@ -47,7 +48,7 @@ class Early:
 
     @property
     def started(self) -> bool:
-        return self._thread is not None
+        return self._job is not None
 
     def written(self, con: duckdb.DuckDBPyConnection) -> None:
         """A writer is done (on its own thread and connection `con`, con or a cursor, which it uses no more to
@@ -59,36 +60,33 @@ class Early:
             self._left -= 1
             if self._left != 0:
                 return
-            self._thread = threading.Thread(target=self._run, args=(self._con,), name="stallscan-checkpoint")
-            self._thread.start()
+            self._job = Beside(self._run, self._con, name="stallscan-checkpoint")
 
     def _run(self, con: duckdb.DuckDBPyConnection) -> None:
-        try:
-            with con.cursor() as cur:  # (made here: a CHECKPOINT needs none of a report cursor's set-up)
-                while True:
-                    last = self._stop.wait(RETRY_SECONDS) if self._tried else False
-                    self._tried = True
-                    try:
-                        cur.execute(CHECKPOINT)
+        """(On the job's thread; any other error is raised in the caller's thread by join().)"""
+        with con.cursor() as cur:  # (made here: a CHECKPOINT needs none of a report cursor's set-up)
+            while True:
+                last = self._stop.wait(RETRY_SECONDS) if self._tried else False
+                self._tried = True
+                try:
+                    cur.execute(CHECKPOINT)
+                    return
+                except duckdb.TransactionException:
+                    if last:
+                        self.refused = True
                         return
-                    except duckdb.TransactionException:
-                        if last:
-                            self.refused = True
-                            return
-        except BaseException as exc:  # raised in the caller's thread by join()
-            self._failed.append(exc)
 
     def wait(self) -> None:
         """Wait for the CHECKPOINT's end: a refused one is tried once more now (nothing runs beside it then)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        if self._job is not None:
+            self._job.join()
 
     def join(self) -> None:
-        """Wait for the CHECKPOINT (if one started) and raise its error, if any (once)."""
-        self.wait()
-        if self._failed:
-            raise self._failed.pop()
+        """Wait for the CHECKPOINT (if one started) and raise its error, if any."""
+        self._stop.set()
+        if self._job is not None:
+            self._job.result()
 
 
 _ARMED: list[Early] = []  # (the innermost block's last; read by writes_done on whichever lane runs the sweep)
